@@ -1,0 +1,326 @@
+//! `Engine`: one serving instance (worker). It holds one scheduler core and KV
+//! pool per attention-DP rank and a timing model; the runtime drives it pass by
+//! pass: `start_pass(now)` picks the work and returns the pass duration,
+//! `finish_pass` applies what becomes visible at its end.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Backend, EngineConfig};
+use crate::error::CoreError;
+use crate::kv::{KvBlockPool, KvEvent};
+use crate::request::{Request, RequestId};
+use crate::scheduler::{RankPlan, SchedulerCore, SglangCore, VllmCore};
+use crate::time::{SimDuration, SimTime};
+use crate::timing::{PassShape, TimingModel};
+
+/// Something that became visible at the end of a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// The request was scheduled for the first time, or again after preemption,
+    /// at the start of the pass.
+    Admitted {
+        /// The request.
+        id: RequestId,
+        /// Prompt tokens served from the prefix cache.
+        reused_tokens: u32,
+        /// Whether it had been admitted before (and preempted).
+        readmission: bool,
+    },
+    /// The request was preempted (vLLM, TensorRT-LLM) or retracted (SGLang) at
+    /// the start of the pass; it will be recomputed.
+    Preempted {
+        /// The request.
+        id: RequestId,
+    },
+    /// One output token.
+    Token {
+        /// The request.
+        id: RequestId,
+        /// Whether it is the request's first.
+        first: bool,
+    },
+    /// The request emitted its last token (or finished its prompt, with output 0)
+    /// and released its KV.
+    Completed {
+        /// The request.
+        id: RequestId,
+    },
+}
+
+/// Why a request can never be served by an engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum RejectReason {
+    /// The prompt has no tokens.
+    #[error("the prompt is empty: at least one prompt token is needed")]
+    EmptyPrompt,
+    /// Longer than `max_model_len`.
+    #[error("prompt + output = {tokens} tokens exceeds max_model_len {max_model_len}")]
+    LongerThanMaxModelLen {
+        /// Prompt plus output tokens.
+        tokens: u64,
+        /// The limit.
+        max_model_len: u32,
+    },
+    /// Needs more KV blocks than the whole pool has.
+    #[error("prompt + output needs {blocks} KV blocks but the pool has only {capacity}")]
+    LargerThanKvCache {
+        /// Blocks needed.
+        blocks: u64,
+        /// Pool capacity.
+        capacity: u32,
+    },
+    /// Without chunked prefill, a prompt longer than the pass budget never fits.
+    #[error("without chunked prefill a prompt of {input_length} tokens can never fit the {budget}-token pass budget")]
+    PromptOverBatchBudget {
+        /// Prompt tokens.
+        input_length: u32,
+        /// The budget.
+        budget: u32,
+    },
+}
+
+/// Load of one rank, as routers see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RankLoad {
+    /// Requests running (admitted, holding KV).
+    pub running: u32,
+    /// Requests queued.
+    pub waiting: u32,
+    /// KV blocks in use.
+    pub active_kv_blocks: u32,
+    /// Prompt tokens still to compute (waiting and partly prefilled requests).
+    pub pending_prefill_tokens: u64,
+}
+
+impl std::ops::AddAssign for RankLoad {
+    fn add_assign(&mut self, o: RankLoad) {
+        self.running += o.running;
+        self.waiting += o.waiting;
+        self.active_kv_blocks += o.active_kv_blocks;
+        self.pending_prefill_tokens += o.pending_prefill_tokens;
+    }
+}
+
+/// Counters of an engine (summed over its ranks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EngineStats {
+    /// Preemptions (vLLM) or retractions (SGLang).
+    pub preemptions: u64,
+    /// Admissions, counting readmissions.
+    pub admissions: u64,
+    /// Completed requests.
+    pub completed: u64,
+    /// Prompt tokens at first admission.
+    pub prompt_tokens_first: u64,
+    /// Of which served from the prefix cache.
+    pub reused_tokens_first: u64,
+    /// Prompt tokens over every admission (recomputes included).
+    pub prompt_tokens_all: u64,
+    /// Of which served from the prefix cache.
+    pub reused_tokens_all: u64,
+}
+
+impl std::ops::AddAssign for EngineStats {
+    fn add_assign(&mut self, o: EngineStats) {
+        self.preemptions += o.preemptions;
+        self.admissions += o.admissions;
+        self.completed += o.completed;
+        self.prompt_tokens_first += o.prompt_tokens_first;
+        self.reused_tokens_first += o.reused_tokens_first;
+        self.prompt_tokens_all += o.prompt_tokens_all;
+        self.reused_tokens_all += o.reused_tokens_all;
+    }
+}
+
+/// What became visible at the end of a pass. Reuse one across passes: its
+/// vectors keep their capacity, so steady passes allocate nothing.
+#[derive(Debug, Default)]
+pub struct PassOutcome {
+    /// Events in rank order, each rank's in scheduling order.
+    pub events: Vec<EngineEvent>,
+    /// KV events of the pass (only while capture is on).
+    pub kv_events: Vec<KvEvent>,
+}
+
+impl PassOutcome {
+    /// Empties both lists, keeping their capacity.
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.kv_events.clear();
+    }
+}
+
+/// One serving instance.
+#[derive(Debug)]
+pub struct Engine {
+    config: EngineConfig,
+    ranks: Vec<Box<dyn SchedulerCore>>,
+    plans: Vec<RankPlan>,
+    timing: Arc<dyn TimingModel>,
+    in_pass: bool,
+    passes: u64,
+}
+
+impl Engine {
+    /// Builds an engine; the configuration is validated first.
+    pub fn new(config: EngineConfig, timing: Arc<dyn TimingModel>) -> Result<Engine, CoreError> {
+        config.validate()?;
+        let ranks = (0..config.dp_size)
+            .map(|_| -> Box<dyn SchedulerCore> {
+                match config.backend {
+                    Backend::Vllm => Box::new(VllmCore::new(&config, None)),
+                    Backend::Trtllm => {
+                        Box::new(VllmCore::new(&config, Some(config.capacity_policy)))
+                    }
+                    Backend::Sglang => Box::new(SglangCore::new(&config)),
+                }
+            })
+            .collect();
+        Ok(Engine {
+            plans: vec![RankPlan::default(); config.dp_size as usize],
+            config,
+            ranks,
+            timing,
+            in_pass: false,
+            passes: 0,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Attention-DP ranks.
+    pub fn dp_size(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Queues a request on `rank`, or says why it can never be served.
+    ///
+    /// # Panics
+    /// When `rank` is not below `dp_size` (a programming error, not user input).
+    pub fn add_request(&mut self, req: &Request, rank: usize) -> Result<(), RejectReason> {
+        self.ranks[rank].enqueue(req)
+    }
+
+    /// Whether any rank has waiting or running requests.
+    pub fn has_work(&self) -> bool {
+        self.ranks.iter().any(|r| r.has_work())
+    }
+
+    /// Whether a pass is under way.
+    pub fn in_pass(&self) -> bool {
+        self.in_pass
+    }
+
+    /// Starts a pass at `now`: every rank with work schedules, and the pass lasts
+    /// as long as its slowest rank (empty ranks wait at the barrier). `None` when
+    /// no rank has anything to do.
+    pub fn start_pass(&mut self, now: SimTime) -> Result<Option<SimDuration>, CoreError> {
+        debug_assert!(!self.in_pass, "start_pass during a pass");
+        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let mut longest: Option<SimDuration> = None;
+        for (rank, plan) in self.ranks.iter_mut().zip(self.plans.iter_mut()) {
+            plan.clear();
+            if !rank.has_work() {
+                continue;
+            }
+            rank.schedule(plan);
+            if plan.is_empty() {
+                continue;
+            }
+            let shape = PassShape {
+                prefill: &plan.prefill,
+                decode_requests: plan.decode_requests,
+                decode_context_tokens: plan.decode_context_tokens,
+                kv_capacity_tokens,
+            };
+            let t = self.timing.pass_time(&shape);
+            let secs = t.prefill_s / self.config.speedup_ratio
+                + t.decode_s / (self.config.speedup_ratio * self.config.decode_speedup_ratio);
+            let d = SimDuration::from_secs_f64(secs).filter(|_| {
+                t.prefill_s.is_finite()
+                    && t.decode_s.is_finite()
+                    && t.prefill_s >= 0.0
+                    && t.decode_s >= 0.0
+            });
+            let d = d.ok_or_else(|| CoreError::InvalidDuration {
+                model: self.timing.name().to_string(),
+                value: t.prefill_s + t.decode_s,
+                prefill_tokens: shape.prefill_tokens(),
+                decode_requests: shape.decode_requests,
+            })?;
+            longest = Some(longest.map_or(d, |l| l.max(d)));
+        }
+        if longest.is_some() {
+            self.in_pass = true;
+            self.passes += 1;
+            tracing::trace!(at_ns = now.0, passes = self.passes, "pass started");
+        }
+        Ok(longest)
+    }
+
+    /// Applies the pass's results into `out` (appending).
+    pub fn finish_pass(&mut self, out: &mut PassOutcome) {
+        debug_assert!(self.in_pass, "finish_pass without a pass");
+        for rank in self.ranks.iter_mut() {
+            rank.finish(&mut out.events);
+            rank.pool_mut().drain_events(&mut out.kv_events);
+        }
+        self.in_pass = false;
+    }
+
+    /// Removes a request wherever it is (used for timeouts); true when found.
+    pub fn abort(&mut self, id: RequestId) -> bool {
+        self.ranks.iter_mut().any(|r| r.abort(id))
+    }
+
+    /// Load of one rank.
+    pub fn rank_load(&self, rank: usize) -> RankLoad {
+        self.ranks[rank].load()
+    }
+
+    /// Load summed over the ranks.
+    pub fn load(&self) -> RankLoad {
+        let mut l = RankLoad::default();
+        for r in &self.ranks {
+            l += r.load();
+        }
+        l
+    }
+
+    /// The KV pool of one rank.
+    pub fn pool(&self, rank: usize) -> &KvBlockPool {
+        self.ranks[rank].pool()
+    }
+
+    /// Counters summed over the ranks.
+    pub fn stats(&self) -> EngineStats {
+        let mut s = EngineStats::default();
+        for r in &self.ranks {
+            s += r.stats();
+        }
+        s
+    }
+
+    /// Passes started so far.
+    pub fn passes(&self) -> u64 {
+        self.passes
+    }
+
+    /// Records KV events from now on (off by default).
+    pub fn capture_kv_events(&mut self, on: bool) {
+        for r in &mut self.ranks {
+            r.pool_mut().capture_events(on);
+        }
+    }
+
+    /// Prompt tokens of `req` that `rank` would serve from its cache now.
+    pub fn cached_prefix_tokens(&self, req: &Request, rank: usize) -> u32 {
+        self.ranks[rank].cached_prefix_tokens(req)
+    }
+}

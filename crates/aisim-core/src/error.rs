@@ -1,0 +1,70 @@
+//! Errors of the engine crate: each names what was wrong and where.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong building or driving an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// A configuration value is out of range or inconsistent.
+    #[error("invalid engine configuration: `{field}` = {value}: {reason}")]
+    InvalidConfig {
+        /// The field, as named in the spec / on the command line.
+        field: &'static str,
+        /// The offending value, rendered.
+        value: String,
+        /// Why it is wrong and what would be right.
+        reason: String,
+    },
+    /// A timing model produced NaN, infinity or a negative duration.
+    #[error("timing model `{model}` returned an invalid pass duration ({value} s) for a pass with {prefill_tokens} prompt tokens and {decode_requests} decoding requests")]
+    InvalidDuration {
+        /// Name of the timing model.
+        model: String,
+        /// The value it returned, in seconds.
+        value: f64,
+        /// Prompt tokens computed in the pass.
+        prefill_tokens: u64,
+        /// Decoding requests in the pass.
+        decode_requests: u32,
+    },
+    /// A profile name that no catalog knows.
+    #[error("unknown profile `{name}`: {hint}")]
+    UnknownProfile {
+        /// The name as given.
+        name: String,
+        /// What names are accepted.
+        hint: String,
+    },
+    /// A data file (timing table, HuggingFace config, catalog) could not be used.
+    #[error("{}: {field}: {reason}", path.display())]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// The field or point that is wrong (e.g. `prefill[3]`).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file could not be read at all.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl CoreError {
+    pub(crate) fn config(
+        field: &'static str,
+        value: impl ToString,
+        reason: impl Into<String>,
+    ) -> Self {
+        CoreError::InvalidConfig {
+            field,
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The paged KV cache: a block pool with prefix caching and its events.
+
+mod event;
+mod pool;
+
+pub use event::KvEvent;
+pub use pool::{BlockId, KvBlockPool, PrefixMatch};

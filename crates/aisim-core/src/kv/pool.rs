@@ -1,0 +1,391 @@
+//! `KvBlockPool`: fixed-capacity blocks that are in use (ref-counted), cached
+//! (complete, unreferenced, findable by hash) or free. Cached blocks are evicted
+//! least-recently-used first when a free block is needed (vLLM's free block queue).
+//!
+//! All operations are O(1) except prefix lookup, which is O(blocks looked up).
+//! The hash index is never iterated, so its order cannot leak into results.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::block_hash::BlockHash;
+use crate::kv::KvEvent;
+
+/// Index of a block inside its pool.
+pub type BlockId = u32;
+
+const NIL: u32 = u32::MAX;
+const NO_HASH: u64 = 0;
+
+/// Block hashes are already well mixed: hashing them again would only cost time.
+#[derive(Default)]
+struct PassThroughHasher(u64);
+
+impl Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type HashIndex = HashMap<u64, BlockId, BuildHasherDefault<PassThroughHasher>>;
+
+#[derive(Debug, Clone, Copy)]
+struct BlockMeta {
+    ref_count: u32,
+    hash: u64,
+    /// LRU neighbours while cached.
+    prev: u32,
+    next: u32,
+}
+
+/// The result of a prefix lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PrefixMatch {
+    /// Leading blocks found by hash.
+    pub blocks: u32,
+    /// How many of them are cached (unreferenced): taking them uses up evictable
+    /// capacity, which admission must account for.
+    pub evictable: u32,
+}
+
+/// A pool of `capacity` KV blocks with a prefix cache.
+#[derive(Debug)]
+pub struct KvBlockPool {
+    blocks: Vec<BlockMeta>,
+    free: Vec<BlockId>,
+    lru_head: u32,
+    lru_tail: u32,
+    cached: u32,
+    in_use: u32,
+    index: HashIndex,
+    events: Option<Vec<KvEvent>>,
+}
+
+impl KvBlockPool {
+    /// A pool of `capacity` free blocks.
+    pub fn new(capacity: u32) -> KvBlockPool {
+        KvBlockPool {
+            blocks: vec![
+                BlockMeta {
+                    ref_count: 0,
+                    hash: NO_HASH,
+                    prev: NIL,
+                    next: NIL
+                };
+                capacity as usize
+            ],
+            // Reversed so that block 0 is handed out first (deterministic and readable).
+            free: (0..capacity).rev().collect(),
+            lru_head: NIL,
+            lru_tail: NIL,
+            cached: 0,
+            in_use: 0,
+            index: HashIndex::default(),
+            events: None,
+        }
+    }
+
+    /// Total blocks.
+    pub fn capacity(&self) -> u32 {
+        self.blocks.len() as u32
+    }
+    /// Blocks referenced by at least one request.
+    pub fn in_use_blocks(&self) -> u32 {
+        self.in_use
+    }
+    /// Unreferenced blocks still findable by hash.
+    pub fn cached_blocks(&self) -> u32 {
+        self.cached
+    }
+    /// Blocks holding nothing.
+    pub fn free_blocks(&self) -> u32 {
+        self.free.len() as u32
+    }
+    /// Blocks an allocation can get: free plus evictable cached ones.
+    pub fn available_blocks(&self) -> u32 {
+        self.free.len() as u32 + self.cached
+    }
+
+    /// Start (or stop) recording KV events. Off by default: nobody pays for events
+    /// nobody reads.
+    pub fn capture_events(&mut self, on: bool) {
+        self.events = if on { Some(Vec::new()) } else { None };
+    }
+
+    /// Moves the events recorded since the last call into `out`.
+    pub fn drain_events(&mut self, out: &mut Vec<KvEvent>) {
+        if let Some(ev) = &mut self.events {
+            out.append(ev);
+        }
+    }
+
+    /// Whether a block with this hash is findable (in use or cached).
+    pub fn contains(&self, hash: BlockHash) -> bool {
+        self.index.contains_key(&hash.0)
+    }
+
+    /// The longest run of leading hashes present in the pool, looking at no more
+    /// than `max_blocks`. Read-only.
+    pub fn longest_prefix(
+        &self,
+        hashes: impl Iterator<Item = BlockHash>,
+        max_blocks: u32,
+    ) -> PrefixMatch {
+        let mut m = PrefixMatch::default();
+        for h in hashes.take(max_blocks as usize) {
+            match self.index.get(&h.0) {
+                Some(&b) => {
+                    m.blocks += 1;
+                    if self.blocks[b as usize].ref_count == 0 {
+                        m.evictable += 1;
+                    }
+                }
+                None => break,
+            }
+        }
+        m
+    }
+
+    /// Takes a reference on the block holding `hash`, if any (a prefix hit).
+    pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
+        let b = *self.index.get(&hash.0)?;
+        if self.blocks[b as usize].ref_count == 0 {
+            self.lru_unlink(b);
+            self.cached -= 1;
+            self.in_use += 1;
+        }
+        self.blocks[b as usize].ref_count += 1;
+        Some(b)
+    }
+
+    /// A fresh block with one reference: a free one, else the least recently used
+    /// cached one (whose hash is forgotten). `None` when the pool is exhausted.
+    pub fn allocate(&mut self) -> Option<BlockId> {
+        let b = match self.free.pop() {
+            Some(b) => b,
+            None => {
+                let b = self.lru_head;
+                if b == NIL {
+                    return None;
+                }
+                self.lru_unlink(b);
+                self.cached -= 1;
+                let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
+                self.index.remove(&h);
+                if let Some(ev) = &mut self.events {
+                    ev.push(KvEvent::Removed(BlockHash(h)));
+                }
+                b
+            }
+        };
+        self.blocks[b as usize].ref_count = 1;
+        self.in_use += 1;
+        Some(b)
+    }
+
+    /// Marks an in-use block as complete with content `hash`, making it findable.
+    /// When another block already holds that content, this one stays anonymous
+    /// (it is freed, not cached, on release).
+    pub fn register(&mut self, block: BlockId, hash: BlockHash) {
+        let meta = &mut self.blocks[block as usize];
+        if meta.hash != NO_HASH || self.index.contains_key(&hash.0) {
+            return;
+        }
+        meta.hash = hash.0;
+        self.index.insert(hash.0, block);
+        if let Some(ev) = &mut self.events {
+            ev.push(KvEvent::Stored(hash));
+        }
+    }
+
+    /// Drops one reference. An unreferenced block with a hash becomes cached (the
+    /// most recently used); one without becomes free.
+    pub fn release(&mut self, block: BlockId) {
+        let meta = &mut self.blocks[block as usize];
+        debug_assert!(meta.ref_count > 0, "release of an unreferenced block");
+        meta.ref_count -= 1;
+        if meta.ref_count > 0 {
+            return;
+        }
+        self.in_use -= 1;
+        if meta.hash == NO_HASH {
+            self.free.push(block);
+        } else {
+            self.lru_push_back(block);
+            self.cached += 1;
+        }
+    }
+
+    /// Checks the accounting: every block is in exactly one state and the counts add
+    /// up to the capacity. Returns a description of the first violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen_cached = 0u32;
+        let mut cur = self.lru_head;
+        let mut prev = NIL;
+        while cur != NIL {
+            let m = &self.blocks[cur as usize];
+            if m.ref_count != 0 || m.hash == NO_HASH || m.prev != prev {
+                return Err(format!(
+                    "block {cur} in the LRU list is not a well-linked cached block"
+                ));
+            }
+            seen_cached += 1;
+            if seen_cached > self.capacity() {
+                return Err("LRU list has a cycle".into());
+            }
+            prev = cur;
+            cur = m.next;
+        }
+        let in_use = self.blocks.iter().filter(|m| m.ref_count > 0).count() as u32;
+        let free_ok = self.free.iter().all(|&b| {
+            let m = &self.blocks[b as usize];
+            m.ref_count == 0 && m.hash == NO_HASH
+        });
+        if !free_ok {
+            return Err("a block on the free list is referenced or holds a hash".into());
+        }
+        if seen_cached != self.cached || in_use != self.in_use {
+            return Err(format!(
+                "counts disagree: cached {} (walked {seen_cached}), in use {} (counted {in_use})",
+                self.cached, self.in_use
+            ));
+        }
+        if self.in_use + self.cached + self.free_blocks() != self.capacity() {
+            return Err(format!(
+                "in use {} + cached {} + free {} != capacity {}",
+                self.in_use,
+                self.cached,
+                self.free_blocks(),
+                self.capacity()
+            ));
+        }
+        if self.index.len() as u32 > self.capacity() {
+            return Err("hash index larger than the pool".into());
+        }
+        Ok(())
+    }
+
+    fn lru_unlink(&mut self, b: BlockId) {
+        let BlockMeta { prev, next, .. } = self.blocks[b as usize];
+        if prev == NIL {
+            self.lru_head = next;
+        } else {
+            self.blocks[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.lru_tail = prev;
+        } else {
+            self.blocks[next as usize].prev = prev;
+        }
+        let m = &mut self.blocks[b as usize];
+        m.prev = NIL;
+        m.next = NIL;
+    }
+
+    fn lru_push_back(&mut self, b: BlockId) {
+        let tail = self.lru_tail;
+        {
+            let m = &mut self.blocks[b as usize];
+            m.prev = tail;
+            m.next = NIL;
+        }
+        if tail == NIL {
+            self.lru_head = b;
+        } else {
+            self.blocks[tail as usize].next = b;
+        }
+        self.lru_tail = b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(x: u64) -> BlockHash {
+        BlockHash(x * 2 + 1)
+    }
+
+    /// Serve one request for a one-block prefix: hit or compute, then finish.
+    fn serve(pool: &mut KvBlockPool, prefix: u64) -> bool {
+        let hit = pool.longest_prefix(std::iter::once(h(prefix)), 1).blocks == 1;
+        let b = if hit {
+            pool.acquire_cached(h(prefix)).unwrap()
+        } else {
+            let b = pool.allocate().unwrap();
+            pool.register(b, h(prefix));
+            b
+        };
+        pool.release(b);
+        pool.check_invariants().unwrap();
+        hit
+    }
+
+    #[test]
+    fn lru_on_a_cyclic_pattern() {
+        for (capacity, sessions) in [(4u32, 4u64), (8, 4), (4, 5), (3, 7), (1, 1), (1, 2)] {
+            let mut pool = KvBlockPool::new(capacity);
+            let n = 40u64;
+            let hits = (0..n).filter(|i| serve(&mut pool, i % sessions)).count() as u64;
+            let expected = if capacity as u64 >= sessions {
+                n - sessions
+            } else {
+                0
+            };
+            assert_eq!(hits, expected, "C={capacity} s={sessions}");
+        }
+    }
+
+    #[test]
+    fn eviction_forgets_hash_and_publishes_events() {
+        let mut pool = KvBlockPool::new(2);
+        pool.capture_events(true);
+        let a = pool.allocate().unwrap();
+        pool.register(a, h(1));
+        pool.release(a);
+        let b = pool.allocate().unwrap(); // free block, no eviction
+        let c = pool.allocate().unwrap(); // evicts h(1)
+        assert_eq!(c, a);
+        assert!(!pool.contains(h(1)));
+        assert!(pool.allocate().is_none());
+        let mut ev = Vec::new();
+        pool.drain_events(&mut ev);
+        assert_eq!(ev, vec![KvEvent::Stored(h(1)), KvEvent::Removed(h(1))]);
+        pool.release(b);
+        pool.release(c);
+        pool.check_invariants().unwrap();
+        assert_eq!(pool.free_blocks(), 2);
+    }
+
+    #[test]
+    fn shared_blocks_are_ref_counted_and_duplicates_stay_anonymous() {
+        let mut pool = KvBlockPool::new(3);
+        let a = pool.allocate().unwrap();
+        pool.register(a, h(5));
+        assert_eq!(pool.acquire_cached(h(5)), Some(a));
+        let dup = pool.allocate().unwrap();
+        pool.register(dup, h(5)); // same content computed twice: stays anonymous
+        pool.release(a);
+        assert_eq!(pool.in_use_blocks(), 2);
+        pool.release(a);
+        pool.release(dup);
+        assert_eq!((pool.cached_blocks(), pool.free_blocks()), (1, 2));
+        let m = pool.longest_prefix([h(5), h(6)].into_iter(), 8);
+        assert_eq!(
+            m,
+            PrefixMatch {
+                blocks: 1,
+                evictable: 1
+            }
+        );
+        pool.check_invariants().unwrap();
+    }
+}

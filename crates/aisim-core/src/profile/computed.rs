@@ -1,0 +1,330 @@
+//! Profiles computed from a hardware spec, a model architecture and a serving
+//! configuration (a memory-bandwidth model with a compute roofline for prefill).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::catalog::{HardwareSpec, ModelSpec};
+use super::{unknown, GpuProfile, PowerModel};
+use crate::error::CoreError;
+
+/// How the model is served on the hardware.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServingConfig {
+    /// Tensor-parallel GPUs per unit.
+    pub tp: u32,
+    /// Bytes per weight and KV element (2 fp16/bf16, 1 fp8, 0.5 int4).
+    pub dtype_bytes: f64,
+    /// Prompt tokens per prefill iteration.
+    pub chunk: u32,
+    /// Tokens per KV block.
+    pub blk_size: u32,
+    /// Slot cap (0: none).
+    pub max_slots: u32,
+    /// Context at which H is computed (the calibration context).
+    pub mean_ctx_tokens: u32,
+    /// Fraction of HBM the server may use.
+    pub gpu_memory_utilization: f64,
+}
+
+impl Default for ServingConfig {
+    fn default() -> Self {
+        ServingConfig {
+            tp: 1,
+            dtype_bytes: 2.0,
+            chunk: 512,
+            blk_size: 16,
+            max_slots: 0,
+            mean_ctx_tokens: 2048,
+            gpu_memory_utilization: 0.90,
+        }
+    }
+}
+
+/// NCCL buffers reserved per GPU at each tensor-parallel degree.
+fn nccl_bytes(tp: u32) -> f64 {
+    match tp {
+        0 | 1 => 0.0,
+        2 => 358_612_992.0,
+        _ => 411_041_792.0,
+    }
+}
+
+/// A serving unit derived from first principles.
+#[derive(Debug, Clone)]
+pub struct ComputedProfile {
+    key: String,
+    hardware: HardwareSpec,
+    model: ModelSpec,
+    serving: ServingConfig,
+    w_s: f64,
+    h_s: f64,
+    total_kv_blks: u64,
+    peak_flops: f64,
+}
+
+impl ComputedProfile {
+    /// Derives W, H, KV capacity and the roofline.
+    pub fn new(
+        key: String,
+        hardware: HardwareSpec,
+        model: ModelSpec,
+        serving: ServingConfig,
+    ) -> Result<ComputedProfile, CoreError> {
+        if serving.tp == 0
+            || serving.blk_size == 0
+            || serving.chunk == 0
+            || serving.mean_ctx_tokens == 0
+        {
+            return Err(CoreError::config(
+                "profile serving config",
+                format!("{serving:?}"),
+                "tp, blk_size, chunk and mean_ctx_tokens must be at least 1",
+            ));
+        }
+        if model.heads == 0 || model.layers == 0 {
+            return Err(CoreError::config(
+                "profile model",
+                &model.name,
+                "needs at least one layer and one head",
+            ));
+        }
+        let tp = serving.tp as f64;
+        let eff_bw = 0.8 * hardware.mem_bw_bytes_per_s;
+        // W streams the weights a token touches (active experts for MoE: a documented
+        // simplification); memory must hold every weight.
+        let active_bytes_per_gpu = model.active_params() as f64 * serving.dtype_bytes / tp;
+        let weight_bytes_per_gpu = model.params() as f64 * serving.dtype_bytes / tp;
+        let w_s = active_bytes_per_gpu / eff_bw + 3e-6 * model.layers as f64;
+        let kv_bytes = model.kv_bytes_per_token(serving.dtype_bytes);
+        let h_s = serving.mean_ctx_tokens as f64 * kv_bytes / eff_bw / tp;
+        let usable = (hardware.mem_capacity_bytes as f64 * serving.gpu_memory_utilization).floor();
+        let free_for_kv = (usable - weight_bytes_per_gpu - nccl_bytes(serving.tp)).max(0.0);
+        // KV is sharded across the tensor-parallel ranks: each GPU holds 1/tp of every token.
+        let total_kv_blks =
+            (free_for_kv / (kv_bytes / tp * serving.blk_size as f64)).floor() as u64;
+        let peak_tflops = if serving.dtype_bytes <= 1.0 && hardware.fp8_tflops > 0.0 {
+            hardware.fp8_tflops
+        } else {
+            hardware.fp16_tflops
+        };
+        Ok(ComputedProfile {
+            key,
+            hardware,
+            model,
+            serving,
+            w_s,
+            h_s,
+            total_kv_blks,
+            peak_flops: peak_tflops * 1e12,
+        })
+    }
+
+    /// Parses `HARDWARE/MODEL[/tpN][/fp8|int4|fp16]`; `MODEL` may be a path to a
+    /// HuggingFace `config.json`.
+    pub fn from_key(key: &str) -> Result<ComputedProfile, CoreError> {
+        let mut parts: Vec<&str> = key.split('/').collect();
+        let mut serving = ServingConfig::default();
+        while parts.len() > 2 {
+            let last = parts[parts.len() - 1].to_ascii_lowercase();
+            if let Some(n) = last.strip_prefix("tp") {
+                serving.tp = n.parse().ok().filter(|&t| t > 0).ok_or_else(|| {
+                    CoreError::config(
+                        "profile tp",
+                        &last,
+                        "tensor parallelism is written tpN with N at least 1, e.g. tp8",
+                    )
+                })?;
+            } else if last == "fp8" {
+                serving.dtype_bytes = 1.0;
+            } else if last == "int4" {
+                serving.dtype_bytes = 0.5;
+            } else if last == "fp16" || last == "bf16" {
+                serving.dtype_bytes = 2.0;
+            } else {
+                break;
+            }
+            parts.pop();
+        }
+        let hardware = HardwareSpec::find(parts[0])
+            .ok_or_else(|| unknown(key))?
+            .clone();
+        let model_key = parts[1..].join("/");
+        let model = if model_key.ends_with(".json") {
+            ModelSpec::from_hf_config(Path::new(&model_key))?
+        } else {
+            ModelSpec::find(&model_key)
+                .ok_or_else(|| unknown(key))?
+                .clone()
+        };
+        ComputedProfile::new(key.to_string(), hardware, model, serving)
+    }
+
+    /// The model architecture.
+    pub fn model(&self) -> &ModelSpec {
+        &self.model
+    }
+    /// The hardware.
+    pub fn hardware(&self) -> &HardwareSpec {
+        &self.hardware
+    }
+    /// The serving configuration.
+    pub fn serving(&self) -> &ServingConfig {
+        &self.serving
+    }
+
+    /// Prefill FLOPs of a chunk of `c` tokens with `q` already in context, per GPU.
+    pub fn prefill_flops(&self, c: u32, q: u32) -> f64 {
+        let m = &self.model;
+        let (c, q) = (c as f64, q as f64);
+        let (h, heads, kvh, hd) = (
+            m.hidden as f64,
+            m.heads as f64,
+            m.kv_heads as f64,
+            m.head_dim() as f64,
+        );
+        let ffn = match &m.moe {
+            None => 6.0 * h * m.intermediate as f64 * c,
+            Some(moe) => {
+                6.0 * (moe.top_k as f64 * moe.expert_intermediate as f64
+                    + moe.shared_experts as f64 * m.intermediate as f64)
+                    * h
+                    * c
+            }
+        };
+        let proj = 2.0 * c * h * (2.0 * heads + 2.0 * kvh) * hd;
+        let attn = 4.0 * heads * hd * c * (c / 2.0 + q);
+        (proj + attn + ffn) * m.layers as f64 / self.serving.tp as f64
+    }
+}
+
+impl GpuProfile for ComputedProfile {
+    fn key(&self) -> &str {
+        &self.key
+    }
+    fn display_name(&self) -> String {
+        let dtype = match self.serving.dtype_bytes {
+            d if d <= 0.5 => "int4",
+            d if d <= 1.0 => "fp8",
+            _ => "fp16",
+        };
+        format!(
+            "{} on {} ×{} {}",
+            self.model.display, self.hardware.name, self.serving.tp, dtype
+        )
+    }
+    fn w_s(&self) -> f64 {
+        self.w_s
+    }
+    fn h_s(&self) -> f64 {
+        self.h_s
+    }
+    fn calibration_ctx(&self) -> u32 {
+        self.serving.mean_ctx_tokens
+    }
+    fn chunk(&self) -> u32 {
+        self.serving.chunk
+    }
+    fn blk_size(&self) -> u32 {
+        self.serving.blk_size
+    }
+    fn total_kv_blks(&self) -> u64 {
+        self.total_kv_blks
+    }
+    fn max_slots(&self) -> u32 {
+        self.serving.max_slots
+    }
+    fn cost_per_hr(&self) -> f64 {
+        self.hardware.cost_per_gpu_hr * self.serving.tp as f64
+    }
+    fn gpus(&self) -> u32 {
+        self.serving.tp
+    }
+    fn power(&self) -> PowerModel {
+        PowerModel::Tdp {
+            tdp_w: self.hardware.tdp_w,
+            gpus: self.serving.tp,
+            blocks_per_seq: (self.serving.mean_ctx_tokens as f64 / self.serving.blk_size as f64)
+                .ceil(),
+            total_kv_blks: self.total_kv_blks as f64,
+            w_s: self.w_s,
+            h_s: self.h_s,
+        }
+    }
+    fn kv_bytes_per_token(&self) -> Option<f64> {
+        Some(self.model.kv_bytes_per_token(self.serving.dtype_bytes))
+    }
+    fn prefill_roofline_s(&self, c: u32, q: u32) -> Option<f64> {
+        Some(self.prefill_flops(c, q) / self.peak_flops)
+    }
+    fn has_roofline(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_70b_on_h100_tp8() {
+        let p = ComputedProfile::from_key("h100/llama-3.1-70b/tp8").unwrap();
+        let params = 69_501_714_432f64;
+        let eff_bw = 0.8 * 3.35e12;
+        assert!((p.w_s() - (params * 2.0 / 8.0 / eff_bw + 3e-6 * 80.0)).abs() < 1e-12);
+        assert!((p.h_s() - 2048.0 * 327_680.0 / eff_bw / 8.0).abs() < 1e-15);
+        let free = (85_899_345_920f64 * 0.9).floor() - params * 2.0 / 8.0 - 411_041_792.0;
+        assert_eq!(
+            p.total_kv_blks(),
+            (free / (327_680.0 / 8.0 * 16.0)).floor() as u64
+        );
+        assert_eq!(p.cost_per_hr(), 4.02 * 8.0);
+        assert_eq!(p.calibration_ctx(), 2048);
+        assert_eq!(p.max_slots(), 0);
+        // fp8 uses the fp8 peak and halves the KV bytes.
+        let f = ComputedProfile::from_key("h100/llama-3.1-70b/tp8/fp8").unwrap();
+        assert_eq!(f.kv_bytes_per_token(), Some(163_840.0));
+        assert!(
+            (f.prefill_roofline_s(512, 0).unwrap() * 2.0 - p.prefill_roofline_s(512, 0).unwrap())
+                .abs()
+                < 1e-12
+        );
+    }
+
+    #[test]
+    fn weights_larger_than_memory_leave_no_kv() {
+        let p = ComputedProfile::from_key("b60/llama-3.1-70b").unwrap();
+        assert_eq!(p.total_kv_blks(), 0);
+        assert_eq!(p.n_slots(4096), 0);
+    }
+
+    #[test]
+    fn bad_tp_is_an_error() {
+        assert!(ComputedProfile::from_key("h100/llama-3.1-8b/tp0").is_err());
+    }
+
+    #[test]
+    fn hf_config_file() {
+        let dir = std::env::temp_dir().join(format!("aisim-hf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                "hidden_size": 8192, "intermediate_size": 28672, "vocab_size": 128256,
+                "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}"#,
+        )
+        .unwrap();
+        let key = format!("h100/{}/tp8", path.display());
+        let from_file = ComputedProfile::from_key(&key).unwrap();
+        let builtin = ComputedProfile::from_key("h100/llama-3.1-70b/tp8").unwrap();
+        assert_eq!(from_file.model().params(), builtin.model().params());
+        assert_eq!(from_file.total_kv_blks(), builtin.total_kv_blks());
+        std::fs::write(&path, "{\"num_hidden_layers\": 1}").unwrap();
+        let e = ComputedProfile::from_key(&key).unwrap_err().to_string();
+        assert!(e.contains("config.json"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

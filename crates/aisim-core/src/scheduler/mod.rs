@@ -1,0 +1,62 @@
+//! Scheduler cores: what each backend does in one pass.
+//!
+//! A core owns the KV pool and the request states of one rank. `schedule` picks
+//! the pass's work and allocates its blocks; `finish` applies the pass's results
+//! (tokens, completions) when its time is up.
+
+mod seq;
+mod sglang;
+mod vllm;
+
+use std::fmt::Debug;
+
+pub(crate) use sglang::SglangCore;
+pub(crate) use vllm::VllmCore;
+
+use crate::engine::{EngineEvent, EngineStats, RankLoad, RejectReason};
+use crate::kv::KvBlockPool;
+use crate::request::Request;
+use crate::timing::PrefillChunk;
+
+/// The work one rank does in one pass, as the timing model sees it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct RankPlan {
+    pub prefill: Vec<PrefillChunk>,
+    pub decode_requests: u32,
+    pub decode_context_tokens: u64,
+}
+
+impl RankPlan {
+    pub fn clear(&mut self) {
+        self.prefill.clear();
+        self.decode_requests = 0;
+        self.decode_context_tokens = 0;
+    }
+    pub fn is_empty(&self) -> bool {
+        self.prefill.is_empty() && self.decode_requests == 0
+    }
+}
+
+/// One rank's scheduler.
+pub(crate) trait SchedulerCore: Debug + Send {
+    /// Queues a request, or says why it can never be served.
+    fn enqueue(&mut self, req: &Request) -> Result<(), RejectReason>;
+    /// Whether anything is waiting or running.
+    fn has_work(&self) -> bool;
+    /// Picks this pass's work into `plan` (cleared by the caller).
+    fn schedule(&mut self, plan: &mut RankPlan);
+    /// Applies the pass's results, appending what became visible.
+    fn finish(&mut self, out: &mut Vec<EngineEvent>);
+    /// Load as routers see it.
+    fn load(&self) -> RankLoad;
+    /// The rank's KV pool.
+    fn pool(&self) -> &KvBlockPool;
+    /// The rank's KV pool, for event capture.
+    fn pool_mut(&mut self) -> &mut KvBlockPool;
+    /// Counters.
+    fn stats(&self) -> EngineStats;
+    /// Prompt tokens of `req` this rank would reuse from its cache now.
+    fn cached_prefix_tokens(&self, req: &Request) -> u32;
+    /// Removes a request wherever it is (a timeout); true when it was here.
+    fn abort(&mut self, id: crate::request::RequestId) -> bool;
+}

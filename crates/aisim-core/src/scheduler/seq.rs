@@ -1,0 +1,237 @@
+//! Per-request scheduler state and the KV operations every core shares.
+
+use crate::block_hash::{private_block_hash, BlockHash};
+use crate::engine::{EngineStats, RejectReason};
+use crate::kv::{BlockId, KvBlockPool, PrefixMatch};
+use crate::request::{Request, RequestId};
+
+/// Limits every core checks at enqueue time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Admissibility {
+    pub block_size: u32,
+    pub num_gpu_blocks: u32,
+    pub max_model_len: Option<u32>,
+    /// Without chunked prefill, the most prompt tokens a pass can take.
+    pub whole_prompt_budget: Option<u32>,
+}
+
+impl Admissibility {
+    /// Why `req` could never be served here, if it could not.
+    pub fn check(&self, req: &Request) -> Result<(), RejectReason> {
+        if req.input_length == 0 {
+            return Err(RejectReason::EmptyPrompt);
+        }
+        let total = req.input_length as u64 + req.output_length as u64;
+        if let Some(max) = self.max_model_len {
+            if total > max as u64 {
+                return Err(RejectReason::LongerThanMaxModelLen {
+                    tokens: total,
+                    max_model_len: max,
+                });
+            }
+        }
+        let blocks = total.div_ceil(self.block_size as u64);
+        if blocks > self.num_gpu_blocks as u64 {
+            return Err(RejectReason::LargerThanKvCache {
+                blocks,
+                capacity: self.num_gpu_blocks,
+            });
+        }
+        if let Some(budget) = self.whole_prompt_budget {
+            if req.input_length > budget {
+                return Err(RejectReason::PromptOverBatchBudget {
+                    input_length: req.input_length,
+                    budget,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A request inside a core.
+#[derive(Debug, Default)]
+pub(crate) struct Seq {
+    pub id: RequestId,
+    pub input: u32,
+    pub output: u32,
+    pub generated: u32,
+    /// Tokens whose KV exists (or is being computed this pass, once `finish` runs).
+    pub computed: u32,
+    /// Tokens scheduled in the current pass.
+    pub scheduled: u32,
+    pub prompt_hashes: Vec<BlockHash>,
+    pub blocks: Vec<BlockId>,
+    /// Leading blocks already registered in (or taken from) the prefix cache.
+    pub hashed_blocks: u32,
+    pub admitted_before: bool,
+    pub finished: bool,
+    /// Order of (latest) admission, for tie-breaks.
+    pub admit_seq: u64,
+}
+
+impl Seq {
+    /// Tokens the request's KV must hold before it emits its next token.
+    #[inline]
+    pub fn total(&self) -> u32 {
+        self.input + self.generated
+    }
+
+    /// Whether this pass it only feeds its last generated token.
+    #[inline]
+    pub fn is_decoding(&self) -> bool {
+        self.generated > 0 && self.computed + 1 == self.total()
+    }
+
+    #[inline]
+    fn hash_of(&self, j: u32) -> BlockHash {
+        match self.prompt_hashes.get(j as usize) {
+            Some(&h) => h,
+            None => private_block_hash(self.id.0, j),
+        }
+    }
+
+    /// Longest cached prefix, leaving at least one token to compute.
+    pub fn prefix_match(&self, pool: &KvBlockPool, block_size: u32) -> PrefixMatch {
+        let max_blocks = (self.total() - 1) / block_size;
+        pool.longest_prefix((0..).map(|j| self.hash_of(j)), max_blocks)
+    }
+
+    /// Takes references on the first `blocks` cached blocks (a prefix hit).
+    pub fn take_prefix(&mut self, pool: &mut KvBlockPool, blocks: u32, block_size: u32) {
+        debug_assert!(self.blocks.is_empty());
+        for j in 0..blocks {
+            let b = pool
+                .acquire_cached(self.hash_of(j))
+                .expect("prefix block vanished between lookup and admission");
+            self.blocks.push(b);
+        }
+        self.hashed_blocks = blocks;
+        self.computed = blocks * block_size;
+    }
+
+    /// Blocks still to allocate for the KV to hold `tokens`.
+    #[inline]
+    pub fn blocks_short(&self, tokens: u32, block_size: u32) -> u32 {
+        tokens
+            .div_ceil(block_size)
+            .saturating_sub(self.blocks.len() as u32)
+    }
+
+    /// Allocates blocks up to `tokens`; false (allocating nothing) when the pool
+    /// cannot supply them.
+    #[inline]
+    pub fn grow(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) -> bool {
+        let need = self.blocks_short(tokens, block_size);
+        if need == 0 {
+            return true;
+        }
+        if need > pool.available_blocks() {
+            return false;
+        }
+        for _ in 0..need {
+            self.blocks
+                .push(pool.allocate().expect("availability checked"));
+        }
+        true
+    }
+
+    /// Registers the complete blocks among the first `tokens` in the prefix cache.
+    #[inline]
+    pub fn register_full(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) {
+        let full = (tokens / block_size).min(self.blocks.len() as u32);
+        while self.hashed_blocks < full {
+            let j = self.hashed_blocks;
+            pool.register(self.blocks[j as usize], self.hash_of(j));
+            self.hashed_blocks += 1;
+        }
+    }
+
+    /// Releases every block (complete ones stay cached) and forgets the computed
+    /// tokens: vLLM's recompute preemption, SGLang's retraction, or completion.
+    pub fn release_all(&mut self, pool: &mut KvBlockPool) {
+        // Last blocks first, so a prefix's tail is evicted before its head.
+        for &b in self.blocks.iter().rev() {
+            pool.release(b);
+        }
+        self.blocks.clear();
+        self.hashed_blocks = 0;
+        self.computed = 0;
+        self.scheduled = 0;
+    }
+
+    /// Tokens of the prompt (and, after preemption, of the output) still to compute.
+    pub fn remaining_prefill(&self) -> u32 {
+        if self.is_decoding() {
+            0
+        } else {
+            self.total() - self.computed
+        }
+    }
+}
+
+/// Slab of request states with slot reuse (their vectors keep their capacity).
+#[derive(Debug, Default)]
+pub(crate) struct SeqTable {
+    seqs: Vec<Seq>,
+    free: Vec<u32>,
+}
+
+impl SeqTable {
+    pub fn insert(&mut self, req: &Request, block_size: u32, prefix_caching: bool) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.seqs.push(Seq::default());
+                self.seqs.len() as u32 - 1
+            }
+        };
+        let s = &mut self.seqs[slot as usize];
+        s.id = req.id;
+        s.input = req.input_length;
+        s.output = req.output_length;
+        s.generated = 0;
+        s.computed = 0;
+        s.scheduled = 0;
+        s.hashed_blocks = 0;
+        s.admitted_before = false;
+        s.finished = false;
+        s.blocks.clear();
+        s.prompt_hashes.clear();
+        if prefix_caching {
+            s.prompt_hashes = crate::block_hash::prompt_block_hashes(
+                &req.hash_ids,
+                req.trace_block_size,
+                req.input_length,
+                block_size,
+            );
+        }
+        slot
+    }
+
+    pub fn remove(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+
+    #[inline]
+    pub fn get(&self, slot: u32) -> &Seq {
+        &self.seqs[slot as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, slot: u32) -> &mut Seq {
+        &mut self.seqs[slot as usize]
+    }
+}
+
+/// Books an admission in the counters.
+pub(crate) fn count_admission(stats: &mut EngineStats, seq: &Seq, reused_tokens: u32) {
+    let tokens = seq.total() as u64;
+    stats.admissions += 1;
+    stats.prompt_tokens_all += tokens;
+    stats.reused_tokens_all += reused_tokens as u64;
+    if !seq.admitted_before {
+        stats.prompt_tokens_first += tokens;
+        stats.reused_tokens_first += reused_tokens as u64;
+    }
+}

@@ -1,0 +1,422 @@
+//! The SGLang scheduler core.
+//!
+//! Each pass is a prefill ("extend") pass or a decode pass, never both. A prefill
+//! batch is formed whenever waiting requests can be admitted (ordered `fcfs` or
+//! `lpm`), within `max_prefill_tokens`, `max_num_seqs` and a KV reservation of
+//! `new_token_ratio × remaining output` for every running and new request; a
+//! prompt longer than the chunk budget is chunked across passes. Otherwise all
+//! running requests decode; when one more token each does not fit, requests are
+//! retracted, fewest generated tokens first, and `new_token_ratio` is raised.
+
+use std::collections::VecDeque;
+
+use super::seq::{count_admission, Admissibility, SeqTable};
+use super::vllm::cached_prefix;
+use super::{RankPlan, SchedulerCore};
+use crate::config::{EngineConfig, SchedulePolicy};
+use crate::engine::{EngineEvent, EngineStats, RankLoad, RejectReason};
+use crate::kv::KvBlockPool;
+use crate::request::{Request, RequestId};
+use crate::timing::PrefillChunk;
+
+/// SGLang falls back from `lpm` to `fcfs` past this many waiting requests.
+const LPM_MAX_WAITING: usize = 128;
+/// Decode steps SGLang assumes every running request still takes after a retraction.
+const RETRACT_DECODE_STEPS: f64 = 20.0;
+/// `new_token_ratio` decays to this fraction of its start ...
+const MIN_RATIO_FRACTION: f64 = 0.14;
+/// ... over this many decode passes.
+const RATIO_DECAY_PASSES: f64 = 600.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PassKind {
+    Prefill,
+    Decode,
+}
+
+/// SGLang-style core.
+#[derive(Debug)]
+pub(crate) struct SglangCore {
+    block_size: u32,
+    max_num_seqs: u32,
+    max_prefill_tokens: u32,
+    chunked_prefill_size: u32,
+    prefix_caching: bool,
+    policy: SchedulePolicy,
+    admissibility: Admissibility,
+    pool: KvBlockPool,
+    seqs: SeqTable,
+    waiting: VecDeque<u32>,
+    /// Decoding requests.
+    running: Vec<u32>,
+    /// The request whose prompt is being computed chunk by chunk.
+    chunked: Option<u32>,
+    batch: Vec<u32>,
+    kind: PassKind,
+    candidates: Vec<(u32, u32, usize)>,
+    events: Vec<EngineEvent>,
+    stats: EngineStats,
+    new_token_ratio: f64,
+    min_ratio: f64,
+    ratio_decay: f64,
+    admit_counter: u64,
+}
+
+impl SglangCore {
+    pub fn new(cfg: &EngineConfig) -> SglangCore {
+        let block_size = cfg.effective_block_size();
+        let init_ratio = (0.7 * cfg.schedule_conservativeness).min(1.0);
+        let min_ratio = init_ratio * MIN_RATIO_FRACTION;
+        SglangCore {
+            block_size,
+            max_num_seqs: cfg.max_num_seqs,
+            max_prefill_tokens: cfg.max_prefill_tokens,
+            chunked_prefill_size: if cfg.enable_chunked_prefill {
+                cfg.chunked_prefill_size
+            } else {
+                u32::MAX
+            },
+            prefix_caching: cfg.enable_prefix_caching,
+            policy: cfg.schedule_policy,
+            admissibility: Admissibility {
+                block_size,
+                num_gpu_blocks: cfg.num_gpu_blocks,
+                max_model_len: cfg.max_model_len,
+                whole_prompt_budget: (!cfg.enable_chunked_prefill)
+                    .then_some(cfg.max_prefill_tokens),
+            },
+            pool: KvBlockPool::new(cfg.num_gpu_blocks),
+            seqs: SeqTable::default(),
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            chunked: None,
+            batch: Vec::new(),
+            kind: PassKind::Decode,
+            candidates: Vec::new(),
+            events: Vec::new(),
+            stats: EngineStats::default(),
+            new_token_ratio: init_ratio,
+            min_ratio,
+            ratio_decay: (init_ratio - min_ratio) / RATIO_DECAY_PASSES,
+            admit_counter: 0,
+        }
+    }
+
+    fn reservation_tokens(&self, slot: u32) -> i64 {
+        let s = self.seqs.get(slot);
+        (self.new_token_ratio * (s.output - s.generated.min(s.output)) as f64).ceil() as i64
+    }
+
+    /// Tries to form a prefill batch; leaves `batch` empty when nothing fits.
+    fn schedule_prefill(&mut self) {
+        let bs = self.block_size;
+        let mut rem_input = self.max_prefill_tokens;
+        let mut rem_chunk = self.chunked_prefill_size;
+        let reserved: i64 = self
+            .running
+            .iter()
+            .map(|&s| self.reservation_tokens(s))
+            .sum();
+        let mut rem_total = self.pool.available_blocks() as i64 * bs as i64 - reserved;
+        let mut seats = (self.max_num_seqs as usize).saturating_sub(self.running.len());
+
+        if let Some(slot) = self.chunked {
+            let seq = self.seqs.get_mut(slot);
+            let n = (seq.total() - seq.computed).min(rem_chunk).min(rem_input);
+            let target = seq.computed + n;
+            if n > 0 && seq.grow(&mut self.pool, target, bs) {
+                if self.prefix_caching {
+                    seq.register_full(&mut self.pool, target, bs);
+                }
+                seq.scheduled = n;
+                self.batch.push(slot);
+                rem_input -= n;
+                rem_chunk -= n;
+                rem_total -= n as i64;
+                seats = seats.saturating_sub(1);
+                if seq.computed + n < seq.total() {
+                    return; // still chunking: nothing else joins this batch
+                }
+            }
+        }
+
+        // Candidate order: queue position, or longest cached prefix first (lpm).
+        self.candidates.clear();
+        for (pos, &slot) in self.waiting.iter().enumerate() {
+            let m = if self.prefix_caching {
+                self.seqs.get(slot).prefix_match(&self.pool, bs)
+            } else {
+                Default::default()
+            };
+            self.candidates.push((slot, m.blocks, pos));
+        }
+        if self.policy == SchedulePolicy::Lpm && self.waiting.len() <= LPM_MAX_WAITING {
+            self.candidates
+                .sort_by_key(|&(_, blocks, pos)| (std::cmp::Reverse(blocks), pos));
+        }
+
+        let mut taken = 0usize;
+        for ci in 0..self.candidates.len() {
+            if seats == 0 || rem_input == 0 || rem_chunk == 0 {
+                break;
+            }
+            let slot = self.candidates[ci].0;
+            // Re-match: an earlier admission in this batch may have cached blocks.
+            let hit = if self.prefix_caching {
+                self.seqs.get(slot).prefix_match(&self.pool, bs)
+            } else {
+                Default::default()
+            };
+            let seq = self.seqs.get(slot);
+            let cached_tokens = hit.blocks * bs;
+            let new_tokens = seq.total() - cached_tokens;
+            let need = new_tokens as i64
+                + self.reservation_tokens(slot)
+                + hit.evictable as i64 * bs as i64;
+            if need > rem_total {
+                break;
+            }
+            let chunking = new_tokens > rem_chunk || new_tokens > rem_input;
+            if chunking && !self.batch.is_empty() && new_tokens > rem_input {
+                break;
+            }
+            let n = new_tokens.min(rem_chunk).min(rem_input);
+            let seq = self.seqs.get_mut(slot);
+            seq.take_prefix(&mut self.pool, hit.blocks, bs);
+            let target = cached_tokens + n;
+            if !seq.grow(&mut self.pool, target, bs) {
+                // Rounding of pages against the token reservation: give the prefix back.
+                seq.release_all(&mut self.pool);
+                break;
+            }
+            if self.prefix_caching {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+            seq.scheduled = n;
+            self.admit_counter += 1;
+            seq.admit_seq = self.admit_counter;
+            count_admission(&mut self.stats, seq, cached_tokens);
+            self.events.push(EngineEvent::Admitted {
+                id: seq.id,
+                reused_tokens: cached_tokens,
+                readmission: seq.admitted_before,
+            });
+            seq.admitted_before = true;
+            self.batch.push(slot);
+            taken += 1;
+            rem_total -= need;
+            rem_input -= n;
+            rem_chunk -= n;
+            seats -= 1;
+            if n < new_tokens {
+                self.chunked = Some(slot);
+                break;
+            }
+        }
+        if taken > 0 {
+            // Remove the admitted requests from the queue, keeping the others' order.
+            let batch = &self.batch;
+            self.waiting.retain(|s| !batch.contains(s));
+        }
+    }
+
+    /// Decode pass over every running request, retracting when a token each does not fit.
+    fn schedule_decode(&mut self) {
+        let bs = self.block_size;
+        let mut short: u64 = self
+            .running
+            .iter()
+            .map(|&s| self.seqs.get(s).blocks_short(self.seqs.get(s).total(), bs) as u64)
+            .sum();
+        let mut retracted = false;
+        while short > self.pool.available_blocks() as u64 && !self.running.is_empty() {
+            // Fewest generated tokens first; ties: the longest prompt, then the newest.
+            let (pos, _) = self
+                .running
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, &s)| {
+                    let q = self.seqs.get(s);
+                    (
+                        q.generated,
+                        std::cmp::Reverse(q.input),
+                        std::cmp::Reverse(q.admit_seq),
+                    )
+                })
+                .expect("running is not empty");
+            let victim = self.running.remove(pos);
+            let seq = self.seqs.get_mut(victim);
+            short -= seq.blocks_short(seq.total(), bs) as u64;
+            seq.release_all(&mut self.pool); // its prefix stays in the radix cache
+            self.events.push(EngineEvent::Preempted { id: seq.id });
+            self.stats.preemptions += 1;
+            self.waiting.push_front(victim);
+            retracted = true;
+        }
+        if retracted {
+            let decoded: u64 = self
+                .running
+                .iter()
+                .map(|&s| self.seqs.get(s).generated as u64)
+                .sum();
+            let max_new: u64 = self
+                .running
+                .iter()
+                .map(|&s| self.seqs.get(s).output as u64)
+                .sum();
+            let n = self.running.len() as f64;
+            self.new_token_ratio =
+                ((decoded as f64 + RETRACT_DECODE_STEPS * n) / (max_new as f64 + 1.0)).min(1.0);
+        } else {
+            self.new_token_ratio = (self.new_token_ratio - self.ratio_decay).max(self.min_ratio);
+        }
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            let target = seq.total();
+            let ok = seq.grow(&mut self.pool, target, bs);
+            debug_assert!(ok, "retraction left room for one token each");
+            if self.prefix_caching {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+            seq.scheduled = 1;
+            self.batch.push(slot);
+        }
+    }
+
+    fn complete(&mut self, slot: u32, out: &mut Vec<EngineEvent>) {
+        let seq = self.seqs.get_mut(slot);
+        seq.finished = true;
+        seq.release_all(&mut self.pool);
+        out.push(EngineEvent::Completed { id: seq.id });
+        self.stats.completed += 1;
+    }
+}
+
+impl SchedulerCore for SglangCore {
+    fn enqueue(&mut self, req: &Request) -> Result<(), RejectReason> {
+        self.admissibility.check(req)?;
+        let slot = self.seqs.insert(req, self.block_size, self.prefix_caching);
+        self.waiting.push_back(slot);
+        Ok(())
+    }
+
+    fn has_work(&self) -> bool {
+        !self.running.is_empty() || !self.waiting.is_empty() || self.chunked.is_some()
+    }
+
+    fn schedule(&mut self, plan: &mut RankPlan) {
+        self.batch.clear();
+        if self.chunked.is_some() || !self.waiting.is_empty() {
+            self.schedule_prefill();
+        }
+        if !self.batch.is_empty() {
+            self.kind = PassKind::Prefill;
+            for &slot in &self.batch {
+                let s = self.seqs.get(slot);
+                plan.prefill.push(PrefillChunk {
+                    context_before: s.computed,
+                    tokens: s.scheduled,
+                });
+            }
+            return;
+        }
+        if self.running.is_empty() {
+            return;
+        }
+        self.kind = PassKind::Decode;
+        self.schedule_decode();
+        for &slot in &self.batch {
+            plan.decode_requests += 1;
+            plan.decode_context_tokens += self.seqs.get(slot).total() as u64;
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<EngineEvent>) {
+        out.append(&mut self.events);
+        let batch = std::mem::take(&mut self.batch);
+        let mut any_finished = false;
+        for &slot in &batch {
+            let seq = self.seqs.get_mut(slot);
+            seq.computed += seq.scheduled;
+            seq.scheduled = 0;
+            if seq.computed < seq.total() {
+                continue; // chunk of a long prompt
+            }
+            if self.kind == PassKind::Prefill && self.chunked == Some(slot) {
+                self.chunked = None;
+            }
+            if seq.output > 0 {
+                out.push(EngineEvent::Token {
+                    id: seq.id,
+                    first: seq.generated == 0,
+                });
+                seq.generated += 1;
+            }
+            if seq.generated >= seq.output {
+                self.complete(slot, out);
+                any_finished = true;
+            } else if self.kind == PassKind::Prefill {
+                self.running.push(slot);
+            }
+        }
+        if any_finished {
+            let seqs = &mut self.seqs;
+            self.running.retain(|&s| !seqs.get(s).finished);
+            for &slot in &batch {
+                if seqs.get(slot).finished {
+                    seqs.remove(slot);
+                }
+            }
+        }
+        self.batch = batch;
+        self.batch.clear();
+    }
+
+    fn load(&self) -> RankLoad {
+        let pending: u64 = self
+            .waiting
+            .iter()
+            .chain(self.chunked.iter())
+            .map(|&s| self.seqs.get(s).remaining_prefill() as u64)
+            .sum();
+        RankLoad {
+            running: self.running.len() as u32 + self.chunked.is_some() as u32,
+            waiting: self.waiting.len() as u32,
+            active_kv_blocks: self.pool.in_use_blocks(),
+            pending_prefill_tokens: pending,
+        }
+    }
+
+    fn pool(&self) -> &KvBlockPool {
+        &self.pool
+    }
+
+    fn pool_mut(&mut self) -> &mut KvBlockPool {
+        &mut self.pool
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats
+    }
+
+    fn cached_prefix_tokens(&self, req: &Request) -> u32 {
+        cached_prefix(&self.pool, req, self.block_size, self.prefix_caching)
+    }
+
+    fn abort(&mut self, id: RequestId) -> bool {
+        let slot = if let Some(pos) = self.waiting.iter().position(|&s| self.seqs.get(s).id == id) {
+            self.waiting.remove(pos)
+        } else if let Some(pos) = self.running.iter().position(|&s| self.seqs.get(s).id == id) {
+            Some(self.running.remove(pos))
+        } else if self.chunked.is_some_and(|s| self.seqs.get(s).id == id) {
+            self.chunked.take()
+        } else {
+            None
+        };
+        let Some(slot) = slot else { return false };
+        self.batch.retain(|&s| s != slot);
+        self.seqs.get_mut(slot).release_all(&mut self.pool);
+        self.seqs.remove(slot);
+        true
+    }
+}

@@ -1,0 +1,95 @@
+//! Virtual time: exact integer nanoseconds, totally ordered.
+
+use serde::{Deserialize, Serialize};
+
+/// A point on the virtual clock, in nanoseconds since the start of the run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct SimTime(pub u64);
+
+/// A length of virtual time, in nanoseconds.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct SimDuration(pub u64);
+
+impl SimTime {
+    /// The start of the run.
+    pub const ZERO: SimTime = SimTime(0);
+
+    /// Seconds since the start, as a float (for reports).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+
+    /// Milliseconds since the start, as a float (for reports).
+    pub fn as_ms_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+
+    /// The time `d` later (saturating: the clock never wraps).
+    pub fn after(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+
+    /// `self - earlier`, or zero when `earlier` is later.
+    pub fn since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl SimDuration {
+    /// No time at all.
+    pub const ZERO: SimDuration = SimDuration(0);
+
+    /// Rounds a duration in seconds to the nearest nanosecond, once.
+    /// Returns `None` for NaN, infinite or negative input: such a duration is an
+    /// error, never an event.
+    pub fn from_secs_f64(secs: f64) -> Option<SimDuration> {
+        if !secs.is_finite() || secs < 0.0 {
+            return None;
+        }
+        let ns = (secs * 1e9).round();
+        if ns >= u64::MAX as f64 {
+            return None;
+        }
+        Some(SimDuration(ns as u64))
+    }
+
+    /// Exact milliseconds (for configuration values such as think times).
+    pub fn from_millis(ms: u64) -> SimDuration {
+        SimDuration(ms.saturating_mul(1_000_000))
+    }
+
+    /// Seconds, as a float.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+
+    /// Milliseconds, as a float.
+    pub fn as_ms_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_once_and_rejects_bad_durations() {
+        assert_eq!(
+            SimDuration::from_secs_f64(0.0324_9),
+            Some(SimDuration(32_490_000))
+        );
+        assert_eq!(SimDuration::from_secs_f64(1.5e-9), Some(SimDuration(2)));
+        assert_eq!(SimDuration::from_secs_f64(f64::NAN), None);
+        assert_eq!(SimDuration::from_secs_f64(f64::INFINITY), None);
+        assert_eq!(SimDuration::from_secs_f64(-1e-3), None);
+        assert_eq!(SimTime(5).after(SimDuration(7)), SimTime(12));
+        assert_eq!(SimTime(5).since(SimTime(7)), SimDuration::ZERO);
+    }
+}

@@ -1,0 +1,23 @@
+//! # aisim-report: presentation
+//!
+//! Renders aisim's results as terminal tables and JSON. It holds no simulation
+//! logic: every number it prints was computed by a crate below it.
+//!
+//! ```
+//! use aisim_report::table::Table;
+//! let mut t = Table::new(["profile", "W ms"]);
+//! t.row(["a100", "8.000"]);
+//! assert!(t.render().contains("a100"));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod profiles;
+pub mod table;
+
+/// Pretty JSON of any serializable report, with a trailing newline.
+pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("reports serialize");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,126 @@
+//! A plain aligned text table: left-aligned text, right-aligned numbers.
+
+/// Rows of cells under a header.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    title: Option<String>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+fn is_numeric(cell: &str) -> bool {
+    let c = cell
+        .trim_start_matches(['-', '+', '$'])
+        .trim_end_matches(['%', 'x', 's']);
+    !c.is_empty()
+        && c.chars()
+            .all(|ch| ch.is_ascii_digit() || ch == '.' || ch == ',' || ch == 'e' || ch == '-')
+}
+
+impl Table {
+    /// A table with these column names.
+    pub fn new<I, S>(header: I) -> Table
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Table {
+            title: None,
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The same table with a title line above it.
+    pub fn titled(mut self, title: impl Into<String>) -> Table {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Appends a row.
+    pub fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    /// The table as text, each line ending in a newline.
+    pub fn render(&self) -> String {
+        let cols = self
+            .header
+            .len()
+            .max(self.rows.iter().map(Vec::len).max().unwrap_or(0));
+        let mut width = vec![0usize; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate() {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        if let Some(t) = &self.title {
+            out.push_str(t);
+            out.push('\n');
+        }
+        let line = |cells: &[String], out: &mut String| {
+            let mut l = String::new();
+            for (i, w) in width.iter().enumerate() {
+                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let pad = w - c.chars().count();
+                if i > 0 {
+                    l.push_str("  ");
+                }
+                if i > 0 && is_numeric(c) {
+                    l.push_str(&" ".repeat(pad));
+                    l.push_str(c);
+                } else {
+                    l.push_str(c);
+                    l.push_str(&" ".repeat(pad));
+                }
+            }
+            out.push_str(l.trim_end());
+            out.push('\n');
+        };
+        line(&self.header, &mut out);
+        let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
+        line(&rule, &mut out);
+        for r in &self.rows {
+            line(r, &mut out);
+        }
+        out
+    }
+}
+
+/// A number with `digits` decimals.
+pub fn num(v: f64, digits: usize) -> String {
+    if v.is_nan() {
+        "-".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{v:.digits$}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_text_left_and_numbers_right() {
+        let mut t = Table::new(["name", "value"]).titled("T");
+        t.row(["a", "1.5"]);
+        t.row(["longer", "10.25"]);
+        assert_eq!(
+            t.render(),
+            "T\nname    value\n------  -----\na         1.5\nlonger  10.25\n"
+        );
+        assert_eq!(num(f64::INFINITY, 1), "inf");
+        assert_eq!(num(2.0 / 3.0, 3), "0.667");
+    }
+}
