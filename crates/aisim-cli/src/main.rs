@@ -27,7 +27,37 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Replay a trace (or the built-in demo) through simulated serving engines.
+    ///
+    /// With no TRACE and no --synthetic, replays the built-in multi-turn demo
+    /// trace on 4 workers. Every flag left out keeps its default (or, with
+    /// --spec, the file's value).
+    ///
+    /// Examples:
+    ///   aisim replay
+    ///   aisim replay mooncake_trace.jsonl --workers 8
+    ///   aisim replay trace.jsonl --backend sglang --timing fixed:20,5 --format json
+    ///   aisim replay --synthetic --requests 10000 --rate 50 --workers 4
+    #[command(verbatim_doc_comment)]
+    Replay(Box<commands::replay::ReplayArgs>),
+    /// Write a synthetic workload as a Mooncake JSONL trace.
+    ///
+    /// Multi-turn sessions (--turns > 1) carry `session_id`, and later turns a
+    /// `delay_ms` think time; their timestamps assume each turn is answered
+    /// instantly (the replay's dispatch mode decides when they are really sent).
+    ///
+    /// Example:
+    ///   aisim gen-trace --requests 200 --rate 5 --turns 3 --think-ms 2000 --out trace.jsonl
+    #[command(verbatim_doc_comment)]
+    GenTrace(commands::gen_trace::GenTraceArgs),
     /// List hardware, models and GPU profiles with their derived numbers.
+    ///
+    /// Profiles are named elsewhere by key: a manual profile (a100, h100, a10g)
+    /// or HARDWARE/MODEL[/tpN][/fp8|int4], e.g. h200/llama-3.1-70b/tp8.
+    ///
+    /// Example:
+    ///   aisim profiles --format json
+    #[command(verbatim_doc_comment)]
     Profiles(commands::profiles::ProfilesArgs),
 }
 
@@ -50,6 +80,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let result: Result<(), CliError> = match cli.command {
+        Command::Replay(args) => commands::replay::run(*args),
+        Command::GenTrace(args) => commands::gen_trace::run(args),
         Command::Profiles(args) => commands::profiles::run(args),
     };
     match result {

@@ -14,7 +14,7 @@ pub struct BlockHash(pub u64);
 
 /// The SplitMix64 finalizer: a fast, well-mixed, deterministic 64-bit mix.
 #[inline]
-pub(crate) fn mix64(mut x: u64) -> u64 {
+pub fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
@@ -32,7 +32,7 @@ pub(crate) fn combine(seed: u64, value: u64) -> u64 {
 
 #[inline]
 fn nonzero(h: u64) -> BlockHash {
-    BlockHash(h | 1)
+    BlockHash(if h == 0 { 1 } else { h })
 }
 
 /// Hashes of the complete engine blocks of a prompt of `input_length` tokens whose

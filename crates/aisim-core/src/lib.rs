@@ -36,6 +36,7 @@ pub mod block_hash;
 mod config;
 mod engine;
 mod error;
+pub mod hashing;
 pub mod kv;
 pub mod profile;
 mod request;

@@ -1,13 +1,51 @@
 //! # aisim-replay: deterministic replay of request traces
 //!
-//! Replays a trace through simulated engines on a virtual clock. Filled by the
-//! replay issue; the engines come from [`aisim_core`].
+//! Replays a request trace (or a generated workload) through simulated serving
+//! engines from [`aisim_core`] on a virtual clock: an event heap, no async
+//! runtime, no threads, no sleeping. A [`ReplaySpec`] describes the whole run;
+//! a [`Replayer`] runs it with the placement and scaling policies of a
+//! [`policy::ReplayComposition`] and returns a [`ReplayReport`].
 //!
 //! ```
-//! assert_eq!(aisim_replay::SCHEMA_VERSION, 1);
+//! use aisim_replay::{ReplaySpec, Replayer, policy::SpecComposition};
+//! use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec, TopologySpec};
+//!
+//! let spec = ReplaySpec {
+//!     workload: WorkloadSpec::Synthetic(SyntheticSpec {
+//!         requests: 100,
+//!         input: LengthSpec::Fixed { tokens: 512 },
+//!         output: LengthSpec::Fixed { tokens: 64 },
+//!         arrival: ArrivalSpec::Poisson { rate: 20.0 },
+//!         prefix_groups: 0, prefix_tokens: 0, turns: 1, think_ms: 0.0, trace_block_size: 512,
+//!     }),
+//!     topology: TopologySpec::Aggregated { workers: 2 },
+//!     ..ReplaySpec::default()
+//! };
+//! let out = Replayer::new(spec, SpecComposition).unwrap().run().unwrap();
+//! assert_eq!(out.report.outcomes.completed, 100);
 //! ```
 
 #![warn(missing_docs)]
+
+pub mod collector;
+mod error;
+pub mod event;
+pub mod metrics;
+pub mod policy;
+#[cfg(feature = "progress")]
+pub mod progress;
+mod replayer;
+pub mod report;
+pub mod runtime;
+pub mod spec;
+pub mod trace;
+pub mod workload;
+
+pub use aisim_core::{SimDuration, SimTime};
+pub use error::ReplayError;
+pub use replayer::{ReplayOutput, Replayer};
+pub use report::ReplayReport;
+pub use spec::ReplaySpec;
 
 /// Version of the replay spec and report schema.
 pub const SCHEMA_VERSION: u32 = 1;

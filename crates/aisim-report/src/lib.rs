@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod profiles;
+pub mod replay;
 pub mod table;
 
 /// Pretty JSON of any serializable report, with a trailing newline.

@@ -1,3 +1,6 @@
 //! One module per subcommand.
 
+pub mod gen_trace;
 pub mod profiles;
+pub mod replay;
+mod synthetic;

@@ -5,10 +5,11 @@
 //! All operations are O(1) except prefix lookup, which is O(blocks looked up).
 //! The hash index is never iterated, so its order cannot leak into results.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::block_hash::BlockHash;
+use crate::hashing::IntHashBuilder;
 use crate::kv::KvEvent;
 
 /// Index of a block inside its pool.
@@ -17,25 +18,7 @@ pub type BlockId = u32;
 const NIL: u32 = u32::MAX;
 const NO_HASH: u64 = 0;
 
-/// Block hashes are already well mixed: hashing them again would only cost time.
-#[derive(Default)]
-struct PassThroughHasher(u64);
-
-impl Hasher for PassThroughHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-type HashIndex = HashMap<u64, BlockId, BuildHasherDefault<PassThroughHasher>>;
+type HashIndex = HashMap<u64, BlockId, IntHashBuilder>;
 
 #[derive(Debug, Clone, Copy)]
 struct BlockMeta {
@@ -88,7 +71,11 @@ impl KvBlockPool {
             lru_tail: NIL,
             cached: 0,
             in_use: 0,
-            index: HashIndex::default(),
+            // Sized up front (to a bound) so steady insert/evict churn does not rehash.
+            index: HashIndex::with_capacity_and_hasher(
+                (capacity as usize).min(1 << 16),
+                Default::default(),
+            ),
             events: None,
         }
     }
@@ -196,11 +183,16 @@ impl KvBlockPool {
     /// (it is freed, not cached, on release).
     pub fn register(&mut self, block: BlockId, hash: BlockHash) {
         let meta = &mut self.blocks[block as usize];
-        if meta.hash != NO_HASH || self.index.contains_key(&hash.0) {
+        if meta.hash != NO_HASH {
             return;
         }
+        match self.index.entry(hash.0) {
+            Entry::Occupied(_) => return,
+            Entry::Vacant(v) => {
+                v.insert(block);
+            }
+        }
         meta.hash = hash.0;
-        self.index.insert(hash.0, block);
         if let Some(ev) = &mut self.events {
             ev.push(KvEvent::Stored(hash));
         }

@@ -1,0 +1,287 @@
+//! `TraceCollector`: records what happened to each request, as it happens, and
+//! nothing else; every metric is derived once at the end (`report.rs`).
+
+use std::collections::HashMap;
+
+use aisim_core::hashing::IntHashBuilder;
+use aisim_core::SimTime;
+use serde::Serialize;
+
+/// How a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Emitted every token.
+    Completed,
+    /// Not finished within the timeout after its planned arrival.
+    TimedOut,
+    /// Can never be served (too long for the model or the KV cache, refused).
+    Rejected,
+    /// Still in flight (or never dispatched) when the run ended.
+    #[default]
+    Incomplete,
+}
+
+const UNSET: u64 = u64::MAX;
+
+/// What happened to one request. Times are virtual nanoseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestRecord {
+    /// Request id.
+    pub id: u64,
+    /// Session id, for multi-turn requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
+    /// Turn within the session.
+    pub turn: u32,
+    /// When the workload offered it.
+    pub planned_ns: u64,
+    /// For later turns: the gap to the previous turn on the trace clock.
+    #[serde(serialize_with = "opt_ns")]
+    pub trace_gap_ns: u64,
+    /// When it was sent to the router.
+    #[serde(serialize_with = "opt_ns")]
+    pub dispatch_ns: u64,
+    /// First time an engine scheduled it.
+    #[serde(serialize_with = "opt_ns")]
+    pub first_admit_ns: u64,
+    /// First output token.
+    #[serde(serialize_with = "opt_ns")]
+    pub first_token_ns: u64,
+    /// Last output token.
+    #[serde(serialize_with = "opt_ns")]
+    pub last_token_ns: u64,
+    /// Completion, timeout or rejection.
+    #[serde(serialize_with = "opt_ns")]
+    pub terminal_ns: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Prompt tokens.
+    pub input_length: u32,
+    /// Output tokens requested.
+    pub output_length: u32,
+    /// Output tokens emitted.
+    pub tokens: u32,
+    /// Prompt tokens reused from the prefix cache at first admission.
+    pub reused_first: u32,
+    /// Prompt tokens reused over every admission.
+    pub reused_total: u64,
+    /// Times preempted.
+    pub preemptions: u32,
+    /// Worker it ran on.
+    pub worker: u32,
+    /// DP rank it ran on.
+    pub rank: u32,
+    /// Whether it is in the measured cohort (not warm-up).
+    pub in_cohort: bool,
+    /// Why it was rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reject_reason: Option<String>,
+    /// Gaps between its tokens while in flight (moved to the pooled ITL on completion).
+    #[serde(skip)]
+    pub(crate) gaps_ns: Vec<u64>,
+}
+
+fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    if *v == UNSET {
+        s.serialize_none()
+    } else {
+        s.serialize_u64(*v)
+    }
+}
+
+impl RequestRecord {
+    fn new(id: u64) -> RequestRecord {
+        RequestRecord {
+            id,
+            session: None,
+            turn: 0,
+            planned_ns: UNSET,
+            trace_gap_ns: UNSET,
+            dispatch_ns: UNSET,
+            first_admit_ns: UNSET,
+            first_token_ns: UNSET,
+            last_token_ns: UNSET,
+            terminal_ns: UNSET,
+            outcome: Outcome::Incomplete,
+            input_length: 0,
+            output_length: 0,
+            tokens: 0,
+            reused_first: 0,
+            reused_total: 0,
+            preemptions: 0,
+            worker: 0,
+            rank: 0,
+            in_cohort: false,
+            reject_reason: None,
+            gaps_ns: Vec::new(),
+        }
+    }
+
+    /// A time field, `None` when it never happened.
+    pub fn at(v: u64) -> Option<u64> {
+        (v != UNSET).then_some(v)
+    }
+
+    /// Whether the request has ended (any outcome but incomplete).
+    pub fn is_terminal(&self) -> bool {
+        self.terminal_ns != UNSET
+    }
+}
+
+/// What is known of a request when it is dispatched.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatch {
+    /// Request id.
+    pub id: u64,
+    /// Session, if multi-turn.
+    pub session: Option<u64>,
+    /// Turn index.
+    pub turn: u32,
+    /// Planned arrival.
+    pub planned: SimTime,
+    /// Actual dispatch.
+    pub dispatch: SimTime,
+    /// Gap to the previous turn on the trace clock.
+    pub trace_gap: Option<aisim_core::SimDuration>,
+    /// Prompt tokens.
+    pub input_length: u32,
+    /// Output tokens.
+    pub output_length: u32,
+    /// Measured (not warm-up).
+    pub in_cohort: bool,
+}
+
+/// Per-request records, indexed by request id, plus the pooled inter-token gaps
+/// of completed cohort requests (exact: a count per distinct gap).
+#[derive(Debug, Default)]
+pub struct TraceCollector {
+    records: Vec<Option<RequestRecord>>,
+    itl_counts: HashMap<u64, u64, IntHashBuilder>,
+    dispatched: u64,
+}
+
+impl TraceCollector {
+    fn slot(&mut self, id: u64) -> &mut RequestRecord {
+        let i = id as usize;
+        if i >= self.records.len() {
+            self.records.resize_with(i + 1, || None);
+        }
+        self.records[i].get_or_insert_with(|| RequestRecord::new(id))
+    }
+
+    #[inline]
+    fn get(&mut self, id: u64) -> &mut RequestRecord {
+        self.records[id as usize]
+            .as_mut()
+            .expect("event for a request that was never dispatched")
+    }
+
+    /// A request was offered (planned) and dispatched to the router.
+    pub fn dispatched(&mut self, d: Dispatch) {
+        self.dispatched += 1;
+        let r = self.slot(d.id);
+        r.session = d.session;
+        r.turn = d.turn;
+        r.planned_ns = d.planned.0;
+        r.dispatch_ns = d.dispatch.0;
+        r.trace_gap_ns = d.trace_gap.map_or(UNSET, |g| g.0);
+        r.input_length = d.input_length;
+        r.output_length = d.output_length;
+        r.in_cohort = d.in_cohort;
+    }
+
+    /// Requests dispatched so far (the warm-up count is taken against this).
+    pub fn dispatched_count(&self) -> u64 {
+        self.dispatched
+    }
+
+    /// Where it was placed.
+    pub fn placed(&mut self, id: u64, worker: u32, rank: u32) {
+        let r = self.get(id);
+        r.worker = worker;
+        r.rank = rank;
+    }
+
+    /// An engine scheduled it (first time or again after preemption).
+    pub fn admitted(&mut self, id: u64, at: SimTime, reused_tokens: u32, readmission: bool) {
+        let r = self.get(id);
+        if !readmission && r.first_admit_ns == UNSET {
+            r.first_admit_ns = at.0;
+            r.reused_first = reused_tokens;
+        }
+        r.reused_total += reused_tokens as u64;
+    }
+
+    /// It was preempted.
+    pub fn preempted(&mut self, id: u64) {
+        self.get(id).preemptions += 1;
+    }
+
+    /// One output token at `at`.
+    #[inline]
+    pub fn token(&mut self, id: u64, at: SimTime) {
+        let r = self.get(id);
+        if r.tokens == 0 {
+            r.first_token_ns = at.0;
+        } else {
+            r.gaps_ns.push(at.0 - r.last_token_ns);
+        }
+        r.last_token_ns = at.0;
+        r.tokens += 1;
+    }
+
+    /// It ended with `outcome` at `at`. Returns false when it had already ended.
+    pub fn terminal(&mut self, id: u64, at: SimTime, outcome: Outcome) -> bool {
+        let r = self.get(id);
+        if r.terminal_ns != UNSET {
+            return false;
+        }
+        r.terminal_ns = at.0;
+        r.outcome = outcome;
+        let gaps = std::mem::take(&mut r.gaps_ns);
+        if outcome == Outcome::Completed && r.in_cohort {
+            for g in gaps {
+                *self.itl_counts.entry(g).or_default() += 1;
+            }
+        }
+        true
+    }
+
+    /// It can never be served.
+    pub fn rejected(&mut self, id: u64, at: SimTime, reason: String) {
+        if self.terminal(id, at, Outcome::Rejected) {
+            self.get(id).reject_reason = Some(reason);
+        }
+    }
+
+    /// The worker a dispatched request was placed on.
+    pub fn worker_of(&self, id: u64) -> u32 {
+        self.records
+            .get(id as usize)
+            .and_then(|r| r.as_ref())
+            .map_or(0, |r| r.worker)
+    }
+
+    /// Whether it has ended.
+    pub fn is_terminal(&self, id: u64) -> bool {
+        self.records
+            .get(id as usize)
+            .and_then(|r| r.as_ref())
+            .is_some_and(RequestRecord::is_terminal)
+    }
+
+    /// Every record, by id, and the pooled inter-token gaps (gap ns → count).
+    pub fn finish(self) -> (Vec<RequestRecord>, HashMap<u64, u64, IntHashBuilder>) {
+        let records = self
+            .records
+            .into_iter()
+            .flatten()
+            .map(|mut r| {
+                r.gaps_ns = Vec::new();
+                r
+            })
+            .collect();
+        (records, self.itl_counts)
+    }
+}

@@ -1,0 +1,67 @@
+//! Errors of the replay crate: each names the file, line and field, or the spec
+//! field, and what to do about it.
+
+use std::path::PathBuf;
+
+use aisim_core::CoreError;
+
+/// Everything that can stop a replay before or while it runs.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A bad row in a trace file.
+    #[error("{}:{line}: field `{field}`: {reason}", path.display())]
+    Trace {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based line number (the header is line 1 in CSV files).
+        line: usize,
+        /// The field that is wrong.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A trace file that cannot be used at all.
+    #[error("{}: {reason}", path.display())]
+    TraceFile {
+        /// The trace file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A spec value that is out of range or inconsistent.
+    #[error("invalid replay spec: `{field}`: {reason}")]
+    Spec {
+        /// The spec field (dotted path).
+        field: String,
+        /// What is wrong and what would be right.
+        reason: String,
+    },
+    /// A spec file that does not parse.
+    #[error("{}: {reason}", path.display())]
+    SpecFile {
+        /// The spec file.
+        path: PathBuf,
+        /// The parse error, with line and column.
+        reason: String,
+    },
+    /// A file that cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// An engine error (configuration, timing model).
+    #[error(transparent)]
+    Core(#[from] CoreError),
+}
+
+impl ReplayError {
+    pub(crate) fn spec(field: impl Into<String>, reason: impl Into<String>) -> ReplayError {
+        ReplayError::Spec {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}

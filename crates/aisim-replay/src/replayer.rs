@@ -1,0 +1,74 @@
+//! `Replayer`: validates a spec, builds engines, workload and policies, runs the
+//! runtime and derives the report.
+
+use std::time::Instant;
+
+use aisim_core::Engine;
+
+use crate::collector::RequestRecord;
+use crate::error::ReplayError;
+use crate::policy::ReplayComposition;
+use crate::report::ReplayReport;
+use crate::runtime::{AggRuntime, ReplayObserver, Silent};
+use crate::spec::{ReplaySpec, WorkloadSpec};
+use crate::workload::{build_workload, DEMO_TRACE_NAME};
+
+/// A finished replay: the report and every request's record.
+#[derive(Debug)]
+pub struct ReplayOutput {
+    /// Aggregate report.
+    pub report: ReplayReport,
+    /// Per-request records, by id.
+    pub records: Vec<RequestRecord>,
+}
+
+/// Runs one spec with the policies of a composition.
+pub struct Replayer<C: ReplayComposition> {
+    spec: ReplaySpec,
+    composition: C,
+}
+
+impl<C: ReplayComposition> Replayer<C> {
+    /// Validates the spec.
+    pub fn new(spec: ReplaySpec, composition: C) -> Result<Replayer<C>, ReplayError> {
+        spec.validate()?;
+        Ok(Replayer { spec, composition })
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &ReplaySpec {
+        &self.spec
+    }
+
+    /// Runs to the end.
+    pub fn run(&self) -> Result<ReplayOutput, ReplayError> {
+        self.run_observed(&mut Silent)
+    }
+
+    /// Runs to the end, telling `observer` about progress.
+    pub fn run_observed(
+        &self,
+        observer: &mut dyn ReplayObserver,
+    ) -> Result<ReplayOutput, ReplayError> {
+        let started = Instant::now();
+        let spec = &self.spec;
+        let timing = spec.timing.build()?;
+        let engines = (0..spec.workers())
+            .map(|_| Engine::new(spec.engine.clone(), timing.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let workload = build_workload(spec)?;
+        let placement = self.composition.placement(spec);
+        let _scaling = self.composition.scaling(spec);
+        let runtime = AggRuntime::new(spec, engines, workload, placement);
+        let (collector, mut totals) = runtime.run(observer)?;
+        totals.source = match &spec.workload {
+            WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
+            WorkloadSpec::Trace { path, .. } => path.display().to_string(),
+            WorkloadSpec::Synthetic(_) => "synthetic".to_string(),
+        };
+        let (records, itl) = collector.finish();
+        let wall_s = started.elapsed().as_secs_f64();
+        let report = ReplayReport::derive(spec, &records, itl, &totals, wall_s);
+        Ok(ReplayOutput { report, records })
+    }
+}

@@ -1,0 +1,423 @@
+//! The aggregated runtime: N identical workers, each one engine.
+//!
+//! The loop, in the six steps of `replay.md`:
+//! 1. take the next meaningful time (next first-turn arrival or next event);
+//! 2. advance `now`;
+//! 3. apply every event due at `now` in phase order (pass completions, turns
+//!    becoming due, scaling ticks, timeouts);
+//! 4. dispatch the requests now due to the placement policy;
+//! 5. start a pass on every idle worker that has work;
+//! 6. push the new completion events.
+//!
+//! It ends when nothing is left, or at the drain deadline / `max_sim_time`.
+
+use std::collections::HashMap;
+
+use aisim_core::{Engine, EngineEvent, PassOutcome, RankLoad, Request, SimDuration, SimTime};
+
+use super::ReplayObserver;
+use crate::collector::{Dispatch, Outcome, TraceCollector};
+use crate::error::ReplayError;
+use crate::event::{EventHeap, EventKind};
+use crate::policy::{PlacementPolicy, WorkerView};
+use crate::report::{RunTotals, WorkerTotals};
+use crate::spec::{DispatchMode, ReplaySpec};
+use crate::workload::{ms_to_duration, Offer, Workload};
+
+/// How often (in dispatched requests) the observer hears about progress.
+const PROGRESS_EVERY: u64 = 4096;
+
+struct Worker {
+    engine: Engine,
+    busy: bool,
+    dirty: bool,
+    pass_start: SimTime,
+    kv_capacity: u64,
+    kv_level: u64,
+    kv_peak: u64,
+    kv_block_ns: f64,
+    kv_last: SimTime,
+}
+
+impl Worker {
+    fn in_use(&self) -> u64 {
+        (0..self.engine.dp_size())
+            .map(|r| self.engine.pool(r).in_use_blocks() as u64)
+            .sum()
+    }
+
+    /// Integrates KV occupancy up to `now`, then takes the current level.
+    fn sample_kv(&mut self, now: SimTime) {
+        self.kv_block_ns += self.kv_level as f64 * now.since(self.kv_last).0 as f64;
+        self.kv_last = now;
+        self.kv_level = self.in_use();
+        self.kv_peak = self.kv_peak.max(self.kv_level);
+    }
+}
+
+struct View<'a>(&'a [Worker]);
+
+impl WorkerView for View<'_> {
+    fn workers(&self) -> u32 {
+        self.0.len() as u32
+    }
+    fn dp_size(&self) -> u32 {
+        self.0.first().map_or(1, |w| w.engine.dp_size() as u32)
+    }
+    fn accepting(&self, _worker: u32) -> bool {
+        true
+    }
+    fn load(&self, worker: u32, rank: u32) -> RankLoad {
+        self.0[worker as usize].engine.rank_load(rank as usize)
+    }
+    fn cached_prefix_tokens(&self, worker: u32, rank: u32, req: &Request) -> u32 {
+        self.0[worker as usize]
+            .engine
+            .cached_prefix_tokens(req, rank as usize)
+    }
+}
+
+/// The aggregated event loop and its state.
+pub(crate) struct AggRuntime<'a> {
+    spec: &'a ReplaySpec,
+    workers: Vec<Worker>,
+    workload: Box<dyn Workload>,
+    placement: Box<dyn PlacementPolicy>,
+    heap: EventHeap,
+    collector: TraceCollector,
+    out: PassOutcome,
+    dirty: Vec<u32>,
+    /// Offers of dispatched requests whose session may continue.
+    in_flight: HashMap<u64, Offer>,
+    /// Later turns waiting for their dispatch time (slots are reused).
+    pending_turns: Vec<Option<Offer>>,
+    free_turn_slots: Vec<u32>,
+    active_sessions: u64,
+    think_fallbacks: u64,
+    now: SimTime,
+    stop_at: Option<SimTime>,
+    last_root_planned: SimTime,
+    timeout: Option<SimDuration>,
+    warmup_s: SimTime,
+}
+
+impl<'a> AggRuntime<'a> {
+    pub fn new(
+        spec: &'a ReplaySpec,
+        engines: Vec<Engine>,
+        workload: Box<dyn Workload>,
+        placement: Box<dyn PlacementPolicy>,
+    ) -> AggRuntime<'a> {
+        let workers = engines
+            .into_iter()
+            .map(|engine| {
+                let kv_capacity = (0..engine.dp_size())
+                    .map(|r| engine.pool(r).capacity() as u64)
+                    .sum();
+                Worker {
+                    engine,
+                    busy: false,
+                    dirty: false,
+                    pass_start: SimTime::ZERO,
+                    kv_capacity,
+                    kv_level: 0,
+                    kv_peak: 0,
+                    kv_block_ns: 0.0,
+                    kv_last: SimTime::ZERO,
+                }
+            })
+            .collect();
+        let d = &spec.discipline;
+        AggRuntime {
+            spec,
+            workers,
+            workload,
+            placement,
+            heap: EventHeap::default(),
+            collector: TraceCollector::default(),
+            out: PassOutcome::default(),
+            dirty: Vec::new(),
+            in_flight: HashMap::new(),
+            pending_turns: Vec::new(),
+            free_turn_slots: Vec::new(),
+            active_sessions: 0,
+            think_fallbacks: 0,
+            now: SimTime::ZERO,
+            stop_at: d.max_sim_time_s.map(|s| SimTime(ms_to_duration(s * 1e3).0)),
+            last_root_planned: SimTime::ZERO,
+            timeout: d.timeout_s.map(|s| ms_to_duration(s * 1e3)),
+            warmup_s: SimTime(ms_to_duration(d.warmup_s * 1e3).0),
+        }
+    }
+
+    fn concurrency(&self) -> Option<u64> {
+        self.spec.admission.concurrency.map(u64::from)
+    }
+
+    /// The next time something is due, if anything is.
+    fn next_time(&self) -> Option<SimTime> {
+        let arrival = match self.concurrency() {
+            Some(k) => (self.active_sessions < k && self.workload.peek_root().is_some())
+                .then_some(self.now),
+            None => self.workload.peek_root(),
+        };
+        match (arrival, self.heap.peek_time()) {
+            (Some(a), Some(e)) => Some(a.min(e)),
+            (a, e) => a.or(e),
+        }
+    }
+
+    pub fn run(
+        mut self,
+        observer: &mut dyn ReplayObserver,
+    ) -> Result<(TraceCollector, RunTotals), ReplayError> {
+        let mut last_progress = 0;
+        while let Some(t) = self.next_time() {
+            if self.stop_at.is_some_and(|s| t > s) {
+                self.now = self.stop_at.expect("checked");
+                break;
+            }
+            self.now = t;
+            while let Some(ev) = self.heap.pop_due(self.now) {
+                self.apply(ev.kind);
+            }
+            self.dispatch_due_roots();
+            self.start_passes()?;
+            let n = self.collector.dispatched_count();
+            if n >= last_progress + PROGRESS_EVERY {
+                last_progress = n;
+                observer.progress(n, self.workload.remaining());
+            }
+        }
+        observer.finished();
+        let end = self.now;
+        let never_dispatched =
+            self.workload.remaining() + self.pending_turns.iter().flatten().count() as u64;
+        let workers = self
+            .workers
+            .iter_mut()
+            .map(|w| {
+                w.sample_kv(end);
+                WorkerTotals {
+                    stats: w.engine.stats(),
+                    passes: w.engine.passes(),
+                    kv_capacity: w.kv_capacity,
+                    kv_peak: w.kv_peak,
+                    kv_block_ns: w.kv_block_ns,
+                }
+            })
+            .collect();
+        let totals = RunTotals {
+            end_ns: end.0,
+            never_dispatched,
+            skipped_rows: self.workload.skipped_rows(),
+            think_time_fallbacks: self.think_fallbacks,
+            workers,
+            gpus_per_worker: self.spec.engine.dp_size * self.spec.engine.tp_size,
+            source: String::new(),
+        };
+        Ok((self.collector, totals))
+    }
+
+    fn apply(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::PassComplete { worker } => self.finish_pass(worker),
+            EventKind::TurnDue { slot } => {
+                let offer = self.pending_turns[slot as usize]
+                    .take()
+                    .expect("turn slot is filled");
+                self.free_turn_slots.push(slot);
+                self.dispatch(offer);
+            }
+            EventKind::ScalingTick => {}
+            EventKind::Timeout { request } => {
+                if !self.collector.is_terminal(request) {
+                    let worker = self.collector.worker_of(request);
+                    self.workers[worker as usize]
+                        .engine
+                        .abort(aisim_core::RequestId(request));
+                    self.mark_dirty(worker);
+                    self.collector
+                        .terminal(request, self.now, Outcome::TimedOut);
+                    self.on_terminal(request);
+                }
+            }
+        }
+    }
+
+    fn finish_pass(&mut self, w: u32) {
+        let now = self.now;
+        let worker = &mut self.workers[w as usize];
+        worker.sample_kv(now);
+        worker.engine.finish_pass(&mut self.out);
+        worker.busy = false;
+        let pass_start = worker.pass_start;
+        let mut out = std::mem::take(&mut self.out);
+        for ev in out.events.drain(..) {
+            match ev {
+                EngineEvent::Token { id, .. } => self.collector.token(id.0, now),
+                EngineEvent::Admitted {
+                    id,
+                    reused_tokens,
+                    readmission,
+                } => self
+                    .collector
+                    .admitted(id.0, pass_start, reused_tokens, readmission),
+                EngineEvent::Preempted { id } => self.collector.preempted(id.0),
+                EngineEvent::Completed { id } => {
+                    if self.collector.terminal(id.0, now, Outcome::Completed) {
+                        self.on_terminal(id.0);
+                    }
+                }
+            }
+        }
+        out.clear();
+        self.out = out;
+        self.workers[w as usize].sample_kv(now);
+        self.mark_dirty(w);
+    }
+
+    fn mark_dirty(&mut self, w: u32) {
+        let worker = &mut self.workers[w as usize];
+        if !worker.dirty {
+            worker.dirty = true;
+            self.dirty.push(w);
+        }
+    }
+
+    fn dispatch_due_roots(&mut self) {
+        loop {
+            let due = match self.concurrency() {
+                Some(k) => self.active_sessions < k && self.workload.peek_root().is_some(),
+                None => self.workload.peek_root().is_some_and(|t| t <= self.now),
+            };
+            if !due {
+                break;
+            }
+            let mut offer = self.workload.next_root().expect("peeked");
+            if self.concurrency().is_some() {
+                offer.request.arrival = self.now; // stamped at admission
+            }
+            self.active_sessions += 1;
+            self.last_root_planned = self.last_root_planned.max(offer.request.arrival);
+            self.dispatch(offer);
+        }
+        if self.workload.peek_root().is_none() {
+            if let Some(drain) = self.spec.discipline.drain_s {
+                let deadline = self.last_root_planned.after(ms_to_duration(drain * 1e3));
+                self.stop_at = Some(self.stop_at.map_or(deadline, |s| s.min(deadline)));
+            }
+        }
+    }
+
+    fn dispatch(&mut self, offer: Offer) {
+        let now = self.now;
+        let req = &offer.request;
+        let id = req.id.0;
+        let d = &self.spec.discipline;
+        let in_cohort =
+            req.arrival >= self.warmup_s && self.collector.dispatched_count() >= d.warmup_requests;
+        self.collector.dispatched(Dispatch {
+            id,
+            session: req.session.map(|s| s.0),
+            turn: offer.turn,
+            planned: req.arrival,
+            dispatch: now,
+            trace_gap: offer.trace_gap,
+            input_length: req.input_length,
+            output_length: req.output_length,
+            in_cohort,
+        });
+        let placement = self.placement.place(req, &View(&self.workers));
+        self.collector.placed(id, placement.worker, placement.rank);
+        let worker = &mut self.workers[placement.worker as usize];
+        match worker.engine.add_request(req, placement.rank as usize) {
+            Err(reason) => {
+                self.in_flight.insert(id, offer);
+                self.collector.rejected(id, now, reason.to_string());
+                self.on_terminal(id);
+            }
+            Ok(()) => {
+                if let Some(t) = self.timeout {
+                    let deadline = offer.request.arrival.after(t).max(now);
+                    self.heap.push(deadline, EventKind::Timeout { request: id });
+                }
+                self.in_flight.insert(id, offer);
+                self.mark_dirty(placement.worker);
+            }
+        }
+    }
+
+    /// A request ended: release its session's next turn, or its session's slot.
+    fn on_terminal(&mut self, id: u64) {
+        let Some(prev) = self.in_flight.remove(&id) else {
+            return;
+        };
+        let Some(mut next) = self.workload.next_turn(&prev) else {
+            self.active_sessions = self.active_sessions.saturating_sub(1);
+            return;
+        };
+        let now = self.now;
+        let think = match next.think {
+            Some(t) => t,
+            None => {
+                if self.spec.dispatch == DispatchMode::Thinktime {
+                    self.think_fallbacks += 1;
+                }
+                next.trace_gap.unwrap_or(SimDuration::ZERO)
+            }
+        };
+        let (at, planned) = match self.spec.dispatch {
+            DispatchMode::Thinktime => (now.after(think), now.after(think)),
+            DispatchMode::Fixed(ms) => {
+                let t = now.after(ms_to_duration(ms / self.spec.admission.speedup));
+                (t, t)
+            }
+            DispatchMode::Tracets => match next.trace_at {
+                Some(ts) => (ts.max(now), ts),
+                None => (now.after(think), now.after(think)),
+            },
+        };
+        next.request.arrival = planned;
+        let slot = match self.free_turn_slots.pop() {
+            Some(s) => {
+                self.pending_turns[s as usize] = Some(next);
+                s
+            }
+            None => {
+                self.pending_turns.push(Some(next));
+                self.pending_turns.len() as u32 - 1
+            }
+        };
+        self.heap.push(at, EventKind::TurnDue { slot });
+    }
+
+    fn start_passes(&mut self) -> Result<(), ReplayError> {
+        let now = self.now;
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &w in &dirty {
+            let worker = &mut self.workers[w as usize];
+            worker.dirty = false;
+            if worker.busy || !worker.engine.has_work() {
+                continue;
+            }
+            match worker.engine.start_pass(now)? {
+                Some(d) => {
+                    worker.busy = true;
+                    worker.pass_start = now;
+                    worker.sample_kv(now);
+                    self.heap.push(now.after(d), EventKind::PassComplete { worker: w });
+                }
+                None => {
+                    return Err(ReplayError::spec(
+                        "engine",
+                        format!("worker {w} has queued requests but could schedule none at t = {} s; this is a bug in aisim, please report it with the spec", now.as_secs_f64()),
+                    ))
+                }
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+//! Runtimes: the event loop over a topology.
+
+mod agg;
+
+pub(crate) use agg::AggRuntime;
+
+/// Hooks for progress display; the loop calls them, they never change a result.
+pub trait ReplayObserver {
+    /// Called now and then with the requests dispatched so far and the number
+    /// still to come (when known).
+    fn progress(&mut self, _dispatched: u64, _remaining: u64) {}
+    /// Called once when the loop ends.
+    fn finished(&mut self) {}
+}
+
+/// An observer that does nothing.
+#[derive(Debug, Default)]
+pub struct Silent;
+
+impl ReplayObserver for Silent {}

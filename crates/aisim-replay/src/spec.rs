@@ -1,0 +1,568 @@
+//! `ReplaySpec`: everything a run depends on, in one serializable, versioned,
+//! validated value. The CLI builds one from flags, prints it with `--print-spec`
+//! and runs one from a file with `--spec`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use aisim_core::timing::TimingSpec;
+use aisim_core::EngineConfig;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::ReplayError;
+use crate::trace::TraceFormat;
+use crate::SCHEMA_VERSION;
+
+/// A complete, reproducible description of a replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaySpec {
+    /// Schema version; must equal [`SCHEMA_VERSION`].
+    pub version: u32,
+    /// Seed of every random choice (router, synthetic workload).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Where requests come from.
+    pub workload: WorkloadSpec,
+    /// How requests are admitted into the system.
+    #[serde(default)]
+    pub admission: AdmissionSpec,
+    /// When a session's next turn is dispatched.
+    #[serde(default)]
+    pub dispatch: DispatchMode,
+    /// Workers and their arrangement.
+    #[serde(default)]
+    pub topology: TopologySpec,
+    /// Engine limits of every worker.
+    #[serde(default)]
+    pub engine: EngineConfig,
+    /// Pass timing.
+    #[serde(default)]
+    pub timing: TimingSpec,
+    /// Placement policy.
+    #[serde(default)]
+    pub router: RouterSpec,
+    /// Scaling policy.
+    #[serde(default)]
+    pub scaling: ScalingSpec,
+    /// What is measured and when the run stops.
+    #[serde(default)]
+    pub discipline: DisciplineSpec,
+    /// Service-level thresholds for goodput.
+    #[serde(default)]
+    pub sla: SlaSpec,
+}
+
+fn default_seed() -> u64 {
+    42
+}
+
+impl Default for ReplaySpec {
+    fn default() -> Self {
+        ReplaySpec {
+            version: SCHEMA_VERSION,
+            seed: default_seed(),
+            workload: WorkloadSpec::Demo,
+            admission: AdmissionSpec::default(),
+            dispatch: DispatchMode::default(),
+            topology: TopologySpec::default(),
+            engine: EngineConfig::default(),
+            timing: TimingSpec::default(),
+            router: RouterSpec::default(),
+            scaling: ScalingSpec::default(),
+            discipline: DisciplineSpec::default(),
+            sla: SlaSpec::default(),
+        }
+    }
+}
+
+/// Where requests come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// The built-in multi-turn demo trace (`fixtures/demo_sessions.jsonl`).
+    Demo,
+    /// A trace file.
+    Trace {
+        /// Path of the file.
+        path: PathBuf,
+        /// Format; detected from the extension and first line when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        format: Option<TraceFormat>,
+        /// Tokens per trace block; the format's default when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_block_size: Option<u32>,
+    },
+    /// Requests generated on the fly.
+    Synthetic(SyntheticSpec),
+}
+
+/// A generated workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticSpec {
+    /// Sessions (first turns) to generate.
+    pub requests: u64,
+    /// Prompt length of a first turn (later turns add this much new input).
+    pub input: LengthSpec,
+    /// Output length.
+    pub output: LengthSpec,
+    /// Arrival process of first turns.
+    pub arrival: ArrivalSpec,
+    /// Number of shared-prefix groups (0: no sharing).
+    #[serde(default)]
+    pub prefix_groups: u32,
+    /// Tokens of the shared prefix of each group.
+    #[serde(default)]
+    pub prefix_tokens: u32,
+    /// Turns per session (1: single-turn).
+    #[serde(default = "one")]
+    pub turns: u32,
+    /// Think time between turns, milliseconds.
+    #[serde(default)]
+    pub think_ms: f64,
+    /// Tokens per hash id in the generated prefix identity.
+    #[serde(default = "default_block")]
+    pub trace_block_size: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_block() -> u32 {
+    512
+}
+
+/// A length distribution (tokens, at least 1 after rounding; outputs may be 0
+/// only with `fixed`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LengthSpec {
+    /// Always `tokens`.
+    Fixed {
+        /// Tokens.
+        tokens: u32,
+    },
+    /// Uniform over the integers `min..=max`.
+    Uniform {
+        /// Smallest.
+        min: u32,
+        /// Largest.
+        max: u32,
+    },
+    /// Normal, rounded, at least 1.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+}
+
+/// An arrival process.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "process", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArrivalSpec {
+    /// Evenly spaced at `rate` per second.
+    Constant {
+        /// Requests per second.
+        rate: f64,
+    },
+    /// Exponential gaps at `rate` per second.
+    Poisson {
+        /// Requests per second.
+        rate: f64,
+    },
+    /// Gamma gaps with shape `burstiness` (1 = Poisson, below 1 burstier; the gap
+    /// coefficient of variation is `1/sqrt(burstiness)`), mean `1/rate`.
+    Gamma {
+        /// Requests per second.
+        rate: f64,
+        /// Gamma shape.
+        burstiness: f64,
+    },
+}
+
+/// Trace mode (default) or concurrency mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdmissionSpec {
+    /// Trace timestamps and think times are divided by this.
+    pub speedup: f64,
+    /// Concurrency mode: keep this many requests (sessions) in flight, ignoring
+    /// trace spacing; arrivals are stamped at admission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+}
+
+impl Default for AdmissionSpec {
+    fn default() -> Self {
+        AdmissionSpec {
+            speedup: 1.0,
+            concurrency: None,
+        }
+    }
+}
+
+/// When a session's next turn is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum DispatchMode {
+    /// At `max(previous turn done, its trace timestamp)`.
+    Tracets,
+    /// At previous turn done + the row's think time (falling back to the trace gap).
+    #[default]
+    Thinktime,
+    /// At previous turn done + this many milliseconds.
+    Fixed(f64),
+}
+
+impl fmt::Display for DispatchMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DispatchMode::Tracets => f.write_str("tracets"),
+            DispatchMode::Thinktime => f.write_str("thinktime"),
+            DispatchMode::Fixed(ms) => write!(f, "fixed:{ms}"),
+        }
+    }
+}
+
+impl FromStr for DispatchMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tracets" => Ok(DispatchMode::Tracets),
+            "thinktime" => Ok(DispatchMode::Thinktime),
+            _ => match s.strip_prefix("fixed:").map(str::parse::<f64>) {
+                Some(Ok(ms)) if ms.is_finite() && ms >= 0.0 => Ok(DispatchMode::Fixed(ms)),
+                _ => Err(format!(
+                    "`{s}` is not a dispatch mode: use tracets, thinktime or fixed:MS (MS ≥ 0)"
+                )),
+            },
+        }
+    }
+}
+
+impl Serialize for DispatchMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DispatchMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Workers and their arrangement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// N identical workers.
+    Aggregated {
+        /// Worker count.
+        workers: u32,
+    },
+}
+
+impl Default for TopologySpec {
+    fn default() -> Self {
+        TopologySpec::Aggregated { workers: 1 }
+    }
+}
+
+/// Built-in placement policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RouterKind {
+    /// Workers (and DP ranks) in turn.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (seeded).
+    Random,
+    /// Fewest running + waiting; ties to the lowest id.
+    LeastLoaded,
+}
+
+/// Placement policy and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RouterSpec {
+    /// Which policy.
+    pub policy: RouterKind,
+}
+
+/// Built-in scaling policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalingKind {
+    /// A fixed number of workers.
+    #[default]
+    None,
+}
+
+/// Scaling policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScalingSpec {
+    /// Which policy.
+    pub policy: ScalingKind,
+}
+
+/// The declared measurement discipline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DisciplineSpec {
+    /// The first this many offered requests are simulated but not measured.
+    pub warmup_requests: u64,
+    /// Requests planned before this many seconds are simulated but not measured.
+    pub warmup_s: f64,
+    /// A request not finished this long after its planned arrival times out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// After the last planned arrival, in-flight work may finish for this long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_s: Option<f64>,
+    /// The run stops at this simulated time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_sim_time_s: Option<f64>,
+}
+
+/// Goodput thresholds (a completed request counts when it meets every one given).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlaSpec {
+    /// TTFT limit, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// TPOT limit, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+    /// E2E limit, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
+}
+
+fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ReplayError::spec(
+            field,
+            format!("{v} must be a finite number above 0"),
+        ))
+    }
+}
+
+fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), ReplayError> {
+    match *l {
+        LengthSpec::Fixed { tokens } if tokens == 0 && !allow_zero => {
+            Err(ReplayError::spec(field, "0 tokens: at least 1 is needed"))
+        }
+        LengthSpec::Uniform { min, max } if min > max || (min == 0 && !allow_zero) => Err(
+            ReplayError::spec(field, format!("uniform {min}..={max}: need 1 ≤ min ≤ max")),
+        ),
+        LengthSpec::Normal { mean, std }
+            if !(mean.is_finite() && std.is_finite() && std >= 0.0 && mean > 0.0) =>
+        {
+            Err(ReplayError::spec(
+                field,
+                format!("normal mean {mean} std {std}: need mean > 0 and std ≥ 0"),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl ReplaySpec {
+    /// Reads a spec from a JSON file (unknown fields are errors).
+    pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
+            path: path.into(),
+            source,
+        })?;
+        let spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
+            path: path.into(),
+            reason: format!("line {} column {}: {e}", e.line(), e.column()),
+        })?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The spec as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("specs serialize")
+    }
+
+    /// Worker count.
+    pub fn workers(&self) -> u32 {
+        match self.topology {
+            TopologySpec::Aggregated { workers } => workers,
+        }
+    }
+
+    /// Checks every field before anything runs.
+    pub fn validate(&self) -> Result<(), ReplayError> {
+        if self.version != SCHEMA_VERSION {
+            return Err(ReplayError::spec(
+                "version",
+                format!(
+                    "{} is not supported; this aisim reads version {SCHEMA_VERSION}",
+                    self.version
+                ),
+            ));
+        }
+        if self.workers() == 0 {
+            return Err(ReplayError::spec(
+                "topology.workers",
+                "0 workers: at least 1 is needed",
+            ));
+        }
+        self.engine.validate()?;
+        check_positive("admission.speedup", self.admission.speedup)?;
+        if self.admission.concurrency == Some(0) {
+            return Err(ReplayError::spec(
+                "admission.concurrency",
+                "0: at least 1 request must be in flight",
+            ));
+        }
+        if let TimingSpec::Fixed {
+            prefill_ms,
+            decode_ms,
+        } = self.timing
+        {
+            aisim_core::timing::FixedTiming::new(prefill_ms, decode_ms)?;
+        }
+        let d = &self.discipline;
+        if !(d.warmup_s.is_finite() && d.warmup_s >= 0.0) {
+            return Err(ReplayError::spec(
+                "discipline.warmup_s",
+                format!("{} must be 0 or more", d.warmup_s),
+            ));
+        }
+        for (f, v) in [
+            ("discipline.timeout_s", d.timeout_s),
+            ("discipline.max_sim_time_s", d.max_sim_time_s),
+        ] {
+            if let Some(v) = v {
+                check_positive(f, v)?;
+            }
+        }
+        if let Some(v) = d.drain_s {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(ReplayError::spec(
+                    "discipline.drain_s",
+                    format!("{v} must be 0 or more"),
+                ));
+            }
+        }
+        for (f, v) in [
+            ("sla.ttft_ms", self.sla.ttft_ms),
+            ("sla.tpot_ms", self.sla.tpot_ms),
+            ("sla.e2e_ms", self.sla.e2e_ms),
+        ] {
+            if let Some(v) = v {
+                check_positive(f, v)?;
+            }
+        }
+        match &self.workload {
+            WorkloadSpec::Trace {
+                trace_block_size: Some(0),
+                ..
+            } => {
+                return Err(ReplayError::spec(
+                    "workload.trace_block_size",
+                    "0: at least 1 token per trace block",
+                ))
+            }
+            WorkloadSpec::Synthetic(s) => {
+                if s.requests == 0 {
+                    return Err(ReplayError::spec(
+                        "workload.requests",
+                        "0: at least 1 request",
+                    ));
+                }
+                check_length("workload.input", &s.input, false)?;
+                check_length("workload.output", &s.output, true)?;
+                match s.arrival {
+                    ArrivalSpec::Constant { rate } | ArrivalSpec::Poisson { rate } => {
+                        check_positive("workload.arrival.rate", rate)?
+                    }
+                    ArrivalSpec::Gamma { rate, burstiness } => {
+                        check_positive("workload.arrival.rate", rate)?;
+                        check_positive("workload.arrival.burstiness", burstiness)?;
+                    }
+                }
+                if s.turns == 0 {
+                    return Err(ReplayError::spec(
+                        "workload.turns",
+                        "0: at least 1 turn per session",
+                    ));
+                }
+                if s.trace_block_size == 0 {
+                    return Err(ReplayError::spec(
+                        "workload.trace_block_size",
+                        "0: at least 1",
+                    ));
+                }
+                if !(s.think_ms.is_finite() && s.think_ms >= 0.0) {
+                    return Err(ReplayError::spec("workload.think_ms", "must be 0 or more"));
+                }
+                if s.prefix_groups > 0 && s.prefix_tokens == 0 {
+                    return Err(ReplayError::spec(
+                        "workload.prefix_tokens",
+                        "prefix groups need prefix_tokens ≥ 1",
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_unknown_fields() {
+        let spec = ReplaySpec {
+            dispatch: DispatchMode::Fixed(250.0),
+            ..Default::default()
+        };
+        let back: ReplaySpec = serde_json::from_str(&spec.to_json()).unwrap();
+        assert_eq!(back, spec);
+        let mut v: serde_json::Value = serde_json::from_str(&spec.to_json()).unwrap();
+        v["engine"]["max_num_seqz"] = 3.into();
+        let e = serde_json::from_value::<ReplaySpec>(v)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_num_seqz"), "{e}");
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let spec = ReplaySpec {
+            topology: TopologySpec::Aggregated { workers: 0 },
+            ..Default::default()
+        };
+        assert!(spec
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("topology.workers"));
+        let spec = ReplaySpec {
+            version: 9,
+            ..Default::default()
+        };
+        assert!(spec.validate().unwrap_err().to_string().contains("version"));
+        assert!("fixed:-3".parse::<DispatchMode>().is_err());
+        assert_eq!(
+            "fixed:12.5".parse::<DispatchMode>(),
+            Ok(DispatchMode::Fixed(12.5))
+        );
+    }
+}

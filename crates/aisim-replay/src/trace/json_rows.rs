@@ -1,0 +1,185 @@
+//! JSONL readers: Mooncake and Qwen Bailian / agentic-coder rows.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{row_error, SessionInterner, TraceRecord};
+use crate::error::ReplayError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Mooncake,
+    Bailian,
+}
+
+struct Row<'a> {
+    obj: &'a Map<String, Value>,
+    path: &'a Path,
+    line: usize,
+}
+
+impl Row<'_> {
+    /// The first of `names` present (aliases), or `None`.
+    fn get<'n>(&self, names: &[&'n str]) -> Option<(&'n str, &Value)> {
+        names
+            .iter()
+            .find_map(|n| self.obj.get(*n).filter(|v| !v.is_null()).map(|v| (*n, v)))
+    }
+
+    fn err(&self, field: &str, reason: impl Into<String>) -> ReplayError {
+        row_error(self.path, self.line, field, reason)
+    }
+
+    fn number(&self, names: &[&str]) -> Result<Option<f64>, ReplayError> {
+        match self.get(names) {
+            None => Ok(None),
+            Some((n, v)) => match v.as_f64() {
+                Some(x) if x.is_finite() => Ok(Some(x)),
+                _ => Err(self.err(n, format!("{v} is not a number"))),
+            },
+        }
+    }
+
+    fn required_number(&self, names: &[&str]) -> Result<f64, ReplayError> {
+        self.number(names)?
+            .ok_or_else(|| self.err(names[0], "missing"))
+    }
+
+    fn length(&self, names: &[&str]) -> Result<u32, ReplayError> {
+        let (n, v) = self
+            .get(names)
+            .ok_or_else(|| self.err(names[0], "missing"))?;
+        if let Some(x) = v.as_u64() {
+            return u32::try_from(x).map_err(|_| {
+                self.err(
+                    n,
+                    format!("{x} tokens is more than aisim supports (4,294,967,295)"),
+                )
+            });
+        }
+        match v.as_f64() {
+            Some(x) if x < 0.0 => Err(self.err(n, format!("negative length {v}"))),
+            _ => Err(self.err(n, format!("{v} is not a whole number of tokens"))),
+        }
+    }
+
+    fn integer(&self, name: &str) -> Result<Option<i64>, ReplayError> {
+        match self.get(&[name]) {
+            None => Ok(None),
+            Some((n, v)) => v
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.err(n, format!("{v} is not an integer"))),
+        }
+    }
+
+    fn hash_ids(&self) -> Result<Vec<u64>, ReplayError> {
+        match self.get(&["hash_ids"]) {
+            None => Ok(Vec::new()),
+            Some((n, Value::Array(items))) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.as_u64().ok_or_else(|| {
+                        self.err(
+                            n,
+                            format!("element {i} ({v}) is not a non-negative integer"),
+                        )
+                    })
+                })
+                .collect(),
+            Some((n, v)) => Err(self.err(n, format!("{v} is not a list of block ids"))),
+        }
+    }
+
+    fn session(&self, interner: &mut SessionInterner) -> Option<u64> {
+        self.get(&["session_id"]).map(|(_, v)| match v {
+            Value::String(s) => interner.intern(s),
+            other => interner.intern(&other.to_string()),
+        })
+    }
+}
+
+pub(crate) fn read<R: BufRead>(
+    reader: R,
+    path: &Path,
+    shape: Shape,
+) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
+    let mut records = Vec::new();
+    let mut sessions = SessionInterner::default();
+    for (i, line) in reader.lines().enumerate() {
+        let line_no = i + 1;
+        let text = line.map_err(|source| ReplayError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            row_error(
+                path,
+                line_no,
+                "(row)",
+                format!("broken JSON at column {}: {e}", e.column()),
+            )
+        })?;
+        let Value::Object(obj) = &value else {
+            return Err(row_error(
+                path,
+                line_no,
+                "(row)",
+                "a row must be a JSON object",
+            ));
+        };
+        let row = Row {
+            obj,
+            path,
+            line: line_no,
+        };
+        let record = match shape {
+            Shape::Mooncake => TraceRecord {
+                line: line_no,
+                timestamp_ms: row.required_number(&["timestamp", "created_time"])?,
+                input_length: row.length(&["input_length", "input_tokens"])?,
+                output_length: row.length(&["output_length", "output_tokens"])?,
+                hash_ids: row.hash_ids()?,
+                session: row.session(&mut sessions),
+                chat_id: None,
+                parent_chat_id: None,
+                think_ms: match row.number(&["delay_ms"])? {
+                    Some(ms) => Some(ms),
+                    None => row.number(&["delay"])?,
+                },
+            },
+            Shape::Bailian => TraceRecord {
+                line: line_no,
+                timestamp_ms: row.required_number(&["timestamp"])? * 1e3,
+                input_length: row.length(&["input_length"])?,
+                output_length: row.length(&["output_length"])?,
+                hash_ids: row.hash_ids()?,
+                session: row.session(&mut sessions),
+                chat_id: Some(
+                    row.integer("chat_id")?
+                        .ok_or_else(|| row.err("chat_id", "missing"))?,
+                ),
+                parent_chat_id: row.integer("parent_chat_id")?,
+                think_ms: row.number(&["time_to_parent_chat"])?.map(|s| s * 1e3),
+            },
+        };
+        if let Some(t) = record.think_ms {
+            if t < 0.0 {
+                return Err(row_error(
+                    path,
+                    line_no,
+                    "think time",
+                    format!("negative think time {t} ms"),
+                ));
+            }
+        }
+        records.push(record);
+    }
+    Ok((records, 0))
+}

@@ -1,0 +1,209 @@
+//! Trace readers. Every reader streams its file line by line and reports the
+//! file, line and field of any bad row; rows skipped on purpose are counted.
+
+mod csv;
+mod detect;
+mod json_rows;
+mod timestamp;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use detect::detect_format;
+
+use crate::error::ReplayError;
+
+/// A supported trace format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// Mooncake JSONL: `timestamp` (ms), lengths, `hash_ids`.
+    Mooncake,
+    /// Qwen Bailian / agentic-coder JSONL: `chat_id`, `parent_chat_id`, `timestamp` (s).
+    Bailian,
+    /// Azure LLM inference CSV: `TIMESTAMP`, `ContextTokens`, `GeneratedTokens`.
+    Azure,
+    /// BurstGPT CSV: `Timestamp` (s), `Request tokens`, `Response tokens`, ...
+    Burstgpt,
+}
+
+impl TraceFormat {
+    /// Tokens per trace block when the user does not say.
+    pub fn default_block_size(self) -> u32 {
+        match self {
+            TraceFormat::Bailian => 16,
+            _ => 512,
+        }
+    }
+
+    /// Name as written on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Mooncake => "mooncake",
+            TraceFormat::Bailian => "bailian",
+            TraceFormat::Azure => "azure",
+            TraceFormat::Burstgpt => "burstgpt",
+        }
+    }
+}
+
+/// One request row of a trace, as read (timestamps not yet normalized).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRecord {
+    /// 1-based line in the file.
+    pub line: usize,
+    /// Arrival, milliseconds on the trace's own clock.
+    pub timestamp_ms: f64,
+    /// Prompt tokens.
+    pub input_length: u32,
+    /// Output tokens.
+    pub output_length: u32,
+    /// Trace block ids of the prompt.
+    pub hash_ids: Vec<u64>,
+    /// Session (interned from `session_id` / `Session ID`).
+    pub session: Option<u64>,
+    /// Bailian chat id.
+    pub chat_id: Option<i64>,
+    /// Bailian parent chat id (`-1` or absent for a root).
+    pub parent_chat_id: Option<i64>,
+    /// Think time before this turn, from the row, milliseconds.
+    pub think_ms: Option<f64>,
+}
+
+/// A whole trace, read.
+#[derive(Debug, Clone)]
+pub struct TraceData {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: TraceFormat,
+    /// Tokens per trace block.
+    pub trace_block_size: u32,
+    /// Rows, in file order.
+    pub records: Vec<TraceRecord>,
+    /// Rows skipped on purpose (BurstGPT failed requests).
+    pub skipped_failed: u64,
+}
+
+/// Interns session ids (strings or numbers) to dense integers, by first appearance.
+#[derive(Debug, Default)]
+pub(crate) struct SessionInterner(HashMap<String, u64>);
+
+impl SessionInterner {
+    pub fn intern(&mut self, key: &str) -> u64 {
+        let next = self.0.len() as u64;
+        *self.0.entry(key.to_string()).or_insert(next)
+    }
+}
+
+pub(crate) fn row_error(
+    path: &Path,
+    line: usize,
+    field: &str,
+    reason: impl Into<String>,
+) -> ReplayError {
+    ReplayError::Trace {
+        path: path.to_path_buf(),
+        line,
+        field: field.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads a trace file; `format` overrides detection, `trace_block_size` the
+/// format's default.
+pub fn read_trace(
+    path: &Path,
+    format: Option<TraceFormat>,
+    trace_block_size: Option<u32>,
+) -> Result<TraceData, ReplayError> {
+    let io = |source| ReplayError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let format = match format {
+        Some(f) => f,
+        None => {
+            let mut first = String::new();
+            let mut r = BufReader::new(File::open(path).map_err(io)?);
+            while first.trim().is_empty() {
+                first.clear();
+                if r.read_line(&mut first).map_err(io)? == 0 {
+                    break;
+                }
+            }
+            detect_format(path, &first)?
+        }
+    };
+    let reader = BufReader::new(File::open(path).map_err(io)?);
+    read_trace_from(reader, path, format, trace_block_size)
+}
+
+/// Reads a trace from any buffered reader; `path` names it in errors.
+pub fn read_trace_from<R: BufRead>(
+    reader: R,
+    path: &Path,
+    format: TraceFormat,
+    trace_block_size: Option<u32>,
+) -> Result<TraceData, ReplayError> {
+    let (records, skipped_failed) = match format {
+        TraceFormat::Mooncake => json_rows::read(reader, path, json_rows::Shape::Mooncake)?,
+        TraceFormat::Bailian => json_rows::read(reader, path, json_rows::Shape::Bailian)?,
+        TraceFormat::Azure => csv::read(reader, path, csv::Shape::Azure)?,
+        TraceFormat::Burstgpt => csv::read(reader, path, csv::Shape::BurstGpt)?,
+    };
+    if records.is_empty() {
+        return Err(ReplayError::TraceFile {
+            path: path.to_path_buf(),
+            reason: "no requests in the trace".into(),
+        });
+    }
+    Ok(TraceData {
+        path: path.to_path_buf(),
+        format,
+        trace_block_size: trace_block_size.unwrap_or(format.default_block_size()),
+        records,
+        skipped_failed,
+    })
+}
+
+/// Writes requests as Mooncake JSONL (what `aisim gen-trace` produces).
+pub fn write_mooncake_row(
+    out: &mut impl std::io::Write,
+    timestamp_ms: f64,
+    input_length: u32,
+    output_length: u32,
+    hash_ids: &[u64],
+    session: Option<u64>,
+    delay_ms: Option<f64>,
+) -> std::io::Result<()> {
+    write!(out, "{{\"timestamp\": {}, \"input_length\": {input_length}, \"output_length\": {output_length}, \"hash_ids\": [", fmt_ms(timestamp_ms))?;
+    for (i, h) in hash_ids.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b", ")?;
+        }
+        write!(out, "{h}")?;
+    }
+    out.write_all(b"]")?;
+    if let Some(s) = session {
+        write!(out, ", \"session_id\": {s}")?;
+    }
+    if let Some(d) = delay_ms {
+        write!(out, ", \"delay_ms\": {}", fmt_ms(d))?;
+    }
+    out.write_all(b"}\n")
+}
+
+/// Milliseconds with at most microsecond precision, integers without a fraction.
+fn fmt_ms(v: f64) -> String {
+    let r = (v * 1000.0).round() / 1000.0;
+    if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r}")
+    }
+}

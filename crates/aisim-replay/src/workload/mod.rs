@@ -1,0 +1,73 @@
+//! Workloads: where requests come from. A workload hands out first turns in
+//! planned-arrival order and, when a turn ends, the next turn of its session.
+
+mod demo;
+mod random;
+mod synthetic;
+mod trace_source;
+
+use aisim_core::{Request, SimDuration, SimTime};
+
+pub use demo::{demo_trace, DEMO_TRACE_NAME};
+pub use synthetic::SyntheticWorkload;
+pub use trace_source::TraceWorkload;
+
+use crate::error::ReplayError;
+use crate::spec::{ReplaySpec, WorkloadSpec};
+use crate::trace::read_trace;
+
+/// One request as the workload offers it.
+#[derive(Debug, Clone)]
+pub struct Offer {
+    /// The request; `arrival` is its planned arrival for first turns.
+    pub request: Request,
+    /// Turn index within its session (0 for the first).
+    pub turn: u32,
+    /// For later turns: their time on the (normalized, sped-up) trace clock.
+    pub trace_at: Option<SimTime>,
+    /// Think time before this turn, from the row (sped up).
+    pub think: Option<SimDuration>,
+    /// For later turns: the gap to the previous turn on the trace clock, the
+    /// fallback think time.
+    pub trace_gap: Option<SimDuration>,
+}
+
+/// A source of requests.
+pub trait Workload {
+    /// Planned arrival of the next first turn.
+    fn peek_root(&self) -> Option<SimTime>;
+    /// The next first turn, in planned-arrival order.
+    fn next_root(&mut self) -> Option<Offer>;
+    /// The turn after `prev` in its session, if any.
+    fn next_turn(&mut self, prev: &Offer) -> Option<Offer>;
+    /// Requests (of every turn) not yet handed out; they count as offered.
+    fn remaining(&self) -> u64;
+    /// Rows skipped on purpose while reading (BurstGPT failed requests).
+    fn skipped_rows(&self) -> u64 {
+        0
+    }
+}
+
+/// Builds the workload a spec describes.
+pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayError> {
+    let speedup = spec.admission.speedup;
+    Ok(match &spec.workload {
+        WorkloadSpec::Demo => Box::new(TraceWorkload::new(demo_trace()?, speedup)),
+        WorkloadSpec::Trace {
+            path,
+            format,
+            trace_block_size,
+        } => Box::new(TraceWorkload::new(
+            read_trace(path, *format, *trace_block_size)?,
+            speedup,
+        )),
+        WorkloadSpec::Synthetic(s) => {
+            Box::new(SyntheticWorkload::new(s.clone(), spec.seed, speedup))
+        }
+    })
+}
+
+/// Seconds (or milliseconds / speedup) to a rounded duration; inputs are validated.
+pub(crate) fn ms_to_duration(ms: f64) -> SimDuration {
+    SimDuration::from_secs_f64(ms.max(0.0) * 1e-3).unwrap_or(SimDuration(u64::MAX / 4))
+}

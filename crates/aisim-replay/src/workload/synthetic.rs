@@ -1,0 +1,168 @@
+//! Generated workloads, produced lazily: memory does not grow with the request
+//! count. Each session's later turns come from a generator seeded by the run
+//! seed and the session, so they do not depend on when they are asked for.
+
+use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64;
+
+use super::random::{exponential, gamma, standard_normal, uniform_int};
+use super::{ms_to_duration, Offer, Workload};
+use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec};
+
+/// Ids of shared prefixes live in their own range so they never collide with
+/// the per-request ids.
+const PREFIX_ID_BASE: u64 = 1 << 48;
+
+/// A lazily generated workload.
+#[derive(Debug)]
+pub struct SyntheticWorkload {
+    spec: SyntheticSpec,
+    seed: u64,
+    rng: Pcg64,
+    speedup: f64,
+    next_arrival_s: f64,
+    roots_made: u64,
+    ids_made: u64,
+    turns_left: u64,
+}
+
+fn sample_len(rng: &mut Pcg64, l: &LengthSpec) -> u32 {
+    match *l {
+        LengthSpec::Fixed { tokens } => tokens,
+        LengthSpec::Uniform { min, max } => uniform_int(rng, min as u64, max as u64) as u32,
+        LengthSpec::Normal { mean, std } => (mean + std * standard_normal(rng))
+            .round()
+            .clamp(1.0, u32::MAX as f64) as u32,
+    }
+}
+
+impl SyntheticWorkload {
+    /// A workload from a validated spec.
+    pub fn new(spec: SyntheticSpec, seed: u64, speedup: f64) -> SyntheticWorkload {
+        let turns_left = spec.requests * spec.turns as u64;
+        SyntheticWorkload {
+            rng: Pcg64::seed_from_u64(seed),
+            seed,
+            spec,
+            speedup,
+            next_arrival_s: 0.0,
+            roots_made: 0,
+            ids_made: 0,
+            turns_left,
+        }
+    }
+
+    fn gap_s(&mut self) -> f64 {
+        match self.spec.arrival {
+            ArrivalSpec::Constant { rate } => 1.0 / rate,
+            ArrivalSpec::Poisson { rate } => exponential(&mut self.rng, rate),
+            ArrivalSpec::Gamma { rate, burstiness } => {
+                gamma(&mut self.rng, burstiness, 1.0 / (rate * burstiness))
+            }
+        }
+    }
+
+    /// Trace block ids of a prompt: the group's shared prefix, then fresh ids.
+    fn hash_ids(&mut self, input: u32, group: Option<u64>, mut base: Vec<u64>) -> Vec<u64> {
+        let tb = self.spec.trace_block_size as u64;
+        let blocks = (input as u64).div_ceil(tb);
+        if base.is_empty() {
+            if let Some(g) = group {
+                let shared = (self.spec.prefix_tokens as u64 / tb).min(blocks);
+                base.extend((0..shared).map(|j| PREFIX_ID_BASE + g * (1 << 24) + j));
+            }
+        }
+        base.truncate(blocks as usize);
+        while (base.len() as u64) < blocks {
+            // Unique per request and block: the request counter in the high bits.
+            base.push(((self.ids_made + 1) << 20) + base.len() as u64);
+        }
+        base
+    }
+
+    fn make(
+        &mut self,
+        input: u32,
+        output: u32,
+        arrival: SimTime,
+        session: Option<u64>,
+        hash_ids: Vec<u64>,
+    ) -> Request {
+        let id = self.ids_made;
+        self.ids_made += 1;
+        self.turns_left = self.turns_left.saturating_sub(1);
+        Request {
+            id: RequestId(id),
+            arrival,
+            input_length: input,
+            output_length: output,
+            hash_ids,
+            trace_block_size: self.spec.trace_block_size,
+            session: session.map(SessionId),
+        }
+    }
+}
+
+impl Workload for SyntheticWorkload {
+    fn peek_root(&self) -> Option<SimTime> {
+        (self.roots_made < self.spec.requests)
+            .then(|| SimTime(ms_to_duration(self.next_arrival_s * 1e3 / self.speedup).0))
+    }
+
+    fn next_root(&mut self) -> Option<Offer> {
+        let at = self.peek_root()?;
+        let session = self.roots_made;
+        self.roots_made += 1;
+        let gap = self.gap_s();
+        self.next_arrival_s += gap;
+        let input = sample_len(&mut self.rng, &self.spec.input);
+        let output = sample_len(&mut self.rng, &self.spec.output);
+        let group = (self.spec.prefix_groups > 0)
+            .then(|| uniform_int(&mut self.rng, 0, self.spec.prefix_groups as u64 - 1));
+        let ids = self.hash_ids(input, group, Vec::new());
+        let multi = self.spec.turns > 1;
+        let request = self.make(input, output, at, multi.then_some(session), ids);
+        Some(Offer {
+            request,
+            turn: 0,
+            trace_at: None,
+            think: None,
+            trace_gap: None,
+        })
+    }
+
+    fn next_turn(&mut self, prev: &Offer) -> Option<Offer> {
+        let session = prev.request.session?.0;
+        if prev.turn + 1 >= self.spec.turns {
+            return None;
+        }
+        // Per-session generator: independent of the order in which turns end.
+        let mut rng = Pcg64::seed_from_u64(
+            self.seed ^ (session.wrapping_mul(0x9e37_79b9_7f4a_7c15)) ^ (prev.turn as u64 + 1),
+        );
+        let new_input = sample_len(&mut rng, &self.spec.input);
+        let output = sample_len(&mut rng, &self.spec.output);
+        // The next prompt is the whole conversation so far plus the new message.
+        let input = prev
+            .request
+            .input_length
+            .saturating_add(prev.request.output_length)
+            .saturating_add(new_input);
+        // The conversation so far keeps its ids (its tokens are the same tokens).
+        let ids = self.hash_ids(input, None, prev.request.hash_ids.clone());
+        let think = ms_to_duration(self.spec.think_ms / self.speedup);
+        let request = self.make(input, output, SimTime::ZERO, Some(session), ids);
+        Some(Offer {
+            request,
+            turn: prev.turn + 1,
+            trace_at: None,
+            think: Some(think),
+            trace_gap: Some(SimDuration::ZERO),
+        })
+    }
+
+    fn remaining(&self) -> u64 {
+        self.turns_left
+    }
+}

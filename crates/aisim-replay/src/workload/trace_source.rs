@@ -1,0 +1,166 @@
+//! A trace as a workload: timestamps normalized so the first request arrives at
+//! 0 and divided by the speedup; sessions chained by `parent_chat_id` (Bailian)
+//! or by a shared `session_id`, in timestamp order.
+
+use std::collections::HashMap;
+
+use aisim_core::{Request, RequestId, SessionId, SimTime};
+
+use super::{ms_to_duration, Offer, Workload};
+use crate::trace::{TraceData, TraceRecord};
+
+const NONE: u32 = u32::MAX;
+
+/// Requests from a trace file.
+#[derive(Debug)]
+pub struct TraceWorkload {
+    records: Vec<TraceRecord>,
+    trace_block_size: u32,
+    planned: Vec<SimTime>,
+    next_of: Vec<u32>,
+    session_of: Vec<Option<u64>>,
+    roots: Vec<u32>,
+    cursor: usize,
+    handed: u64,
+    speedup: f64,
+    skipped: u64,
+}
+
+impl TraceWorkload {
+    /// Prepares a trace for replay at `speedup`.
+    pub fn new(trace: TraceData, speedup: f64) -> TraceWorkload {
+        let records = trace.records;
+        let n = records.len();
+        let t0 = records
+            .iter()
+            .map(|r| r.timestamp_ms)
+            .fold(f64::INFINITY, f64::min);
+        let planned: Vec<SimTime> = records
+            .iter()
+            .map(|r| SimTime(ms_to_duration((r.timestamp_ms - t0) / speedup).0))
+            .collect();
+        let mut next_of = vec![NONE; n];
+        let mut follow = vec![false; n];
+        let mut session_of: Vec<Option<u64>> = vec![None; n];
+
+        // Bailian: a row whose parent is in the trace continues the parent's session.
+        let by_chat: HashMap<i64, u32> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.chat_id.map(|c| (c, i as u32)))
+            .collect();
+        for (i, r) in records.iter().enumerate() {
+            if let Some(&p) = r
+                .parent_chat_id
+                .filter(|&p| p >= 0)
+                .and_then(|p| by_chat.get(&p))
+            {
+                if next_of[p as usize] == NONE && p as usize != i {
+                    next_of[p as usize] = i as u32;
+                    follow[i] = true;
+                }
+            }
+        }
+        // Shared session ids: consecutive turns in timestamp order.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by(|&a, &b| {
+            planned[a as usize]
+                .cmp(&planned[b as usize])
+                .then(a.cmp(&b))
+        });
+        let mut last_in_session: HashMap<u64, u32> = HashMap::new();
+        for &i in &order {
+            let r = &records[i as usize];
+            let Some(s) = r.session else { continue };
+            if follow[i as usize] {
+                continue;
+            }
+            if let Some(&prev) = last_in_session.get(&s) {
+                if next_of[prev as usize] == NONE {
+                    next_of[prev as usize] = i;
+                    follow[i as usize] = true;
+                }
+            }
+            last_in_session.insert(s, i);
+        }
+        // Session identity: the root's index, propagated along each chain.
+        let roots: Vec<u32> = order
+            .iter()
+            .copied()
+            .filter(|&i| !follow[i as usize])
+            .collect();
+        for &root in &roots {
+            if next_of[root as usize] == NONE {
+                continue;
+            }
+            let mut cur = root;
+            while cur != NONE {
+                session_of[cur as usize] = Some(root as u64);
+                cur = next_of[cur as usize];
+            }
+        }
+        TraceWorkload {
+            records,
+            trace_block_size: trace.trace_block_size,
+            planned,
+            next_of,
+            session_of,
+            roots,
+            cursor: 0,
+            handed: 0,
+            speedup,
+            skipped: trace.skipped_failed,
+        }
+    }
+
+    fn offer(&mut self, idx: u32, turn: u32, prev: Option<u32>) -> Offer {
+        self.handed += 1;
+        let i = idx as usize;
+        let r = &mut self.records[i];
+        let request = Request {
+            id: RequestId(i as u64),
+            arrival: self.planned[i],
+            input_length: r.input_length,
+            output_length: r.output_length,
+            // Each row is handed out once: take its ids instead of copying them.
+            hash_ids: std::mem::take(&mut r.hash_ids),
+            trace_block_size: self.trace_block_size,
+            session: self.session_of[i].map(SessionId),
+        };
+        Offer {
+            request,
+            turn,
+            trace_at: prev.map(|_| self.planned[i]),
+            think: r.think_ms.map(|ms| ms_to_duration(ms / self.speedup)),
+            trace_gap: prev.map(|p| self.planned[i].since(self.planned[p as usize])),
+        }
+    }
+}
+
+impl Workload for TraceWorkload {
+    fn peek_root(&self) -> Option<SimTime> {
+        self.roots
+            .get(self.cursor)
+            .map(|&i| self.planned[i as usize])
+    }
+
+    fn next_root(&mut self) -> Option<Offer> {
+        let idx = *self.roots.get(self.cursor)?;
+        self.cursor += 1;
+        Some(self.offer(idx, 0, None))
+    }
+
+    fn next_turn(&mut self, prev: &Offer) -> Option<Offer> {
+        let p = prev.request.id.0 as u32;
+        let next = self.next_of[p as usize];
+        (next != NONE).then(|| self.offer(next, prev.turn + 1, Some(p)))
+    }
+
+    fn remaining(&self) -> u64 {
+        self.records.len() as u64 - self.handed
+    }
+
+    fn skipped_rows(&self) -> u64 {
+        self.skipped
+    }
+}

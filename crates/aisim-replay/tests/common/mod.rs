@@ -1,0 +1,61 @@
+//! Helpers shared by the replay integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use aisim_core::timing::TimingSpec;
+use aisim_replay::collector::RequestRecord;
+use aisim_replay::policy::SpecComposition;
+use aisim_replay::spec::{TopologySpec, WorkloadSpec};
+use aisim_replay::{ReplayOutput, ReplaySpec, Replayer};
+
+/// A file under the workspace's `fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(rel)
+}
+
+/// Writes `text` to a fresh temporary file named `name` and returns its path.
+pub fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aisim-replay-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A spec replaying `path` on `workers` workers with fixed timing.
+pub fn trace_spec(path: PathBuf, workers: u32, prefill_ms: f64, decode_ms: f64) -> ReplaySpec {
+    ReplaySpec {
+        workload: WorkloadSpec::Trace {
+            path,
+            format: None,
+            trace_block_size: None,
+        },
+        topology: TopologySpec::Aggregated { workers },
+        timing: TimingSpec::Fixed {
+            prefill_ms,
+            decode_ms,
+        },
+        ..ReplaySpec::default()
+    }
+}
+
+pub fn run(spec: ReplaySpec) -> ReplayOutput {
+    Replayer::new(spec, SpecComposition).unwrap().run().unwrap()
+}
+
+/// The report as JSON without its `host` section.
+pub fn json_without_host(out: &ReplayOutput) -> String {
+    let mut v = serde_json::to_value(&out.report).unwrap();
+    v.as_object_mut().unwrap().remove("host");
+    serde_json::to_string(&v).unwrap()
+}
+
+pub fn record(out: &ReplayOutput, id: u64) -> &RequestRecord {
+    out.records.iter().find(|r| r.id == id).unwrap()
+}
+
+pub const MS: u64 = 1_000_000;

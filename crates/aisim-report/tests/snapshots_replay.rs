@@ -1,0 +1,32 @@
+//! Snapshots of the replay report: the tables and the JSON shape (regenerate
+//! with `cargo xtask golden`, review the diff before committing).
+
+use aisim_replay::policy::SpecComposition;
+use aisim_replay::spec::TopologySpec;
+use aisim_replay::{ReplaySpec, Replayer};
+
+fn demo_report() -> aisim_replay::ReplayReport {
+    let spec = ReplaySpec {
+        topology: TopologySpec::Aggregated { workers: 4 },
+        ..ReplaySpec::default()
+    };
+    let mut r = Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .run()
+        .unwrap()
+        .report;
+    // The host section is the only part that differs between identical runs.
+    r.host.wall_s = 0.0;
+    r.host.simulated_requests_per_s = 0.0;
+    r
+}
+
+#[test]
+fn replay_tables() {
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&demo_report()));
+}
+
+#[test]
+fn replay_json() {
+    insta::assert_snapshot!(aisim_report::to_json(&demo_report()));
+}
