@@ -1,9 +1,6 @@
 //! `TraceCollector`: records what happened to each request, as it happens, and
 //! nothing else; every metric is derived once at the end (`report.rs`).
 
-use std::collections::HashMap;
-
-use aisim_core::hashing::IntHashBuilder;
 use aisim_core::SimTime;
 use serde::Serialize;
 
@@ -152,16 +149,88 @@ pub struct Dispatch {
     pub in_cohort: bool,
 }
 
+/// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
+/// order) and folded into sorted (gap, count) runs when the buffer fills, so
+/// memory stays bounded by the distinct gaps rather than the token count.
+#[derive(Debug, Default)]
+pub struct GapCounts {
+    buffer: Vec<u64>,
+    runs: Vec<(u64, u64)>,
+}
+
+/// Gaps buffered before folding (32 MiB).
+const GAP_BUFFER: usize = 1 << 22;
+
+impl GapCounts {
+    /// Adds one gap.
+    #[inline]
+    pub fn add(&mut self, gap_ns: u64) {
+        self.buffer.push(gap_ns);
+        if self.buffer.len() >= GAP_BUFFER {
+            self.fold();
+        }
+    }
+
+    fn fold(&mut self) {
+        self.buffer.sort_unstable();
+        let mut fresh: Vec<(u64, u64)> = Vec::new();
+        for &g in &self.buffer {
+            match fresh.last_mut() {
+                Some((v, c)) if *v == g => *c += 1,
+                _ => fresh.push((g, 1)),
+            }
+        }
+        self.buffer.clear();
+        // Merge two sorted run lists.
+        let old = std::mem::take(&mut self.runs);
+        let (mut i, mut j) = (0, 0);
+        self.runs.reserve(old.len() + fresh.len());
+        while i < old.len() || j < fresh.len() {
+            let take_old = j >= fresh.len() || (i < old.len() && old[i].0 <= fresh[j].0);
+            let (v, c) = if take_old {
+                i += 1;
+                old[i - 1]
+            } else {
+                j += 1;
+                fresh[j - 1]
+            };
+            match self.runs.last_mut() {
+                Some((lv, lc)) if *lv == v => *lc += c,
+                _ => self.runs.push((v, c)),
+            }
+        }
+    }
+
+    /// Sorted (gap ns, count) pairs.
+    pub fn into_sorted(mut self) -> Vec<(u64, u64)> {
+        self.fold();
+        self.runs
+    }
+}
+
 /// Per-request records, indexed by request id, plus the pooled inter-token gaps
 /// of completed cohort requests (exact: a count per distinct gap).
 #[derive(Debug, Default)]
 pub struct TraceCollector {
     records: Vec<Option<RequestRecord>>,
-    itl_counts: HashMap<u64, u64, IntHashBuilder>,
+    itl: GapCounts,
     dispatched: u64,
+    /// Every token-emitting request will complete: pool gaps as they come
+    /// instead of holding them until the outcome is known.
+    pool_gaps_at_once: bool,
 }
 
 impl TraceCollector {
+    /// A collector; `every_request_completes` is a promise from the runtime that
+    /// no request that emits tokens can end other than completed (no timeout,
+    /// drain or stop time), which lets it pool token gaps immediately.
+    pub fn new(every_request_completes: bool) -> TraceCollector {
+        TraceCollector {
+            pool_gaps_at_once: every_request_completes,
+            ..Default::default()
+        }
+    }
+
     fn slot(&mut self, id: u64) -> &mut RequestRecord {
         let i = id as usize;
         if i >= self.records.len() {
@@ -221,9 +290,16 @@ impl TraceCollector {
     /// One output token at `at`.
     #[inline]
     pub fn token(&mut self, id: u64, at: SimTime) {
-        let r = self.get(id);
+        let direct = self.pool_gaps_at_once;
+        let r = self.records[id as usize]
+            .as_mut()
+            .expect("token for a request that was never dispatched");
         if r.tokens == 0 {
             r.first_token_ns = at.0;
+        } else if direct {
+            if r.in_cohort {
+                self.itl.add(at.0 - r.last_token_ns);
+            }
         } else {
             r.gaps_ns.push(at.0 - r.last_token_ns);
         }
@@ -242,7 +318,7 @@ impl TraceCollector {
         let gaps = std::mem::take(&mut r.gaps_ns);
         if outcome == Outcome::Completed && r.in_cohort {
             for g in gaps {
-                *self.itl_counts.entry(g).or_default() += 1;
+                self.itl.add(g);
             }
         }
         true
@@ -271,8 +347,9 @@ impl TraceCollector {
             .is_some_and(RequestRecord::is_terminal)
     }
 
-    /// Every record, by id, and the pooled inter-token gaps (gap ns → count).
-    pub fn finish(self) -> (Vec<RequestRecord>, HashMap<u64, u64, IntHashBuilder>) {
+    /// Every record, by id, and the pooled inter-token gaps as sorted
+    /// (gap ns, count) pairs.
+    pub fn finish(self) -> (Vec<RequestRecord>, Vec<(u64, u64)>) {
         let records = self
             .records
             .into_iter()
@@ -282,6 +359,24 @@ impl TraceCollector {
                 r
             })
             .collect();
-        (records, self.itl_counts)
+        (records, self.itl.into_sorted())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gap_counts_fold_and_merge_exactly() {
+        let mut g = GapCounts::default();
+        for v in [5u64, 3, 5, 9] {
+            g.add(v);
+        }
+        g.fold();
+        for v in [9u64, 1, 5] {
+            g.add(v);
+        }
+        assert_eq!(g.into_sorted(), vec![(1, 1), (3, 1), (5, 3), (9, 2)]);
     }
 }

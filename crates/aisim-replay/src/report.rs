@@ -1,7 +1,7 @@
 //! `ReplayReport`: every metric, derived once from the collector's records at
 //! the end of the run.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use aisim_core::EngineStats;
 use serde::Serialize;
@@ -285,7 +285,7 @@ impl ReplayReport {
     pub fn derive(
         spec: &ReplaySpec,
         records: &[RequestRecord],
-        itl_counts: HashMap<u64, u64, aisim_core::hashing::IntHashBuilder>,
+        itl_counts: Vec<(u64, u64)>,
         totals: &RunTotals,
         wall_s: f64,
     ) -> ReplayReport {
@@ -319,8 +319,7 @@ impl ReplayReport {
         };
         let with_tokens = |r: &RequestRecord| r.tokens > 0;
         let multi = |r: &RequestRecord| r.tokens >= 2 && r.last_token_ns > r.first_token_ns;
-        let mut itl: Vec<(f64, u64)> = itl_counts.into_iter().map(|(g, c)| (ms(g), c)).collect();
-        itl.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let itl: Vec<(f64, u64)> = itl_counts.into_iter().map(|(g, c)| (ms(g), c)).collect();
         let latency = Latency {
             ttft_ms: collect(&|r| with_tokens(r).then(|| ms(r.first_token_ns - r.planned_ns))),
             ttft_from_dispatch_ms: collect(&|r| {

@@ -2,8 +2,15 @@
 //! (complete, unreferenced, findable by hash) or free. Cached blocks are evicted
 //! least-recently-used first when a free block is needed (vLLM's free block queue).
 //!
-//! All operations are O(1) except prefix lookup, which is O(blocks looked up).
-//! The hash index is never iterated, so its order cannot leak into results.
+//! All operations are O(1) (amortized) except prefix lookup, which is O(blocks
+//! looked up).
+//!
+//! The hash index is cleaned lazily: evicting a block only forgets the hash on
+//! the block, and an index entry counts only while its block still holds that
+//! hash. This saves a hash-map removal (a cache miss) on every eviction, the
+//! hottest operation of a replay. Stale entries are purged in one pass when the
+//! index reaches four times the pool's size, which bounds its memory; the purge's
+//! result does not depend on iteration order.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -17,6 +24,9 @@ pub type BlockId = u32;
 
 const NIL: u32 = u32::MAX;
 const NO_HASH: u64 = 0;
+/// The index is purged of stale entries when it holds this many times the
+/// pool's blocks: a larger factor purges less often but holds more memory.
+const PURGE_FACTOR: usize = 4;
 
 type HashIndex = HashMap<u64, BlockId, IntHashBuilder>;
 
@@ -114,9 +124,18 @@ impl KvBlockPool {
         }
     }
 
+    /// The block holding `hash`, if any (ignoring stale index entries).
+    #[inline]
+    fn find(&self, hash: u64) -> Option<BlockId> {
+        self.index
+            .get(&hash)
+            .copied()
+            .filter(|&b| self.blocks[b as usize].hash == hash)
+    }
+
     /// Whether a block with this hash is findable (in use or cached).
     pub fn contains(&self, hash: BlockHash) -> bool {
-        self.index.contains_key(&hash.0)
+        self.find(hash.0).is_some()
     }
 
     /// The longest run of leading hashes present in the pool, looking at no more
@@ -128,8 +147,8 @@ impl KvBlockPool {
     ) -> PrefixMatch {
         let mut m = PrefixMatch::default();
         for h in hashes.take(max_blocks as usize) {
-            match self.index.get(&h.0) {
-                Some(&b) => {
+            match self.find(h.0) {
+                Some(b) => {
                     m.blocks += 1;
                     if self.blocks[b as usize].ref_count == 0 {
                         m.evictable += 1;
@@ -143,7 +162,7 @@ impl KvBlockPool {
 
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
-        let b = *self.index.get(&hash.0)?;
+        let b = self.find(hash.0)?;
         if self.blocks[b as usize].ref_count == 0 {
             self.lru_unlink(b);
             self.cached -= 1;
@@ -165,8 +184,8 @@ impl KvBlockPool {
                 }
                 self.lru_unlink(b);
                 self.cached -= 1;
+                // The index entry goes stale; `find` ignores it.
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
-                self.index.remove(&h);
                 if let Some(ev) = &mut self.events {
                     ev.push(KvEvent::Removed(BlockHash(h)));
                 }
@@ -182,17 +201,25 @@ impl KvBlockPool {
     /// When another block already holds that content, this one stays anonymous
     /// (it is freed, not cached, on release).
     pub fn register(&mut self, block: BlockId, hash: BlockHash) {
-        let meta = &mut self.blocks[block as usize];
-        if meta.hash != NO_HASH {
+        if self.blocks[block as usize].hash != NO_HASH {
             return;
         }
         match self.index.entry(hash.0) {
-            Entry::Occupied(_) => return,
+            Entry::Occupied(mut e) => {
+                if self.blocks[*e.get() as usize].hash == hash.0 {
+                    return; // the content is cached elsewhere: stay anonymous
+                }
+                e.insert(block); // replaces a stale entry
+            }
             Entry::Vacant(v) => {
                 v.insert(block);
             }
         }
-        meta.hash = hash.0;
+        self.blocks[block as usize].hash = hash.0;
+        if self.index.len() > PURGE_FACTOR * self.blocks.len() + 1024 {
+            let blocks = &self.blocks;
+            self.index.retain(|h, b| blocks[*b as usize].hash == *h);
+        }
         if let Some(ev) = &mut self.events {
             ev.push(KvEvent::Stored(hash));
         }
@@ -259,8 +286,19 @@ impl KvBlockPool {
                 self.capacity()
             ));
         }
-        if self.index.len() as u32 > self.capacity() {
-            return Err("hash index larger than the pool".into());
+        let hashed = self.blocks.iter().filter(|m| m.hash != NO_HASH).count();
+        let live = self
+            .index
+            .iter()
+            .filter(|(h, b)| self.blocks[**b as usize].hash == **h)
+            .count();
+        if hashed != live {
+            return Err(format!(
+                "{hashed} blocks hold a hash but the index finds {live}"
+            ));
+        }
+        if self.index.len() > PURGE_FACTOR * self.blocks.len() + 1024 {
+            return Err("hash index was not purged".into());
         }
         Ok(())
     }

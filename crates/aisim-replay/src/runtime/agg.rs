@@ -46,7 +46,9 @@ impl Worker {
             .sum()
     }
 
-    /// Integrates KV occupancy up to `now`, then takes the current level.
+    /// Integrates KV occupancy up to `now` at the level it had since the last
+    /// sample, then takes the current level. Levels only change when a pass
+    /// starts or ends, so sampling right after each suffices.
     fn sample_kv(&mut self, now: SimTime) {
         self.kv_block_ns += self.kv_level as f64 * now.since(self.kv_last).0 as f64;
         self.kv_last = now;
@@ -134,7 +136,11 @@ impl<'a> AggRuntime<'a> {
             workload,
             placement,
             heap: EventHeap::default(),
-            collector: TraceCollector::default(),
+            // Without a timeout, drain or stop time every dispatched request that
+            // is not rejected completes, so token gaps can be pooled at once.
+            collector: TraceCollector::new(
+                d.timeout_s.is_none() && d.drain_s.is_none() && d.max_sim_time_s.is_none(),
+            ),
             out: PassOutcome::default(),
             dirty: Vec::new(),
             in_flight: HashMap::new(),
@@ -248,7 +254,6 @@ impl<'a> AggRuntime<'a> {
     fn finish_pass(&mut self, w: u32) {
         let now = self.now;
         let worker = &mut self.workers[w as usize];
-        worker.sample_kv(now);
         worker.engine.finish_pass(&mut self.out);
         worker.busy = false;
         let pass_start = worker.pass_start;
