@@ -26,13 +26,26 @@ pub struct ReplayOutput {
 pub struct Replayer<C: ReplayComposition> {
     spec: ReplaySpec,
     composition: C,
+    fast_forward: bool,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
     /// Validates the spec.
     pub fn new(spec: ReplaySpec, composition: C) -> Result<Replayer<C>, ReplayError> {
         spec.validate()?;
-        Ok(Replayer { spec, composition })
+        Ok(Replayer {
+            spec,
+            composition,
+            fast_forward: true,
+        })
+    }
+
+    /// Whether workers may run passes back to back between global events (on
+    /// by default). The report is byte-identical either way; turning it off is
+    /// for checking exactly that, and for measuring what it saves.
+    pub fn with_fast_forward(mut self, on: bool) -> Self {
+        self.fast_forward = on;
+        self
     }
 
     /// The spec.
@@ -59,7 +72,8 @@ impl<C: ReplayComposition> Replayer<C> {
         let workload = build_workload(spec)?;
         let placement = self.composition.placement(spec);
         let _scaling = self.composition.scaling(spec);
-        let runtime = AggRuntime::new(spec, engines, workload, placement);
+        let mut runtime = AggRuntime::new(spec, engines, workload, placement);
+        runtime.set_fast_forward(self.fast_forward);
         let (collector, mut totals) = runtime.run(observer)?;
         totals.source = match &spec.workload {
             WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),

@@ -49,3 +49,61 @@ fn the_seed_changes_random_placement_only() {
         |o: &aisim_replay::ReplayOutput| o.records.iter().map(|r| r.worker).collect::<Vec<_>>();
     assert_ne!(placements(&a), placements(&b));
 }
+
+#[test]
+fn fast_forward_changes_nothing_but_speed() {
+    use aisim_replay::policy::SpecComposition;
+    use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec};
+    use aisim_replay::Replayer;
+    let (mut preemptions, mut timed_out) = (0, 0);
+    for (policy, timeout) in [
+        (RouterKind::RoundRobin, None),
+        (RouterKind::LeastLoaded, Some(0.5)),
+        (RouterKind::Random, None),
+    ] {
+        let mut spec = ReplaySpec {
+            workload: WorkloadSpec::Synthetic(SyntheticSpec {
+                requests: 600,
+                input: LengthSpec::Uniform {
+                    min: 100,
+                    max: 5000,
+                },
+                output: LengthSpec::Uniform { min: 1, max: 200 },
+                arrival: ArrivalSpec::Gamma {
+                    rate: 30.0,
+                    burstiness: 0.5,
+                },
+                prefix_groups: 4,
+                prefix_tokens: 1024,
+                turns: 1,
+                think_ms: 0.0,
+                trace_block_size: 512,
+            }),
+            topology: aisim_replay::spec::TopologySpec::Aggregated { workers: 3 },
+            ..ReplaySpec::default()
+        };
+        spec.engine.num_gpu_blocks = 300;
+        spec.router.policy = policy;
+        spec.discipline.timeout_s = timeout;
+        let on = Replayer::new(spec.clone(), SpecComposition)
+            .unwrap()
+            .run()
+            .unwrap();
+        let off = Replayer::new(spec, SpecComposition)
+            .unwrap()
+            .with_fast_forward(false)
+            .run()
+            .unwrap();
+        assert_eq!(
+            json_without_host(&on),
+            json_without_host(&off),
+            "{policy:?} timeout {timeout:?}"
+        );
+        preemptions += on.report.cache.preemptions;
+        timed_out += on.report.outcomes.timed_out;
+    }
+    assert!(
+        preemptions > 0 && timed_out > 0,
+        "the cases exercise preemption and timeouts"
+    );
+}

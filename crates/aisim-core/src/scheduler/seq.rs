@@ -197,6 +197,10 @@ impl SeqTable {
         s.admitted_before = false;
         s.finished = false;
         s.blocks.clear();
+        // One allocation for the whole block table instead of repeated doubling.
+        let max_blocks =
+            (req.input_length as u64 + req.output_length as u64).div_ceil(block_size as u64);
+        s.blocks.reserve(max_blocks.min(1 << 20) as usize);
         s.prompt_hashes.clear();
         if prefix_caching {
             s.prompt_hashes = crate::block_hash::prompt_block_hashes(

@@ -85,7 +85,13 @@ pub(crate) struct AggRuntime<'a> {
     workers: Vec<Worker>,
     workload: Box<dyn Workload>,
     placement: Box<dyn PlacementPolicy>,
+    /// Pass completions (the first phase at any time).
+    passes: EventHeap,
+    /// Every other event: turns due, scaling ticks, timeouts.
     heap: EventHeap,
+    /// Whether a worker may run several passes in a row without going through
+    /// the heap (see `fast_forward_horizon`).
+    fast_forward: bool,
     collector: TraceCollector,
     out: PassOutcome,
     dirty: Vec<u32>,
@@ -97,6 +103,8 @@ pub(crate) struct AggRuntime<'a> {
     active_sessions: u64,
     think_fallbacks: u64,
     now: SimTime,
+    /// The latest time anything happened (fast-forwarded passes run ahead of `now`).
+    latest: SimTime,
     stop_at: Option<SimTime>,
     last_root_planned: SimTime,
     timeout: Option<SimDuration>,
@@ -135,7 +143,9 @@ impl<'a> AggRuntime<'a> {
             workers,
             workload,
             placement,
+            passes: EventHeap::default(),
             heap: EventHeap::default(),
+            fast_forward: false,
             // Without a timeout, drain or stop time every dispatched request that
             // is not rejected completes, so token gaps can be pooled at once.
             collector: TraceCollector::new(
@@ -149,11 +159,36 @@ impl<'a> AggRuntime<'a> {
             active_sessions: 0,
             think_fallbacks: 0,
             now: SimTime::ZERO,
+            latest: SimTime::ZERO,
             stop_at: d.max_sim_time_s.map(|s| SimTime(ms_to_duration(s * 1e3).0)),
             last_root_planned: SimTime::ZERO,
             timeout: d.timeout_s.map(|s| ms_to_duration(s * 1e3)),
             warmup_s: SimTime(ms_to_duration(d.warmup_s * 1e3).0),
         }
+    }
+
+    /// Lets workers run passes back to back between global events. Only
+    /// possible when workers cannot affect one another between arrivals: no
+    /// session can release a turn and no concurrency slot can free up (either
+    /// would dispatch a request mid-way, which must see every worker's state at
+    /// that instant). Results are identical either way; only the order in
+    /// which independent workers' passes are processed changes.
+    pub fn set_fast_forward(&mut self, on: bool) {
+        self.fast_forward =
+            on && self.concurrency().is_none() && !self.workload.may_have_sessions();
+    }
+
+    /// The earliest time anything outside a worker can happen: the next
+    /// first-turn arrival, the next non-pass event, or the stop time.
+    fn fast_forward_horizon(&self) -> Option<SimTime> {
+        [
+            self.workload.peek_root(),
+            self.heap.peek_time(),
+            self.stop_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn concurrency(&self) -> Option<u64> {
@@ -167,10 +202,10 @@ impl<'a> AggRuntime<'a> {
                 .then_some(self.now),
             None => self.workload.peek_root(),
         };
-        match (arrival, self.heap.peek_time()) {
-            (Some(a), Some(e)) => Some(a.min(e)),
-            (a, e) => a.or(e),
-        }
+        [arrival, self.passes.peek_time(), self.heap.peek_time()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     pub fn run(
@@ -184,6 +219,9 @@ impl<'a> AggRuntime<'a> {
                 break;
             }
             self.now = t;
+            while let Some(ev) = self.passes.pop_due(self.now) {
+                self.apply(ev.kind);
+            }
             while let Some(ev) = self.heap.pop_due(self.now) {
                 self.apply(ev.kind);
             }
@@ -196,7 +234,7 @@ impl<'a> AggRuntime<'a> {
             }
         }
         observer.finished();
-        let end = self.now;
+        let end = self.now.max(self.latest);
         let never_dispatched =
             self.workload.remaining() + self.pending_turns.iter().flatten().count() as u64;
         let workers = self
@@ -253,6 +291,7 @@ impl<'a> AggRuntime<'a> {
 
     fn finish_pass(&mut self, w: u32) {
         let now = self.now;
+        self.latest = self.latest.max(now);
         let worker = &mut self.workers[w as usize];
         worker.engine.finish_pass(&mut self.out);
         worker.busy = false;
@@ -399,30 +438,55 @@ impl<'a> AggRuntime<'a> {
 
     fn start_passes(&mut self) -> Result<(), ReplayError> {
         let now = self.now;
+        let horizon = if self.fast_forward {
+            self.fast_forward_horizon()
+        } else {
+            Some(SimTime::ZERO)
+        };
         let mut dirty = std::mem::take(&mut self.dirty);
         for &w in &dirty {
-            let worker = &mut self.workers[w as usize];
-            worker.dirty = false;
-            if worker.busy || !worker.engine.has_work() {
-                continue;
-            }
-            match worker.engine.start_pass(now)? {
-                Some(d) => {
-                    worker.busy = true;
-                    worker.pass_start = now;
-                    worker.sample_kv(now);
-                    self.heap.push(now.after(d), EventKind::PassComplete { worker: w });
+            let mut at = now;
+            loop {
+                let worker = &mut self.workers[w as usize];
+                worker.dirty = false;
+                if worker.busy || !worker.engine.has_work() {
+                    break;
                 }
-                None => {
-                    return Err(ReplayError::spec(
-                        "engine",
-                        format!("worker {w} has queued requests but could schedule none at t = {} s; this is a bug in aisim, please report it with the spec", now.as_secs_f64()),
-                    ))
+                let Some(d) = worker.engine.start_pass(at)? else {
+                    return Err(Self::stalled(w, at));
+                };
+                worker.busy = true;
+                worker.pass_start = at;
+                worker.sample_kv(at);
+                let end = at.after(d);
+                if horizon.is_none_or(|h| end < h) {
+                    // Nothing outside this worker happens before `end`: finish
+                    // the pass now and go on with the next one.
+                    self.now = end;
+                    self.finish_pass(w);
+                    at = end;
+                } else {
+                    self.passes.push(end, EventKind::PassComplete { worker: w });
+                    break;
                 }
             }
         }
+        self.now = now;
+        // Workers finished by fast-forward marked themselves dirty again; they
+        // are either busy now or idle without work.
+        for &w in &self.dirty {
+            self.workers[w as usize].dirty = false;
+        }
+        self.dirty.clear();
         dirty.clear();
         self.dirty = dirty;
         Ok(())
+    }
+
+    fn stalled(w: u32, at: SimTime) -> ReplayError {
+        ReplayError::spec(
+            "engine",
+            format!("worker {w} has queued requests but could schedule none at t = {} s; this is a bug in aisim, please report it with the spec", at.as_secs_f64()),
+        )
     }
 }

@@ -40,6 +40,8 @@ pub trait Workload {
     fn next_root(&mut self) -> Option<Offer>;
     /// The turn after `prev` in its session, if any.
     fn next_turn(&mut self, prev: &Offer) -> Option<Offer>;
+    /// Whether a turn may follow another (the workload has sessions).
+    fn may_have_sessions(&self) -> bool;
     /// Requests (of every turn) not yet handed out; they count as offered.
     fn remaining(&self) -> u64;
     /// Rows skipped on purpose while reading (BurstGPT failed requests).

@@ -162,6 +162,10 @@ impl Workload for SyntheticWorkload {
         })
     }
 
+    fn may_have_sessions(&self) -> bool {
+        self.spec.turns > 1
+    }
+
     fn remaining(&self) -> u64 {
         self.turns_left
     }

@@ -156,6 +156,10 @@ impl Workload for TraceWorkload {
         (next != NONE).then(|| self.offer(next, prev.turn + 1, Some(p)))
     }
 
+    fn may_have_sessions(&self) -> bool {
+        self.next_of.iter().any(|&n| n != NONE)
+    }
+
     fn remaining(&self) -> u64 {
         self.records.len() as u64 - self.handed
     }
