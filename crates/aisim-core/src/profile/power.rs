@@ -41,6 +41,22 @@ pub enum PowerModel {
 }
 
 impl PowerModel {
+    /// Watts with nothing running.
+    pub fn idle_w(&self) -> f64 {
+        match *self {
+            PowerModel::Measured { idle_w, .. } => idle_w,
+            PowerModel::Tdp { tdp_w, gpus, .. } => tdp_w * gpus as f64 * 0.43,
+        }
+    }
+
+    /// Watts at full load.
+    pub fn nominal_w(&self) -> f64 {
+        match *self {
+            PowerModel::Measured { nominal_w, .. } => nominal_w,
+            PowerModel::Tdp { tdp_w, gpus, .. } => tdp_w * gpus as f64 * 0.86,
+        }
+    }
+
     /// Watts drawn at batch `b`.
     pub fn watts(&self, b: f64) -> f64 {
         match *self {

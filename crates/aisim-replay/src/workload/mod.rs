@@ -2,7 +2,7 @@
 //! planned-arrival order and, when a turn ends, the next turn of its session.
 
 mod demo;
-mod random;
+pub mod random;
 mod synthetic;
 mod trace_source;
 

@@ -1,0 +1,64 @@
+//! Errors of fleet planning: each names the input and what to do.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong planning a fleet.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// A CDF that is not a distribution.
+    #[error("{source_name}: point {index}: {reason}")]
+    BadCdf {
+        /// Where the CDF came from (built-in name or file).
+        source_name: String,
+        /// 0-based point index.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A parameter out of range.
+    #[error("invalid `{field}` = {value}: {reason}")]
+    Invalid {
+        /// The parameter (as on the command line).
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        reason: String,
+    },
+    /// A file that does not parse or lacks a field.
+    #[error("{}: {reason}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (with line and column when known).
+        reason: String,
+    },
+    /// A file that cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// An engine-side error (unknown profile, ...).
+    #[error(transparent)]
+    Core(#[from] aisim_core::CoreError),
+    /// A trace that could not be read.
+    #[error(transparent)]
+    Replay(#[from] aisim_replay::ReplayError),
+}
+
+impl FleetError {
+    pub(crate) fn invalid(
+        field: &'static str,
+        value: impl ToString,
+        reason: impl Into<String>,
+    ) -> FleetError {
+        FleetError::Invalid {
+            field,
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `optimize`: sweep the compression band γ, size both pools analytically,
+//! rank by cost and verify the cheapest by slot-level simulation.
+
+use serde::Serialize;
+
+use crate::plan::{Candidate, Planner};
+
+/// Optimize parameters beyond the planner's.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct OptimizeParams {
+    /// Short-pool threshold.
+    pub b_short: u64,
+    /// Largest γ of the sweep (from 1.0 in steps of 0.1).
+    pub gamma_max: f64,
+    /// Probability that a compressed borderline request succeeds short.
+    pub p_compress: f64,
+    /// Candidates verified by simulation.
+    pub verify_top: usize,
+    /// Requests per simulated pool.
+    pub n_sim_req: u64,
+}
+
+/// The optimize report.
+#[derive(Debug, Clone, Serialize)]
+pub struct OptimizeReport {
+    /// Schema version.
+    pub schema_version: u32,
+    /// Workload name.
+    pub cdf: String,
+    /// Arrival rate.
+    pub lam: f64,
+    /// P99 TTFT target, ms.
+    pub slo_ms: f64,
+    /// Parameters.
+    pub params: OptimizeParams,
+    /// Every γ, analytic, in sweep order.
+    pub candidates: Vec<Candidate>,
+    /// The verified ones.
+    pub simulated: Vec<Candidate>,
+    /// Cheapest analytic candidate meeting the SLO.
+    pub best: Option<Candidate>,
+    /// Cheapest simulated candidate meeting the SLO (else `best`).
+    pub recommended: Option<Candidate>,
+    /// One pool for everything.
+    pub baseline: Candidate,
+}
+
+fn cheapest_ok(c: &[Candidate]) -> Option<Candidate> {
+    c.iter()
+        .filter(|c| c.slo_met)
+        .min_by(|a, b| a.cost_per_hr.total_cmp(&b.cost_per_hr))
+        .cloned()
+}
+
+/// Runs the sweep.
+pub fn optimize(planner: &Planner, p: &OptimizeParams) -> OptimizeReport {
+    let steps = ((p.gamma_max - 1.0) / 0.1).round().max(0.0) as u32;
+    let plans: Vec<_> = (0..=steps)
+        .map(|i| {
+            planner.two_pool(
+                p.b_short,
+                ((1.0 + 0.1 * i as f64) * 10.0).round() / 10.0,
+                p.p_compress,
+            )
+        })
+        .collect();
+    let candidates: Vec<Candidate> = plans.iter().map(|pl| pl.candidate.clone()).collect();
+    // Cheapest first; ties to the smaller γ (sweep order, stable sort).
+    let mut order: Vec<usize> = (0..plans.len()).collect();
+    order.sort_by(|&a, &b| {
+        candidates[a]
+            .cost_per_hr
+            .total_cmp(&candidates[b].cost_per_hr)
+    });
+    let simulated: Vec<Candidate> = order
+        .iter()
+        .take(p.verify_top)
+        .map(|&i| planner.verify(&plans[i], p.n_sim_req, planner.seed))
+        .collect();
+    let best = cheapest_ok(&candidates);
+    let recommended = cheapest_ok(&simulated).or_else(|| best.clone());
+    OptimizeReport {
+        schema_version: crate::SCHEMA_VERSION,
+        cdf: planner.cdf.name.clone(),
+        lam: planner.lam,
+        slo_ms: planner.targets.slo_ms,
+        params: *p,
+        candidates,
+        simulated,
+        best,
+        recommended,
+        baseline: planner.one_pool().candidate,
+    }
+}

@@ -1,0 +1,253 @@
+//! Two-pool plans: a short pool for requests up to `b_short` tokens and a long
+//! pool for the rest, each sized as an M/G/c queue.
+
+use std::sync::Arc;
+
+use aisim_core::profile::GpuProfile;
+use serde::Serialize;
+
+use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
+use crate::cdf::Cdf;
+use crate::mgc::simulate_mgc;
+use crate::sizing::{min_gpus, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::workload::{sample_total, split_lengths};
+
+/// Below this share of traffic a long pool gets no GPUs.
+const MIN_LONG_SHARE: f64 = 1e-6;
+
+/// Everything a two-pool plan depends on.
+#[derive(Debug, Clone)]
+pub struct Planner {
+    /// The workload's length CDF.
+    pub cdf: Cdf,
+    /// Arrival rate, req/s.
+    pub lam: f64,
+    /// Sizing targets.
+    pub targets: SizingTargets,
+    /// Longest context of the long pool.
+    pub long_max_ctx: u32,
+    /// Profile of the short pool.
+    pub gpu_short: Arc<dyn GpuProfile>,
+    /// Profile of the long pool.
+    pub gpu_long: Arc<dyn GpuProfile>,
+    /// Exact or sampled calibration.
+    pub method: CalibrationMethod,
+    /// Seed of sampled calibration and simulation.
+    pub seed: u64,
+}
+
+/// One pool of a plan, with what it was calibrated on.
+#[derive(Debug, Clone)]
+pub struct PlannedPool {
+    /// The size.
+    pub size: PoolSize,
+    /// Its calibration.
+    pub cal: Calibration,
+    /// The CDF slice it serves.
+    pub cdf: Cdf,
+    /// Smallest length it serves.
+    pub lo_clamp: u64,
+    /// Its maximum context.
+    pub pool_max: u32,
+}
+
+/// A candidate fleet, in the JSON shape scripts rely on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    /// Compression band (optimize).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
+    /// Short-pool threshold.
+    pub b_short: u64,
+    /// Short-pool GPUs.
+    pub n_short: u64,
+    /// Long-pool GPUs.
+    pub n_long: u64,
+    /// Both.
+    pub total_gpus: u64,
+    /// Dollars per hour.
+    pub cost_per_hr: f64,
+    /// Thousands of dollars per year (`$/hr × 8.76`).
+    pub annual_cost_kusd: f64,
+    /// Short-pool rate, req/s.
+    pub lam_short: f64,
+    /// Long-pool rate, req/s.
+    pub lam_long: f64,
+    /// Short-pool P99 TTFT, ms.
+    pub p99_ttft_short_ms: f64,
+    /// Long-pool P99 TTFT, ms.
+    pub p99_ttft_long_ms: f64,
+    /// Whether both pools meet the SLO.
+    pub slo_met: bool,
+    /// `analytic` or `simulated` (the P99s above come from the M/G/c simulation).
+    pub source: &'static str,
+    /// With `source = simulated`: the analytic P99s for comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analytic_p99_ms: Option<(f64, f64)>,
+}
+
+/// A plan: the candidate row and its pools (for simulation).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The row.
+    pub candidate: Candidate,
+    /// Short pool.
+    pub short: PlannedPool,
+    /// Long pool, if any traffic goes long.
+    pub long: Option<PlannedPool>,
+}
+
+impl Planner {
+    fn size(
+        &self,
+        cdf: Cdf,
+        lo: u64,
+        pool_max: u32,
+        lam: f64,
+        profile: &dyn GpuProfile,
+    ) -> PlannedPool {
+        let cal = calibrate(&cdf, lo, pool_max, profile, self.method, self.seed);
+        PlannedPool {
+            size: min_gpus(lam, &cal, &self.targets),
+            cal,
+            cdf,
+            lo_clamp: lo,
+            pool_max,
+        }
+    }
+
+    /// Short pool up to `b_short`; requests in `(b_short, γ·b_short]` go short
+    /// with probability `p_compress` (compressed), the rest long.
+    pub fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
+        let alpha = self.cdf.eval(b_short as f64);
+        let cut = (gamma * b_short as f64).floor();
+        let borderline = (self.cdf.eval(gamma * b_short as f64) - alpha).max(0.0);
+        let short_share = (alpha + p_compress * borderline).min(1.0);
+        let lam_s = short_share * self.lam;
+        let lam_l = (self.lam - lam_s).max(0.0);
+        let short_cdf = self
+            .cdf
+            .short_part(b_short)
+            .unwrap_or_else(|| self.cdf.clone());
+        let short = self.size(short_cdf, 1, b_short as u32, lam_s, self.gpu_short.as_ref());
+        let long = if 1.0 - short_share < MIN_LONG_SHARE || lam_l <= MIN_RATE {
+            None
+        } else {
+            self.cdf.long_part(cut).map(|c| {
+                self.size(
+                    c,
+                    (cut as u64).max(1),
+                    self.long_max_ctx,
+                    lam_l,
+                    self.gpu_long.as_ref(),
+                )
+            })
+        };
+        let n_long = long.as_ref().map_or(0, |p| p.size.n_gpus);
+        let cost = short.size.n_gpus as f64 * self.gpu_short.cost_per_hr()
+            + n_long as f64 * self.gpu_long.cost_per_hr();
+        let candidate = Candidate {
+            gamma: Some(gamma),
+            b_short,
+            n_short: short.size.n_gpus,
+            n_long,
+            total_gpus: short.size.n_gpus + n_long,
+            cost_per_hr: cost,
+            annual_cost_kusd: cost * 8.76,
+            lam_short: lam_s,
+            lam_long: long.as_ref().map_or(0.0, |_| lam_l),
+            p99_ttft_short_ms: short.size.p99_ttft_ms,
+            p99_ttft_long_ms: long.as_ref().map_or(0.0, |p| p.size.p99_ttft_ms),
+            slo_met: short.size.slo_met && long.as_ref().is_none_or(|p| p.size.slo_met),
+            source: "analytic",
+            analytic_p99_ms: None,
+        };
+        Plan {
+            candidate,
+            short,
+            long,
+        }
+    }
+
+    /// One pool for everything (`b_short = long_max_ctx`), on the long pool's profile.
+    pub fn one_pool(&self) -> Plan {
+        let pool = self.size(
+            self.cdf.clone(),
+            1,
+            self.long_max_ctx,
+            self.lam,
+            self.gpu_long.as_ref(),
+        );
+        let cost = pool.size.n_gpus as f64 * self.gpu_long.cost_per_hr();
+        let candidate = Candidate {
+            gamma: None,
+            b_short: self.long_max_ctx as u64,
+            n_short: pool.size.n_gpus,
+            n_long: 0,
+            total_gpus: pool.size.n_gpus,
+            cost_per_hr: cost,
+            annual_cost_kusd: cost * 8.76,
+            lam_short: self.lam,
+            lam_long: 0.0,
+            p99_ttft_short_ms: pool.size.p99_ttft_ms,
+            p99_ttft_long_ms: 0.0,
+            slo_met: pool.size.slo_met,
+            source: "analytic",
+            analytic_p99_ms: None,
+        };
+        Plan {
+            candidate,
+            short: pool,
+            long: None,
+        }
+    }
+
+    /// The plan's P99s by slot-level M/G/c simulation of `n_req` requests per
+    /// pool (the first fifth dropped as warm-up).
+    pub fn verify(&self, plan: &Plan, n_req: u64, seed: u64) -> Candidate {
+        let sim = |pool: &PlannedPool, profile: &dyn GpuProfile, seed: u64| -> f64 {
+            if pool.size.n_gpus == 0 {
+                return 0.0;
+            }
+            let n_slots = pool.cal.n_slots;
+            let prefill_iter = profile.iter_n_s(1.0);
+            let r = simulate_mgc(
+                pool.size.lam,
+                pool.size.n_gpus * n_slots,
+                n_req,
+                n_req / 5,
+                seed,
+                |rng| {
+                    let total = sample_total(&pool.cdf, pool.lo_clamp, pool.pool_max as u64, rng);
+                    let (l_in, l_out) = split_lengths(total);
+                    let iters = (l_in as u64).div_ceil(profile.chunk().max(1) as u64);
+                    let s = (iters + l_out as u64) as f64
+                        * profile.iter_s(n_slots as f64, (l_in + l_out) as f64);
+                    (s, iters as f64 * prefill_iter)
+                },
+            );
+            r.p99_ttft_ms
+        };
+        let mut c = plan.candidate.clone();
+        c.analytic_p99_ms = Some((c.p99_ttft_short_ms, c.p99_ttft_long_ms));
+        let short_profile = if plan.long.is_none() && c.gamma.is_none() {
+            self.gpu_long.as_ref()
+        } else {
+            self.gpu_short.as_ref()
+        };
+        c.p99_ttft_short_ms = sim(&plan.short, short_profile, seed);
+        c.p99_ttft_long_ms = plan
+            .long
+            .as_ref()
+            .map_or(0.0, |p| sim(p, self.gpu_long.as_ref(), seed ^ 0x5a5a));
+        c.slo_met =
+            c.p99_ttft_short_ms <= self.targets.slo_ms && c.p99_ttft_long_ms <= self.targets.slo_ms;
+        c.source = "simulated";
+        c
+    }
+
+    /// A pool's size at a given GPU count (for what-if tables).
+    pub fn pool_at(&self, pool: &PlannedPool, n: u64) -> PoolSize {
+        pool_at(n, pool.size.lam, &pool.cal, self.targets.slo_ms)
+    }
+}

@@ -1,0 +1,237 @@
+//! Power views: tokens per watt, and demand response (grid flexibility).
+
+use aisim_core::profile::GpuProfile;
+use serde::Serialize;
+
+use crate::calibrate::{calibrate, CalibrationMethod};
+use crate::cdf::Cdf;
+use crate::erlang::p99_wait;
+use crate::mgc::simulate_mgc;
+use crate::sizing::{min_gpus, p99_ttft_ms, SizingTargets};
+use crate::throttle::Throttled;
+use crate::workload::{sample_total, split_lengths};
+
+/// The largest batch in `1..=max_batch` whose power stays within `target_w`
+/// (bisection; power rises with the batch). 1 when even one sequence exceeds it.
+pub fn invert_power(profile: &dyn GpuProfile, target_w: f64, max_batch: u64) -> u64 {
+    let p = profile.power();
+    let (mut lo, mut hi) = (1u64, max_batch.max(1));
+    if p.watts(hi as f64) <= target_w {
+        return hi;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if p.watts(mid as f64) <= target_w {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The batch size at which a profile draws its nominal power.
+fn full_batch(profile: &dyn GpuProfile) -> u64 {
+    match profile.max_slots() {
+        0 => profile.n_slots(profile.calibration_ctx()),
+        s => s as u64,
+    }
+}
+
+/// One row of `tok-per-watt`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokPerWattRow {
+    /// Profile key.
+    pub gpu: String,
+    /// GPUs.
+    pub n_gpus: u64,
+    /// Utilization.
+    pub rho: f64,
+    /// Mean sequences in flight per GPU.
+    pub n_active: f64,
+    /// Output tokens per joule.
+    pub tok_per_watt: f64,
+    /// Watts per GPU at that batch.
+    pub watts_per_gpu: f64,
+    /// Dollars per million output tokens.
+    pub usd_per_mtok: f64,
+    /// P99 TTFT, ms.
+    pub p99_ttft_ms: f64,
+}
+
+/// The tok-per-watt report.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokPerWattReport {
+    /// Schema version.
+    pub schema_version: u32,
+    /// Workload.
+    pub cdf: String,
+    /// Rate.
+    pub lam: f64,
+    /// Mean output tokens: 20 % of the interval-midpoint mean total, in whole tokens.
+    pub mean_output_tokens: f64,
+    /// Rows.
+    pub rows: Vec<TokPerWattRow>,
+}
+
+/// Tokens per watt per profile: sized for the SLO, or at the given utilizations.
+pub fn tok_per_watt(
+    cdf: &Cdf,
+    lam: f64,
+    max_ctx: u32,
+    profiles: &[&dyn GpuProfile],
+    targets: &SizingTargets,
+    rho_sweep: Option<&[f64]>,
+) -> TokPerWattReport {
+    // Whole tokens (azure: 325), as the reference computes it.
+    let mean_out = (0.2 * cdf.mean_mid()).floor();
+    let mut rows = Vec::new();
+    for &p in profiles {
+        let cal = calibrate(cdf, 1, max_ctx, p, CalibrationMethod::Exact, 0);
+        let sizes: Vec<(u64, f64)> = match rho_sweep {
+            None => {
+                let s = min_gpus(lam, &cal, targets);
+                vec![(s.n_gpus, s.rho)]
+            }
+            Some(rhos) => rhos
+                .iter()
+                .map(|&r| ((lam / (r * cal.mu_gpu)).ceil().max(1.0) as u64, r))
+                .collect(),
+        };
+        for (n, rho) in sizes {
+            let n_active = rho * cal.n_slots as f64;
+            let watts = p.power().watts(n_active);
+            let tokens_per_s = cal.mu_gpu * rho * mean_out;
+            rows.push(TokPerWattRow {
+                gpu: p.key().to_string(),
+                n_gpus: n,
+                rho,
+                n_active,
+                tok_per_watt: tokens_per_s / watts,
+                watts_per_gpu: watts,
+                usd_per_mtok: p.cost_per_hr() / (tokens_per_s * 3600.0) * 1e6,
+                p99_ttft_ms: p99_ttft_ms(n, lam, &cal),
+            });
+        }
+    }
+    TokPerWattReport {
+        schema_version: crate::SCHEMA_VERSION,
+        cdf: cdf.name.clone(),
+        lam,
+        mean_output_tokens: mean_out,
+        rows,
+    }
+}
+
+/// One demand-response level.
+#[derive(Debug, Clone, Serialize)]
+pub struct GridFlexPoint {
+    /// Power reduction committed, %.
+    pub flex_pct: f64,
+    /// Batch cap per GPU that fits it.
+    pub batch_cap: u64,
+    /// Watts per GPU at the cap.
+    pub watts_per_gpu: f64,
+    /// Fleet kW.
+    pub fleet_kw: f64,
+    /// Analytic P99 TTFT at the cap, ms.
+    pub p99_ttft_ms: f64,
+    /// Simulated P99 TTFT (slot-level M/G/c), ms, with `--verify-des`.
+    pub p99_ttft_sim_ms: Option<f64>,
+    /// Whether the SLO holds (by the simulation when run).
+    pub slo_met: bool,
+}
+
+/// The grid-flex report.
+#[derive(Debug, Clone, Serialize)]
+pub struct GridFlexReport {
+    /// Schema version.
+    pub schema_version: u32,
+    /// Profile.
+    pub gpu: String,
+    /// GPUs.
+    pub n_gpus: u64,
+    /// Rate.
+    pub lam: f64,
+    /// SLO, ms.
+    pub slo_ms: f64,
+    /// Fleet kW with no cut.
+    pub baseline_kw: f64,
+    /// Levels.
+    pub points: Vec<GridFlexPoint>,
+    /// Deepest cut that meets the SLO, %.
+    pub deepest_safe_pct: Option<f64>,
+}
+
+/// The power/latency trade-off of capping the batch to cut power by each of
+/// `flex_pcts` (% of nominal power, never below idle). Each cap is recalibrated
+/// as a throttled profile: fewer slots, faster iterations.
+#[allow(clippy::too_many_arguments)]
+pub fn grid_flex(
+    cdf: &Cdf,
+    lam: f64,
+    n_gpus: u64,
+    profile: &dyn GpuProfile,
+    slo_ms: f64,
+    max_ctx: u32,
+    flex_pcts: &[f64],
+    verify_requests: u64,
+    seed: u64,
+) -> GridFlexReport {
+    let (idle, nominal) = (profile.power().idle_w(), profile.power().nominal_w());
+    let full = full_batch(profile);
+    let slots_full = profile.n_slots(max_ctx);
+    let mut points = Vec::new();
+    for &pct in flex_pcts {
+        let target = idle.max(nominal * (1.0 - pct / 100.0));
+        let cap = slots_full.min(invert_power(profile, target, full)).max(1);
+        let watts = profile.power().watts(cap as f64);
+        let capped = Throttled::new(profile, cap, max_ctx);
+        let cal = calibrate(cdf, 1, max_ctx, &capped, CalibrationMethod::Exact, 0);
+        let wait = p99_wait(n_gpus * cap, lam, cal.mu_gpu / cap as f64, cal.cv2);
+        let p99 = (wait + cal.mean_prefill_s) * 1e3;
+        let sim = (verify_requests > 0).then(|| {
+            let prefill_iter = capped.iter_n_s(1.0);
+            simulate_mgc(
+                lam,
+                n_gpus * cap,
+                verify_requests,
+                verify_requests / 5,
+                seed,
+                |rng| {
+                    let (l_in, l_out) = split_lengths(sample_total(cdf, 1, max_ctx as u64, rng));
+                    let iters = (l_in as u64).div_ceil(capped.chunk().max(1) as u64);
+                    let s = (iters + l_out as u64) as f64
+                        * capped.iter_s(cap as f64, (l_in + l_out) as f64);
+                    (s, iters as f64 * prefill_iter)
+                },
+            )
+            .p99_ttft_ms
+        });
+        points.push(GridFlexPoint {
+            flex_pct: pct,
+            batch_cap: cap,
+            watts_per_gpu: watts,
+            fleet_kw: n_gpus as f64 * watts / 1e3,
+            p99_ttft_ms: p99,
+            p99_ttft_sim_ms: sim,
+            slo_met: sim.unwrap_or(p99) <= slo_ms,
+        });
+    }
+    let baseline_kw = points.first().map_or(0.0, |p| p.fleet_kw);
+    let deepest_safe_pct = points
+        .iter()
+        .filter(|p| p.slo_met)
+        .map(|p| p.flex_pct)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    GridFlexReport {
+        schema_version: crate::SCHEMA_VERSION,
+        gpu: profile.key().to_string(),
+        n_gpus,
+        lam,
+        slo_ms,
+        baseline_kw,
+        points,
+        deepest_safe_pct,
+    }
+}
