@@ -11,7 +11,20 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// Subcommands documented in docs/cli.md, in order.
-const SUBCOMMANDS: &[&str] = &["replay", "gen-trace", "profiles"];
+const SUBCOMMANDS: &[&str] = &[
+    "replay",
+    "gen-trace",
+    "profiles",
+    "optimize",
+    "simulate",
+    "pareto",
+    "disagg",
+    "compare-routers",
+    "whatif",
+    "simulate-fleet",
+    "tok-per-watt",
+    "grid-flex",
+];
 
 const INTRO: &str = "# CLI reference
 

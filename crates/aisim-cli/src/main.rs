@@ -50,6 +50,60 @@ enum Command {
     ///   aisim gen-trace --requests 200 --rate 5 --turns 3 --think-ms 2000 --out trace.jsonl
     #[command(verbatim_doc_comment)]
     GenTrace(commands::gen_trace::GenTraceArgs),
+    /// Two-pool fleet sizing: a compression-band sweep, verified by simulation.
+    ///
+    /// Example:
+    ///   aisim optimize --cdf azure --lam 200 --slo 500 --b-short 4096
+    #[command(verbatim_doc_comment)]
+    Optimize(commands::fleet::OptimizeArgs),
+    /// Request-level fleet simulation for given pool sizes.
+    ///
+    /// Example:
+    ///   aisim simulate --cdf azure --lam 200 --n-s 9 --n-l 27 --seeds 5
+    #[command(verbatim_doc_comment)]
+    Simulate(commands::fleet::SimulateArgs),
+    /// Pool-threshold Pareto sweep: cost against the worst pool's P99 TTFT.
+    ///
+    /// Example:
+    ///   aisim pareto --cdf lmsys --lam 100
+    #[command(verbatim_doc_comment)]
+    Pareto(commands::fleet::ParetoArgs),
+    /// Analytic prefill/decode split.
+    ///
+    /// Example:
+    ///   aisim disagg --cdf azure --lam 100 --gpu-prefill h100 --gpu-decode h100
+    #[command(verbatim_doc_comment)]
+    Disagg(commands::fleet::DisaggArgs),
+    /// Routers on identical arrivals (length, compress_route, random).
+    ///
+    /// Example:
+    ///   aisim compare-routers --cdf azure --lam 200 --n-s 9 --n-l 27
+    #[command(verbatim_doc_comment)]
+    CompareRouters(commands::fleet::CompareRoutersArgs),
+    /// The cheapest SLO-meeting configuration per arrival rate; GPU comparison.
+    ///
+    /// Example:
+    ///   aisim whatif --cdf azure --lam-range 50,100,200 --gpu-compare a100 h100 a10g
+    #[command(verbatim_doc_comment)]
+    Whatif(commands::fleet::WhatIfArgs),
+    /// A multi-pool fleet file through the request-level simulation.
+    ///
+    /// Example:
+    ///   aisim simulate-fleet fixtures/fleet.json --lam 150
+    #[command(verbatim_doc_comment)]
+    SimulateFleet(commands::fleet::SimulateFleetArgs),
+    /// Tokens per watt and dollars per million tokens per GPU type.
+    ///
+    /// Example:
+    ///   aisim tok-per-watt --cdf azure --lam 100
+    #[command(verbatim_doc_comment)]
+    TokPerWatt(commands::fleet::TokPerWattArgs),
+    /// Demand response: batch caps for power cuts and the P99 they cost.
+    ///
+    /// Example:
+    ///   aisim grid-flex --cdf azure --lam 200 --n-gpus 40 --gpu h100
+    #[command(verbatim_doc_comment)]
+    GridFlex(commands::fleet::GridFlexArgs),
     /// List hardware, models and GPU profiles with their derived numbers.
     ///
     /// Profiles are named elsewhere by key: a manual profile (a100, h100, a10g)
@@ -82,6 +136,15 @@ fn main() -> ExitCode {
     let result: Result<(), CliError> = match cli.command {
         Command::Replay(args) => commands::replay::run(*args),
         Command::GenTrace(args) => commands::gen_trace::run(args),
+        Command::Optimize(a) => commands::fleet::run_optimize(a),
+        Command::Simulate(a) => commands::fleet::run_simulate(a),
+        Command::Pareto(a) => commands::fleet::run_pareto(a),
+        Command::Disagg(a) => commands::fleet::run_disagg(a),
+        Command::CompareRouters(a) => commands::fleet::run_compare_routers(a),
+        Command::Whatif(a) => commands::fleet::run_whatif(a),
+        Command::SimulateFleet(a) => commands::fleet::run_simulate_fleet(a),
+        Command::TokPerWatt(a) => commands::fleet::run_tok_per_watt(a),
+        Command::GridFlex(a) => commands::fleet::run_grid_flex(a),
         Command::Profiles(args) => commands::profiles::run(args),
     };
     match result {

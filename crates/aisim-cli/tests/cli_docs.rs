@@ -7,7 +7,20 @@ use std::process::Command;
 fn cli_reference_matches_help() {
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cli.md")).unwrap();
-    for sub in ["replay", "gen-trace", "profiles"] {
+    for sub in [
+        "replay",
+        "gen-trace",
+        "profiles",
+        "optimize",
+        "simulate",
+        "pareto",
+        "disagg",
+        "compare-routers",
+        "whatif",
+        "simulate-fleet",
+        "tok-per-watt",
+        "grid-flex",
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_aisim"))
             .args([sub, "--help"])
             .output()

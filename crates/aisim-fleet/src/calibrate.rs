@@ -36,11 +36,11 @@ pub enum CalibrationMethod {
     Sampled(u64),
 }
 
-fn service(p: &dyn GpuProfile, total: u64, pool_max: u32, n_slots: u64) -> (f64, f64) {
+/// Service time and prefill time of a request of `total` tokens.
+fn service(p: &dyn GpuProfile, total: u64, n_slots: u64) -> (f64, f64) {
     let (l_in, l_out) = split_lengths(total);
     let iters = (l_in as u64).div_ceil(p.chunk().max(1) as u64);
     let s = (iters + l_out as u64) as f64 * p.iter_s(n_slots as f64, (l_in + l_out) as f64);
-    let _ = pool_max;
     (s, iters as f64 * p.iter_n_s(1.0))
 }
 
@@ -68,7 +68,7 @@ pub fn calibrate(
                     let lo = lo_clamp.max(prev_t + 1);
                     let hi = (pool_max as u64).min(t);
                     if lo > hi {
-                        let (s, pf) = service(profile, pool_max as u64, pool_max, n_slots);
+                        let (s, pf) = service(profile, pool_max as u64, n_slots);
                         es += pr * s;
                         es2 += pr * s * s;
                         ep += pr * pf;
@@ -76,7 +76,7 @@ pub fn calibrate(
                         let w = pr / (hi - lo + 1) as f64;
                         let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
                         for len in lo..=hi {
-                            let (s, pf) = service(profile, len, pool_max, n_slots);
+                            let (s, pf) = service(profile, len, n_slots);
                             a += s;
                             b += s * s;
                             c += pf;
@@ -94,7 +94,7 @@ pub fn calibrate(
             let mut rng = Pcg64::seed_from_u64(seed);
             for _ in 0..n.max(1) {
                 let len = sample_total(cdf, lo_clamp, pool_max as u64, &mut rng);
-                let (s, pf) = service(profile, len, pool_max, n_slots);
+                let (s, pf) = service(profile, len, n_slots);
                 es += s;
                 es2 += s * s;
                 ep += pf;

@@ -34,6 +34,44 @@ struct BuiltinCdf {
     points: Vec<(f64, f64)>,
 }
 
+/// A built-in workload as listed by `aisim profiles`.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadSummary {
+    /// Key.
+    pub name: String,
+    /// Where it comes from.
+    pub description: String,
+    /// Mean total tokens (interval midpoints).
+    pub mean_tokens: f64,
+    /// Smallest breakpoint with F ≥ 0.5.
+    pub p50_tokens: u64,
+    /// Smallest breakpoint with F ≥ 0.99.
+    pub p99_tokens: u64,
+}
+
+/// Every built-in CDF with a few derived numbers.
+pub fn builtin_summaries() -> Vec<WorkloadSummary> {
+    builtin_names()
+        .into_iter()
+        .filter_map(|(name, description)| {
+            let c = Cdf::builtin(&name)?;
+            let at = |q: f64| {
+                c.points
+                    .iter()
+                    .find(|p| p.1 >= q)
+                    .map_or(c.max_len(), |p| p.0)
+            };
+            Some(WorkloadSummary {
+                mean_tokens: c.mean_mid(),
+                p50_tokens: at(0.5),
+                p99_tokens: at(0.99),
+                name,
+                description,
+            })
+        })
+        .collect()
+}
+
 /// Names and descriptions of the built-in CDFs.
 pub fn builtin_names() -> Vec<(String, String)> {
     builtin_file()

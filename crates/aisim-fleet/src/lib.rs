@@ -15,14 +15,17 @@
 
 pub mod calibrate;
 pub mod cdf;
+pub mod des;
 pub mod disagg;
 pub mod erlang;
 mod error;
+pub mod fleet_file;
 pub mod mgc;
 pub mod optimize;
 pub mod pareto;
 pub mod plan;
 pub mod power;
+pub mod reports;
 pub mod sizing;
 pub mod throttle;
 pub mod workload;

@@ -91,9 +91,8 @@ pub fn min_gpus(lam: f64, cal: &Calibration, t: &SizingTargets) -> PoolSize {
     }
     let start = ((lam / cal.mu_gpu).ceil() as u64 + 1).max(1);
     let ok = |n: u64| p99_ttft_ms(n, lam, cal) <= t.slo_ms;
-    let mut n = if cal.mean_prefill_s * 1e3 > t.slo_ms {
-        start
-    } else if ok(start) {
+    // Past an unreachable target (prefill alone too slow), the stable count stands.
+    let mut n = if cal.mean_prefill_s * 1e3 > t.slo_ms || ok(start) {
         start
     } else {
         // Exponential then binary search: the P99 falls as GPUs are added.

@@ -35,7 +35,6 @@ pub fn split_lengths(total: u64) -> (u32, u32) {
 pub fn sample_total(cdf: &Cdf, lo_clamp: u64, pool_max: u64, rng: &mut Pcg64) -> u64 {
     let u = uniform01(rng);
     let mut prev_t = 0u64;
-    let mut prev_f = 0.0;
     for &(t, f) in &cdf.points {
         if u <= f || t == cdf.max_len() {
             let lo = lo_clamp.max(prev_t + 1);
@@ -46,9 +45,7 @@ pub fn sample_total(cdf: &Cdf, lo_clamp: u64, pool_max: u64, rng: &mut Pcg64) ->
             return lo + rng.next_u64() % (hi - lo + 1);
         }
         prev_t = t;
-        prev_f = f;
     }
-    let _ = prev_f;
     pool_max
 }
 

@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod fleet;
 pub mod profiles;
 pub mod replay;
 pub mod table;

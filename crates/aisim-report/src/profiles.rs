@@ -1,6 +1,8 @@
 //! `aisim profiles` as a table.
 
 use aisim_core::profile::Catalog;
+use aisim_fleet::cdf::WorkloadSummary;
+use serde::Serialize;
 
 use crate::table::{num, Table};
 
@@ -87,4 +89,30 @@ pub fn render_catalog(c: &Catalog) -> String {
         models.render(),
         profiles.render()
     )
+}
+
+/// Everything `aisim profiles` lists: the engine catalogs and the built-in workloads.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    /// Hardware, models, profiles.
+    #[serde(flatten)]
+    pub catalog: Catalog,
+    /// Built-in workload CDFs.
+    pub workloads: Vec<WorkloadSummary>,
+}
+
+/// The listing as tables.
+pub fn render_listing(l: &Listing) -> String {
+    let mut w = Table::new(["workload", "mean total tokens", "p50", "p99", "description"])
+        .titled("Built-in workloads (total tokens per request)");
+    for x in &l.workloads {
+        w.row([
+            x.name.clone(),
+            num(x.mean_tokens, 0),
+            x.p50_tokens.to_string(),
+            x.p99_tokens.to_string(),
+            x.description.clone(),
+        ]);
+    }
+    format!("{}\n{}", render_catalog(&l.catalog), w.render())
 }

@@ -2,6 +2,9 @@
 
 #[test]
 fn profiles_table() {
-    let c = aisim_core::profile::catalog_summary();
-    insta::assert_snapshot!(aisim_report::profiles::render_catalog(&c));
+    let l = aisim_report::profiles::Listing {
+        catalog: aisim_core::profile::catalog_summary(),
+        workloads: aisim_fleet::cdf::builtin_summaries(),
+    };
+    insta::assert_snapshot!(aisim_report::profiles::render_listing(&l));
 }

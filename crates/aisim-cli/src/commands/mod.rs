@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod fleet;
 pub mod gen_trace;
 pub mod profiles;
 pub mod replay;

@@ -14,8 +14,11 @@ pub struct ProfilesArgs {
 
 /// Runs the command.
 pub fn run(args: ProfilesArgs) -> Result<(), CliError> {
-    let catalog = aisim_core::profile::catalog_summary();
-    let json = aisim_report::to_json(&catalog);
+    let listing = aisim_report::profiles::Listing {
+        catalog: aisim_core::profile::catalog_summary(),
+        workloads: aisim_fleet::cdf::builtin_summaries(),
+    };
+    let json = aisim_report::to_json(&listing);
     args.output
-        .emit(|| aisim_report::profiles::render_catalog(&catalog), &json)
+        .emit(|| aisim_report::profiles::render_listing(&listing), &json)
 }

@@ -1,0 +1,646 @@
+//! The request-level fleet DES: pools of identical instances, a router that
+//! picks the pool, shortest-queue instances, KV admission and preemption.
+//!
+//! Decisions where fleet.md leaves room (see docs/fleet.md):
+//! - an admitted request holds its slot for the full-slot service time
+//!   `prefill + l_out × iter(n_slots, L)`, the `S` the analytic model uses, so
+//!   the DES checks the analytic sizing; its tokens follow the physical
+//!   estimate `prefill + l_out × iter(n, L)` with `n` the requests running;
+//! - when the queue head needs more KV than is free, the longest running
+//!   request is preempted only if it is longer than the head and releasing it
+//!   lets the head in; it restarts from scratch at the head of the queue.
+
+mod router;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+use aisim_core::profile::GpuProfile;
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64;
+use serde::Serialize;
+
+pub use router::{build_router, PoolView, Route, Router, RouterSpec};
+
+use crate::cdf::Cdf;
+use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths, Category};
+
+/// One request offered to the fleet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetRequest {
+    /// Arrival, s.
+    pub arrival_s: f64,
+    /// Prompt tokens.
+    pub l_in: u32,
+    /// Output tokens.
+    pub l_out: u32,
+    /// Category.
+    pub category: Category,
+    /// Model id (for the `model` router).
+    pub model: Option<String>,
+}
+
+/// Arrival process of a generated workload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrivals {
+    /// Poisson at the rate.
+    Poisson,
+    /// Gamma gaps with this shape (1 = Poisson).
+    Gamma(f64),
+    /// These timestamps (s), rescaled to the rate when one is given.
+    Times(Vec<f64>),
+}
+
+/// `n` requests from `cdf` at rate `lam` (fresh and identical for the same seed).
+pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> Vec<FleetRequest> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut t = 0.0;
+    let times: Option<Vec<f64>> = match arrivals {
+        Arrivals::Times(ts) if !ts.is_empty() => {
+            let t0 = ts[0];
+            let span = ts[ts.len() - 1] - t0;
+            // Rescale so the trace's mean rate becomes `lam`.
+            let scale = if span > 0.0 && lam > 0.0 {
+                (ts.len() as f64 - 1.0) / lam / span
+            } else {
+                1.0
+            };
+            Some(ts.iter().map(|x| (x - t0) * scale).collect())
+        }
+        _ => None,
+    };
+    let count = times.as_ref().map_or(n, |v| n.min(v.len() as u64));
+    (0..count)
+        .map(|i| {
+            t = match (&times, arrivals) {
+                (Some(v), _) => v[i as usize],
+                (None, Arrivals::Gamma(b)) => t + gamma(&mut rng, *b, 1.0 / (lam * b)),
+                _ => t + exponential(&mut rng, lam),
+            };
+            let (l_in, l_out) = split_lengths(sample_total(cdf, 1, cdf.max_len(), &mut rng));
+            FleetRequest {
+                arrival_s: t,
+                l_in,
+                l_out,
+                category: sample_category(&mut rng),
+                model: None,
+            }
+        })
+        .collect()
+}
+
+/// A pool of the fleet.
+#[derive(Debug, Clone)]
+pub struct PoolSpec {
+    /// Name.
+    pub id: String,
+    /// Profile of each instance.
+    pub profile: Arc<dyn GpuProfile>,
+    /// Instances (GPUs of the profile's unit).
+    pub n_gpus: u64,
+    /// Longest total length it serves.
+    pub max_ctx: u32,
+}
+
+/// How an instance is picked inside a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InstancePick {
+    /// Shortest queue (then fewest running), ties to the lowest index.
+    #[default]
+    ShortestQueue,
+    /// Fewest running + queued.
+    LeastLoaded,
+    /// In turn.
+    RoundRobin,
+}
+
+/// DES settings.
+#[derive(Debug, Clone)]
+pub struct DesConfig {
+    /// Pools.
+    pub pools: Vec<PoolSpec>,
+    /// Router.
+    pub router: RouterSpec,
+    /// Instance choice.
+    pub pick: InstancePick,
+    /// A full instance queue rejects (512).
+    pub queue_cap: usize,
+    /// Fraction of requests (by arrival) excluded from metrics (0.1).
+    pub warmup_frac: f64,
+    /// TTFT target, ms.
+    pub slo_ms: f64,
+    /// Seed of the router.
+    pub seed: u64,
+}
+
+/// Metrics of one pool, or the fleet.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct DesMetrics {
+    /// Name.
+    pub pool: String,
+    /// Offered (after warm-up).
+    pub offered: u64,
+    /// Completed.
+    pub completed: u64,
+    /// Rejected: longer than every pool.
+    pub rejected_too_long: u64,
+    /// Rejected: instance queue full.
+    pub rejected_queue_full: u64,
+    /// Not finished when the simulation ended (a request no instance can hold).
+    pub incomplete: u64,
+    /// Preemptions.
+    pub preemptions: u64,
+    /// P50 TTFT, ms.
+    pub p50_ttft_ms: f64,
+    /// P99 TTFT, ms.
+    pub p99_ttft_ms: f64,
+    /// P99 queue wait, ms.
+    pub p99_queue_wait_ms: f64,
+    /// Completed requests per second.
+    pub throughput_rps: f64,
+    /// Completed within the SLO / offered (rejections and unfinished count as misses).
+    pub slo_compliance: f64,
+    /// Mean slot utilization.
+    pub utilization: f64,
+}
+
+/// The result of one DES run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesResult {
+    /// Fleet-wide.
+    pub fleet: DesMetrics,
+    /// Per pool.
+    pub pools: Vec<DesMetrics>,
+    /// Simulated duration, s.
+    pub duration_s: f64,
+    /// Every offered request, warm-up included.
+    pub total_offered: u64,
+    /// Every completed request, warm-up included.
+    pub total_completed: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    req: usize,
+    blocks: u64,
+    total: u64,
+    epoch: u32,
+}
+
+#[derive(Debug)]
+struct Instance {
+    queue: VecDeque<usize>,
+    active: Vec<Active>,
+    kv_free: u64,
+    busy_slot_s: f64,
+    last_change: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct ReqState {
+    pool: usize,
+    l_in: u32,
+    extra_ttft_s: f64,
+    epoch: u32,
+    first_token_s: f64,
+    admitted_s: f64,
+    done: bool,
+    measured: bool,
+    outcome_rejected: u8, // 0 none, 1 too long, 2 queue full
+    preemptions: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ev {
+    at: f64,
+    seq: u64,
+    kind: EvKind,
+}
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum EvKind {
+    Arrival(usize),
+    Release {
+        pool: usize,
+        inst: usize,
+        req: usize,
+        epoch: u32,
+    },
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.at.total_cmp(&o.at).then(self.seq.cmp(&o.seq))
+    }
+}
+
+struct Fleet<'a> {
+    cfg: &'a DesConfig,
+    reqs: &'a [FleetRequest],
+    state: Vec<ReqState>,
+    pools: Vec<Vec<Instance>>,
+    slots: Vec<u64>,
+    rr: Vec<usize>,
+    heap: BinaryHeap<Reverse<Ev>>,
+    seq: u64,
+    now: f64,
+}
+
+impl Fleet<'_> {
+    fn push(&mut self, at: f64, kind: EvKind) {
+        self.seq += 1;
+        self.heap.push(Reverse(Ev {
+            at,
+            seq: self.seq,
+            kind,
+        }));
+    }
+
+    fn touch(inst: &mut Instance, now: f64) {
+        inst.busy_slot_s += inst.active.len() as f64 * (now - inst.last_change);
+        inst.last_change = now;
+    }
+
+    fn view(&self) -> Vec<PoolView> {
+        self.pools
+            .iter()
+            .enumerate()
+            .map(|(p, insts)| PoolView {
+                max_ctx: self.cfg.pools[p].max_ctx,
+                instances: insts.len() as u64,
+                slots: self.slots[p],
+                active: insts.iter().map(|i| i.active.len() as u64).sum(),
+                queued: insts.iter().map(|i| i.queue.len() as u64).sum(),
+            })
+            .collect()
+    }
+
+    fn pick_instance(&mut self, p: usize) -> usize {
+        let insts = &self.pools[p];
+        match self.cfg.pick {
+            InstancePick::ShortestQueue => (0..insts.len())
+                .min_by_key(|&i| (insts[i].queue.len(), insts[i].active.len(), i))
+                .unwrap_or(0),
+            InstancePick::LeastLoaded => (0..insts.len())
+                .min_by_key(|&i| (insts[i].queue.len() + insts[i].active.len(), i))
+                .unwrap_or(0),
+            InstancePick::RoundRobin => {
+                self.rr[p] = (self.rr[p] + 1) % insts.len().max(1);
+                self.rr[p]
+            }
+        }
+    }
+
+    fn total(&self, r: usize) -> u64 {
+        self.state[r].l_in as u64 + self.reqs[r].l_out as u64
+    }
+
+    /// Admits from the queue while a slot and KV are free.
+    fn admit(&mut self, p: usize, i: usize) {
+        let profile = Arc::clone(&self.cfg.pools[p].profile);
+        let blk = profile.blk_size().max(1) as u64;
+        let n_slots = self.slots[p];
+        loop {
+            let inst = &mut self.pools[p][i];
+            let Some(&head) = inst.queue.front() else {
+                break;
+            };
+            if inst.active.len() as u64 >= n_slots {
+                break;
+            }
+            let total = self.state[head].l_in as u64 + self.reqs[head].l_out as u64;
+            let need = total.div_ceil(blk);
+            if need > inst.kv_free {
+                // Preempt the longest running request if that lets a shorter head in.
+                let Some((vi, v)) = inst
+                    .active
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(k, a)| (a.total, Reverse(*k)))
+                    .map(|(k, a)| (k, *a))
+                else {
+                    break;
+                };
+                if v.total <= total || inst.kv_free + v.blocks < need {
+                    break;
+                }
+                Self::touch(inst, self.now);
+                inst.active.swap_remove(vi);
+                inst.kv_free += v.blocks;
+                let vs = &mut self.state[v.req];
+                vs.epoch += 1; // its pending release is now stale
+                vs.preemptions += 1;
+                inst.queue.pop_front();
+                inst.queue.push_front(v.req);
+                inst.queue.push_front(head);
+                continue;
+            }
+            inst.queue.pop_front();
+            Self::touch(inst, self.now);
+            inst.kv_free -= need;
+            let epoch = self.state[head].epoch;
+            inst.active.push(Active {
+                req: head,
+                blocks: need,
+                total,
+                epoch,
+            });
+            let n = inst.active.len() as f64;
+            let mean_len = inst.active.iter().map(|a| a.total as f64).sum::<f64>() / n;
+            let l_in = self.state[head].l_in;
+            let l_out = self.reqs[head].l_out as f64;
+            let chunk = profile.chunk().max(1);
+            let iters = (l_in as u64).div_ceil(chunk as u64);
+            let it = profile.iter_s(n, mean_len);
+            let prefill_s: f64 = (0..iters)
+                .map(|k| {
+                    let c = chunk.min(l_in - (k as u32) * chunk);
+                    it.max(
+                        profile
+                            .prefill_roofline_s(c, k as u32 * chunk)
+                            .unwrap_or(0.0),
+                    )
+                })
+                .sum();
+            let hold = prefill_s + l_out * profile.iter_s(n_slots as f64, mean_len);
+            let st = &mut self.state[head];
+            if st.admitted_s < 0.0 {
+                st.admitted_s = self.now;
+            }
+            st.first_token_s = self.now + prefill_s + st.extra_ttft_s;
+            let at = self.now + hold;
+            self.push(
+                at,
+                EvKind::Release {
+                    pool: p,
+                    inst: i,
+                    req: head,
+                    epoch,
+                },
+            );
+        }
+    }
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let idx = ((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    v[idx]
+}
+
+/// Runs the DES on `reqs` (sorted by arrival).
+pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> DesResult {
+    let slots: Vec<u64> = cfg
+        .pools
+        .iter()
+        .map(|p| p.profile.n_slots(p.max_ctx).max(1))
+        .collect();
+    let pools = cfg
+        .pools
+        .iter()
+        .map(|p| {
+            (0..p.n_gpus)
+                .map(|_| Instance {
+                    queue: VecDeque::new(),
+                    active: Vec::new(),
+                    kv_free: p.profile.total_kv_blks(),
+                    busy_slot_s: 0.0,
+                    last_change: 0.0,
+                })
+                .collect()
+        })
+        .collect();
+    let warm = (cfg.warmup_frac * reqs.len() as f64).floor() as usize;
+    let state = reqs
+        .iter()
+        .enumerate()
+        .map(|(k, r)| ReqState {
+            l_in: r.l_in,
+            admitted_s: -1.0,
+            first_token_s: -1.0,
+            measured: k >= warm,
+            ..Default::default()
+        })
+        .collect();
+    let ids: Vec<String> = cfg.pools.iter().map(|p| p.id.clone()).collect();
+    let mut router = build_router(&cfg.router, &ids, cfg.seed);
+    let mut f = Fleet {
+        cfg,
+        reqs,
+        state,
+        pools,
+        slots,
+        rr: vec![0; cfg.pools.len()],
+        heap: BinaryHeap::new(),
+        seq: 0,
+        now: 0.0,
+    };
+    for (k, r) in reqs.iter().enumerate() {
+        f.push(r.arrival_s, EvKind::Arrival(k));
+    }
+    let mut completed_all = 0u64;
+    while let Some(Reverse(ev)) = f.heap.pop() {
+        f.now = ev.at;
+        match ev.kind {
+            EvKind::Arrival(k) => {
+                let view = f.view();
+                let total = f.total(k);
+                let fits_some = cfg.pools.iter().any(|p| total <= p.max_ctx as u64);
+                let route = if fits_some {
+                    router.route(&reqs[k], &view)
+                } else {
+                    None
+                };
+                let Some(route) = route else {
+                    f.state[k].outcome_rejected = 1;
+                    continue;
+                };
+                let p = match route {
+                    Route::Pool(p) => p,
+                    Route::Compressed {
+                        pool,
+                        l_in,
+                        latency_s,
+                    } => {
+                        f.state[k].l_in = l_in;
+                        f.state[k].extra_ttft_s = latency_s;
+                        pool
+                    }
+                };
+                // A request longer than its pool is rejected, never truncated.
+                if f.total(k) > cfg.pools[p].max_ctx as u64 || cfg.pools[p].n_gpus == 0 {
+                    f.state[k].outcome_rejected = 1;
+                    continue;
+                }
+                f.state[k].pool = p;
+                let i = f.pick_instance(p);
+                if f.pools[p][i].queue.len() >= cfg.queue_cap {
+                    f.state[k].outcome_rejected = 2;
+                    continue;
+                }
+                f.pools[p][i].queue.push_back(k);
+                f.admit(p, i);
+            }
+            EvKind::Release {
+                pool,
+                inst,
+                req,
+                epoch,
+            } => {
+                if f.state[req].epoch != epoch || f.state[req].done {
+                    continue; // stale: the request was preempted after this was scheduled
+                }
+                let now = f.now;
+                let ins = &mut f.pools[pool][inst];
+                Fleet::touch(ins, now);
+                if let Some(pos) = ins
+                    .active
+                    .iter()
+                    .position(|a| a.req == req && a.epoch == epoch)
+                {
+                    let a = ins.active.swap_remove(pos);
+                    ins.kv_free += a.blocks;
+                }
+                f.state[req].done = true;
+                completed_all += 1;
+                f.admit(pool, inst);
+            }
+        }
+    }
+    let end = f.now.max(reqs.last().map_or(0.0, |r| r.arrival_s));
+    let start = reqs.get(warm).map_or(0.0, |r| r.arrival_s);
+    let window = (end - start).max(1e-9);
+    let metrics =
+        |name: &str, filter: &dyn Fn(&ReqState) -> bool, insts: &[&Instance], slot_total: u64| {
+            let mut m = DesMetrics {
+                pool: name.to_string(),
+                ..Default::default()
+            };
+            let mut ttft = Vec::new();
+            let mut wait = Vec::new();
+            let mut ok = 0u64;
+            for (k, s) in f.state.iter().enumerate() {
+                if !s.measured || !filter(s) {
+                    continue;
+                }
+                m.offered += 1;
+                m.preemptions += s.preemptions as u64;
+                match s.outcome_rejected {
+                    1 => m.rejected_too_long += 1,
+                    2 => m.rejected_queue_full += 1,
+                    _ if s.done => {
+                        m.completed += 1;
+                        let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
+                        ttft.push(t);
+                        wait.push((s.admitted_s - reqs[k].arrival_s) * 1e3);
+                        if t <= cfg.slo_ms {
+                            ok += 1;
+                        }
+                    }
+                    _ => m.incomplete += 1,
+                }
+            }
+            m.p50_ttft_ms = percentile(&mut ttft, 50.0);
+            m.p99_ttft_ms = percentile(&mut ttft, 99.0);
+            m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
+            m.throughput_rps = m.completed as f64 / window;
+            m.slo_compliance = if m.offered == 0 {
+                1.0
+            } else {
+                ok as f64 / m.offered as f64
+            };
+            let busy: f64 = insts.iter().map(|i| i.busy_slot_s).sum();
+            m.utilization = busy / (slot_total.max(1) as f64 * end.max(1e-9));
+            m
+        };
+    let all: Vec<&Instance> = f.pools.iter().flatten().collect();
+    let total_slots: u64 = f
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(p, v)| v.len() as u64 * f.slots[p])
+        .sum();
+    let fleet = metrics("fleet", &|_| true, &all, total_slots);
+    let pools_m = (0..cfg.pools.len())
+        .map(|p| {
+            let insts: Vec<&Instance> = f.pools[p].iter().collect();
+            metrics(
+                &cfg.pools[p].id,
+                &|s: &ReqState| s.outcome_rejected != 1 && s.pool == p,
+                &insts,
+                insts.len() as u64 * f.slots[p],
+            )
+        })
+        .collect();
+    DesResult {
+        fleet,
+        pools: pools_m,
+        duration_s: end,
+        total_offered: reqs.len() as u64,
+        total_completed: completed_all,
+    }
+}
+
+/// Mean and 95 % interval of a statistic over seeds.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Interval {
+    /// Mean.
+    pub mean: f64,
+    /// Lower end.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+}
+
+/// Student-t 97.5 % quantiles for 1..=30 degrees of freedom.
+const T975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Mean and 95 % t-interval of `xs` (a point when there is one value).
+pub fn interval(xs: &[f64]) -> Interval {
+    let n = xs.len();
+    let mean = xs.iter().sum::<f64>() / n.max(1) as f64;
+    if n < 2 {
+        return Interval {
+            mean,
+            lo: mean,
+            hi: mean,
+        };
+    }
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let t = T975.get(n - 2).copied().unwrap_or(1.96);
+    let h = t * sd / (n as f64).sqrt();
+    Interval {
+        mean,
+        lo: mean - h,
+        hi: mean + h,
+    }
+}
+
+/// Runs `seeds` independent seeds in parallel threads (seed, seed+1, ...).
+pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..seeds)
+            .map(|k| {
+                let f = &f;
+                s.spawn(move || f(seed + k))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("seed run panicked"))
+            .collect()
+    })
+}

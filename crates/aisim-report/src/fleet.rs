@@ -1,0 +1,380 @@
+//! Fleet reports as tables.
+
+use aisim_fleet::des::{DesMetrics, Interval};
+use aisim_fleet::disagg::DisaggReport;
+use aisim_fleet::optimize::OptimizeReport;
+use aisim_fleet::pareto::ParetoReport;
+use aisim_fleet::plan::Candidate;
+use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
+use aisim_fleet::reports::{CompareRoutersReport, SimulateReport, WhatIfReport};
+
+use crate::table::{num, Table};
+
+const CANDIDATE_HEADER: [&str; 10] = [
+    "gamma",
+    "b_short",
+    "n_short",
+    "n_long",
+    "GPUs",
+    "$/hr",
+    "$K/yr",
+    "P99 short ms",
+    "P99 long ms",
+    "SLO",
+];
+
+fn candidate_row(t: &mut Table, c: &Candidate) {
+    t.row([
+        c.gamma.map_or("-".to_string(), |g| num(g, 1)),
+        c.b_short.to_string(),
+        c.n_short.to_string(),
+        c.n_long.to_string(),
+        c.total_gpus.to_string(),
+        num(c.cost_per_hr, 2),
+        num(c.annual_cost_kusd, 1),
+        num(c.p99_ttft_short_ms, 1),
+        num(c.p99_ttft_long_ms, 1),
+        if c.slo_met { "ok" } else { "MISS" }.to_string(),
+    ]);
+}
+
+fn candidates(title: &str, cs: &[&Candidate]) -> String {
+    let mut t = Table::new(CANDIDATE_HEADER).titled(title);
+    for c in cs {
+        candidate_row(&mut t, c);
+    }
+    t.render()
+}
+
+/// `optimize`.
+pub fn render_optimize(r: &OptimizeReport) -> String {
+    let mut out = format!(
+        "Fleet optimization: {} at {} req/s, P99 TTFT SLO {} ms, b_short {}\n\n",
+        r.cdf, r.lam, r.slo_ms, r.params.b_short
+    );
+    out += &candidates(
+        "Analytic sweep (Erlang-C + Kimura, exact calibration)",
+        &r.candidates.iter().collect::<Vec<_>>(),
+    );
+    out += "\n";
+    out += &candidates(
+        &format!(
+            "Verified by slot-level M/G/c simulation ({} requests per pool)",
+            r.params.n_sim_req
+        ),
+        &r.simulated.iter().collect::<Vec<_>>(),
+    );
+    out += "\n";
+    let mut picks: Vec<&Candidate> = vec![&r.baseline];
+    picks.extend(r.best.iter());
+    picks.extend(r.recommended.iter());
+    out += &candidates("Baseline (one pool), best analytic, recommended", &picks);
+    out
+}
+
+/// `pareto`.
+pub fn render_pareto(r: &ParetoReport) -> String {
+    let mut t = Table::new([
+        "b_short",
+        "n_short",
+        "n_long",
+        "GPUs",
+        "$K/yr",
+        "saving",
+        "worst P99 ms",
+        "pareto",
+        "SLO",
+    ])
+    .titled(format!(
+        "Threshold sweep: {} at {} req/s (baseline {} GPUs, ${:.0}K/yr)",
+        r.cdf, r.lam, r.baseline.total_gpus, r.baseline.annual_cost_kusd
+    ));
+    for p in &r.candidates {
+        let c = &p.candidate;
+        t.row([
+            c.b_short.to_string(),
+            c.n_short.to_string(),
+            c.n_long.to_string(),
+            c.total_gpus.to_string(),
+            num(c.annual_cost_kusd, 1),
+            format!("{:.1}%", p.saving * 100.0),
+            num(p.worst_p99_ms, 1),
+            if p.pareto { "*" } else { "" }.to_string(),
+            if c.slo_met { "ok" } else { "MISS" }.to_string(),
+        ]);
+    }
+    let rec = match &r.recommended {
+        Some(p) => format!(
+            "recommended: b_short {} with {} + {} GPUs (${:.0}K/yr, saving {:.1}%, P99 {:.0} ms / {:.0} ms)\n",
+            p.candidate.b_short, p.candidate.n_short, p.candidate.n_long, p.candidate.annual_cost_kusd, p.saving * 100.0,
+            p.candidate.p99_ttft_short_ms, p.candidate.p99_ttft_long_ms
+        ),
+        None => "no threshold meets the SLO\n".to_string(),
+    };
+    format!("{}\n{rec}", t.render())
+}
+
+/// `disagg`.
+pub fn render_disagg(r: &DisaggReport) -> String {
+    let mut t = Table::new([
+        "n_prefill",
+        "n_decode",
+        "GPUs",
+        "system rps",
+        "TTFT ms",
+        "TPOT ms",
+        "$/hr",
+        "$K/yr",
+    ])
+    .titled(format!(
+        "Disaggregated splits ({} prefill, {} decode) meeting the SLOs, Pareto set",
+        r.gpu_prefill, r.gpu_decode
+    ));
+    for p in &r.points {
+        t.row([
+            p.n_prefill.to_string(),
+            p.n_decode.to_string(),
+            p.total_gpus.to_string(),
+            num(p.system_rps, 1),
+            num(p.ttft_ms, 1),
+            num(p.tpot_ms, 1),
+            num(p.cost_per_hr, 2),
+            num(p.annual_cost_kusd, 1),
+        ]);
+    }
+    let mut a =
+        Table::new(["aggregated on", "GPUs", "$/hr", "per-GPU rps"]).titled("Aggregated baselines");
+    for b in &r.aggregated {
+        a.row([
+            b.gpu.clone(),
+            b.n_gpus.to_string(),
+            num(b.cost_per_hr, 2),
+            num(b.per_gpu_rps, 2),
+        ]);
+    }
+    let best = match &r.best {
+        Some(b) => format!(
+            "best: {} + {} = {} GPUs, {:.1} req/s, TTFT {:.0} ms, TPOT {:.0} ms, ${:.0}K/yr\n",
+            b.n_prefill,
+            b.n_decode,
+            b.total_gpus,
+            b.system_rps,
+            b.ttft_ms,
+            b.tpot_ms,
+            b.annual_cost_kusd
+        ),
+        None => "no split meets the SLOs within the limits\n".to_string(),
+    };
+    format!("{}\n{}\n{best}", t.render(), a.render())
+}
+
+fn des_row(t: &mut Table, m: &DesMetrics) {
+    t.row([
+        m.pool.clone(),
+        m.offered.to_string(),
+        m.completed.to_string(),
+        (m.rejected_too_long + m.rejected_queue_full).to_string(),
+        m.preemptions.to_string(),
+        num(m.p50_ttft_ms, 1),
+        num(m.p99_ttft_ms, 1),
+        num(m.p99_queue_wait_ms, 1),
+        num(m.throughput_rps, 2),
+        format!("{:.1}%", m.slo_compliance * 100.0),
+        format!("{:.1}%", m.utilization * 100.0),
+    ]);
+}
+
+const DES_HEADER: [&str; 11] = [
+    "pool",
+    "offered",
+    "completed",
+    "rejected",
+    "preempted",
+    "P50 TTFT",
+    "P99 TTFT",
+    "P99 wait",
+    "rps",
+    "SLO ok",
+    "util",
+];
+
+fn iv(i: &Interval, digits: usize) -> String {
+    if i.lo == i.hi {
+        num(i.mean, digits)
+    } else {
+        format!(
+            "{} [{}, {}]",
+            num(i.mean, digits),
+            num(i.lo, digits),
+            num(i.hi, digits)
+        )
+    }
+}
+
+/// `simulate` and `simulate-fleet`.
+pub fn render_simulate(r: &SimulateReport) -> String {
+    let mut t = Table::new(DES_HEADER).titled(format!(
+        "Fleet DES: {} (metrics after warm-up; ms)",
+        r.label
+    ));
+    des_row(&mut t, &r.result.fleet);
+    for p in &r.result.pools {
+        des_row(&mut t, p);
+    }
+    format!(
+        "{}\ncompleted {} of {} offered (warm-up included); over {} seed(s): P99 TTFT {} ms, SLO compliance {}\n",
+        t.render(),
+        r.result.total_completed,
+        r.result.total_offered,
+        r.seeds,
+        iv(&r.p99_ttft_ms, 1),
+        iv(&Interval { mean: r.slo_compliance.mean * 100.0, lo: r.slo_compliance.lo * 100.0, hi: r.slo_compliance.hi * 100.0 }, 1) + "%"
+    )
+}
+
+/// `compare-routers`.
+pub fn render_compare(r: &CompareRoutersReport) -> String {
+    let mut t = Table::new([
+        "router",
+        "P99 TTFT ms",
+        "SLO compliance %",
+        "utilization",
+        "completed",
+        "rejected",
+    ])
+    .titled("Routers on identical arrivals");
+    for row in &r.rows {
+        let name = serde_json::to_value(&row.router)
+            .ok()
+            .and_then(|v| v["kind"].as_str().map(String::from))
+            .unwrap_or_default();
+        t.row([
+            name,
+            iv(&row.p99_ttft_ms, 1),
+            iv(
+                &Interval {
+                    mean: row.slo_compliance.mean * 100.0,
+                    lo: row.slo_compliance.lo * 100.0,
+                    hi: row.slo_compliance.hi * 100.0,
+                },
+                1,
+            ),
+            format!("{:.1}%", row.fleet.utilization * 100.0),
+            row.fleet.completed.to_string(),
+            (row.fleet.rejected_too_long + row.fleet.rejected_queue_full).to_string(),
+        ]);
+    }
+    t.render()
+}
+
+/// `whatif`.
+pub fn render_whatif(r: &WhatIfReport) -> String {
+    let mut t = Table::new([
+        "req/s",
+        "b_short",
+        "n_short",
+        "n_long",
+        "GPUs",
+        "$/hr",
+        "one-pool GPUs",
+        "one-pool $/hr",
+        "SLO",
+    ])
+    .titled("Cheapest configuration per arrival rate");
+    for row in &r.candidates {
+        t.row([
+            num(row.lam, 1),
+            row.best.b_short.to_string(),
+            row.best.n_short.to_string(),
+            row.best.n_long.to_string(),
+            row.best.total_gpus.to_string(),
+            num(row.best.cost_per_hr, 2),
+            row.baseline.total_gpus.to_string(),
+            num(row.baseline.cost_per_hr, 2),
+            if row.best.slo_met { "ok" } else { "MISS" }.to_string(),
+        ]);
+    }
+    let mut out = t.render();
+    if !r.gpu_compare.is_empty() {
+        let mut g = Table::new(["req/s", "gpu", "GPUs", "$/hr", "cost ratio", "P99 TTFT ms"])
+            .titled("GPU comparison (one pool)");
+        for row in &r.gpu_compare {
+            g.row([
+                num(row.lam, 1),
+                row.gpu.clone(),
+                row.n_gpus.to_string(),
+                num(row.cost_per_hr, 2),
+                format!("{:.2}x", row.cost_ratio),
+                num(row.p99_ttft_ms, 1),
+            ]);
+        }
+        out += "\n";
+        out += &g.render();
+    }
+    out
+}
+
+/// `tok-per-watt`.
+pub fn render_tok_per_watt(r: &TokPerWattReport) -> String {
+    let mut t = Table::new([
+        "gpu",
+        "GPUs",
+        "rho",
+        "n_active",
+        "tok/W",
+        "W/GPU",
+        "$/Mtok",
+        "P99 TTFT ms",
+    ])
+    .titled(format!(
+        "Tokens per watt: {} at {} req/s (mean output {} tokens)",
+        r.cdf, r.lam, r.mean_output_tokens
+    ));
+    for row in &r.rows {
+        t.row([
+            row.gpu.clone(),
+            row.n_gpus.to_string(),
+            num(row.rho, 3),
+            num(row.n_active, 1),
+            num(row.tok_per_watt, 2),
+            num(row.watts_per_gpu, 1),
+            num(row.usd_per_mtok, 3),
+            num(row.p99_ttft_ms, 1),
+        ]);
+    }
+    t.render()
+}
+
+/// `grid-flex`.
+pub fn render_grid_flex(r: &GridFlexReport) -> String {
+    let mut t = Table::new([
+        "cut",
+        "batch cap",
+        "W/GPU",
+        "fleet kW",
+        "P99 analytic ms",
+        "P99 simulated ms",
+        "SLO",
+    ])
+    .titled(format!(
+        "Demand response: {} x {} at {} req/s, SLO {} ms, baseline {:.1} kW",
+        r.n_gpus, r.gpu, r.lam, r.slo_ms, r.baseline_kw
+    ));
+    for p in &r.points {
+        t.row([
+            format!("{:.0}%", p.flex_pct),
+            p.batch_cap.to_string(),
+            num(p.watts_per_gpu, 1),
+            num(p.fleet_kw, 2),
+            num(p.p99_ttft_ms, 1),
+            p.p99_ttft_sim_ms.map_or("-".to_string(), |v| num(v, 1)),
+            if p.slo_met { "ok" } else { "MISS" }.to_string(),
+        ]);
+    }
+    let deepest = r
+        .deepest_safe_pct
+        .map_or("no cut meets the SLO".to_string(), |d| {
+            format!("deepest safe cut: {d:.0}%")
+        });
+    format!("{}\n{deepest}\n", t.render())
+}
