@@ -45,6 +45,7 @@ fn main() {
         p_compress: 0.75,
         verify_top: 3,
         n_sim_req: 40_000,
+        seeds: 1,
     };
     println!(
         "optimize (azure, 200 req/s, 11 gammas, 3 verified x 40,000): {:.1} ms",

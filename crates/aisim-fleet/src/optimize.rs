@@ -18,6 +18,8 @@ pub struct OptimizeParams {
     pub verify_top: usize,
     /// Requests per simulated pool.
     pub n_sim_req: u64,
+    /// Seeds per verification (run in parallel).
+    pub seeds: u64,
 }
 
 /// The optimize report.
@@ -75,7 +77,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> OptimizeReport {
     let simulated: Vec<Candidate> = order
         .iter()
         .take(p.verify_top)
-        .map(|&i| planner.verify(&plans[i], p.n_sim_req, planner.seed))
+        .map(|&i| planner.verify_seeds(&plans[i], p.n_sim_req, p.seeds))
         .collect();
     let best = cheapest_ok(&candidates);
     let recommended = cheapest_ok(&simulated).or_else(|| best.clone());

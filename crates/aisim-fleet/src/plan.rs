@@ -84,6 +84,9 @@ pub struct Candidate {
     /// With `source = simulated`: the analytic P99s for comparison.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analytic_p99_ms: Option<(f64, f64)>,
+    /// With several seeds: 95 % intervals of the simulated short and long P99s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_interval_ms: Option<(crate::des::Interval, crate::des::Interval)>,
 }
 
 /// A plan: the candidate row and its pools (for simulation).
@@ -161,6 +164,7 @@ impl Planner {
             slo_met: short.size.slo_met && long.as_ref().is_none_or(|p| p.size.slo_met),
             source: "analytic",
             analytic_p99_ms: None,
+            p99_interval_ms: None,
         };
         Plan {
             candidate,
@@ -194,12 +198,30 @@ impl Planner {
             slo_met: pool.size.slo_met,
             source: "analytic",
             analytic_p99_ms: None,
+            p99_interval_ms: None,
         };
         Plan {
             candidate,
             short: pool,
             long: None,
         }
+    }
+
+    /// The plan's P99s by slot-level M/G/c simulation over `seeds` seeds (in
+    /// parallel; the mean, with a 95 % interval when there are several).
+    pub fn verify_seeds(&self, plan: &Plan, n_req: u64, seeds: u64) -> Candidate {
+        let runs = crate::des::run_seeds(seeds.max(1), self.seed, |s| self.verify(plan, n_req, s));
+        let shorts: Vec<f64> = runs.iter().map(|c| c.p99_ttft_short_ms).collect();
+        let longs: Vec<f64> = runs.iter().map(|c| c.p99_ttft_long_ms).collect();
+        let (is, il) = (crate::des::interval(&shorts), crate::des::interval(&longs));
+        let mut c = runs.into_iter().next().expect("at least one seed");
+        c.p99_ttft_short_ms = is.mean;
+        c.p99_ttft_long_ms = il.mean;
+        c.slo_met = is.mean <= self.targets.slo_ms && il.mean <= self.targets.slo_ms;
+        if seeds > 1 {
+            c.p99_interval_ms = Some((is, il));
+        }
+        c
     }
 
     /// The plan's P99s by slot-level M/G/c simulation of `n_req` requests per

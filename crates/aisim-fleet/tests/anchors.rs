@@ -141,6 +141,7 @@ fn optimize_runs_and_verifies_the_cheapest() {
         p_compress: 0.75,
         verify_top: 3,
         n_sim_req: 20_000,
+        seeds: 1,
     };
     let r = optimize(&planner("azure", 200.0, "a100"), &p);
     assert_eq!(r.candidates.len(), 11);
@@ -151,4 +152,23 @@ fn optimize_runs_and_verifies_the_cheapest() {
     // Sweep order is γ = 1.0 … 2.0.
     assert_eq!(r.candidates[0].gamma, Some(1.0));
     assert_eq!(r.candidates[10].gamma, Some(2.0));
+}
+
+#[test]
+fn optimize_with_seeds_gives_intervals() {
+    let p = OptimizeParams {
+        b_short: 4096,
+        gamma_max: 1.2,
+        p_compress: 0.75,
+        verify_top: 1,
+        n_sim_req: 10_000,
+        seeds: 4,
+    };
+    let r = optimize(&planner("azure", 200.0, "a100"), &p);
+    let (short, long) = r.simulated[0]
+        .p99_interval_ms
+        .expect("intervals with several seeds");
+    // The short pool never queues here, so its P99 is a prefill time every seed shares.
+    assert!(short.lo <= short.hi && long.lo < long.hi, "{short:?} {long:?}");
+    assert!((r.simulated[0].p99_ttft_short_ms - short.mean).abs() < 1e-12);
 }

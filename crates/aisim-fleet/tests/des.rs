@@ -200,3 +200,49 @@ fn compress_route_sends_safe_borderline_requests_short() {
     );
     assert_eq!(r.pools[1].completed, 1, "code goes long");
 }
+
+/// A classifier of the user's own: long prompts to the second pool.
+struct ByPrompt;
+
+impl aisim_fleet::des::Router for ByPrompt {
+    fn route(
+        &mut self,
+        req: &FleetRequest,
+        _pools: &[aisim_fleet::des::PoolView],
+    ) -> Option<aisim_fleet::des::Route> {
+        Some(aisim_fleet::des::Route::Pool(if req.l_in > 1000 {
+            1
+        } else {
+            0
+        }))
+    }
+}
+
+#[test]
+fn a_router_of_your_own_plugs_in() {
+    let a100 = resolve_profile("a100").unwrap();
+    let reqs = vec![req(0.0, 500, 10), req(1.0, 2000, 10), req(2.0, 3000, 10)];
+    let c = cfg(vec![
+        pool("a", a100.clone(), 1, 8192),
+        pool("b", a100, 1, 8192),
+    ]);
+    let r = aisim_fleet::des::run_des_with(&c, &reqs, Box::new(ByPrompt));
+    assert_eq!((r.pools[0].completed, r.pools[1].completed), (1, 2));
+}
+
+#[test]
+fn a_trace_gives_a_fifty_point_cdf() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/demo_sessions.jsonl");
+    let c = Cdf::resolve(&format!("trace:{}", path.display())).unwrap();
+    assert!(
+        c.points.len() <= 50 && c.points.len() > 10,
+        "{}",
+        c.points.len()
+    );
+    assert_eq!(c.points.last().unwrap().1, 1.0);
+    assert!(c
+        .points
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+}

@@ -137,6 +137,9 @@ pub struct OptimizeArgs {
     /// Requests per simulated pool.
     #[arg(long, default_value_t = 40000)]
     n_sim_req: u64,
+    /// Seeds per verification, run in parallel (mean and 95 % interval).
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -155,6 +158,7 @@ pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
         p_compress: a.p_compress.clamp(0.0, 1.0),
         verify_top: a.verify_top,
         n_sim_req: a.n_sim_req,
+        seeds: a.seeds,
     };
     let r = optimize(&a.plan.planner()?, &p);
     emit(&a.output, &r, aisim_report::fleet::render_optimize)

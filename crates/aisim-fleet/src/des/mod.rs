@@ -397,8 +397,19 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[idx]
 }
 
-/// Runs the DES on `reqs` (sorted by arrival).
+/// Runs the DES on `reqs` (sorted by arrival) with the router of `cfg`.
 pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> DesResult {
+    let ids: Vec<String> = cfg.pools.iter().map(|p| p.id.clone()).collect();
+    run_des_with(cfg, reqs, build_router(&cfg.router, &ids, cfg.seed))
+}
+
+/// Runs the DES with a router of your own (a semantic classifier, say);
+/// `cfg.router` is ignored.
+pub fn run_des_with(
+    cfg: &DesConfig,
+    reqs: &[FleetRequest],
+    mut router: Box<dyn Router>,
+) -> DesResult {
     let slots: Vec<u64> = cfg
         .pools
         .iter()
@@ -431,8 +442,6 @@ pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> DesResult {
             ..Default::default()
         })
         .collect();
-    let ids: Vec<String> = cfg.pools.iter().map(|p| p.id.clone()).collect();
-    let mut router = build_router(&cfg.router, &ids, cfg.seed);
     let mut f = Fleet {
         cfg,
         reqs,
