@@ -168,7 +168,9 @@ fn optimize_with_seeds_gives_intervals() {
     let (short, long) = r.simulated[0]
         .p99_interval_ms
         .expect("intervals with several seeds");
-    // The short pool never queues here, so its P99 is a prefill time every seed shares.
-    assert!(short.lo <= short.hi && long.lo < long.hi, "{short:?} {long:?}");
+    // A pool that never queues has a P99 (a prefill time) every seed shares; the
+    // other one varies between seeds.
+    assert!(short.lo <= short.hi && long.lo <= long.hi, "{short:?} {long:?}");
+    assert!(short.lo < short.hi || long.lo < long.hi, "{short:?} {long:?}");
     assert!((r.simulated[0].p99_ttft_short_ms - short.mean).abs() < 1e-12);
 }
