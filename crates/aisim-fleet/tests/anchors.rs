@@ -170,7 +170,13 @@ fn optimize_with_seeds_gives_intervals() {
         .expect("intervals with several seeds");
     // A pool that never queues has a P99 (a prefill time) every seed shares; the
     // other one varies between seeds.
-    assert!(short.lo <= short.hi && long.lo <= long.hi, "{short:?} {long:?}");
-    assert!(short.lo < short.hi || long.lo < long.hi, "{short:?} {long:?}");
+    assert!(
+        short.lo <= short.hi && long.lo <= long.hi,
+        "{short:?} {long:?}"
+    );
+    assert!(
+        short.lo < short.hi || long.lo < long.hi,
+        "{short:?} {long:?}"
+    );
     assert!((r.simulated[0].p99_ttft_short_ms - short.mean).abs() < 1e-12);
 }
