@@ -27,7 +27,6 @@ pub mod plan;
 pub mod power;
 pub mod reports;
 pub mod sizing;
-pub mod throttle;
 pub mod workload;
 
 pub use error::FleetError;

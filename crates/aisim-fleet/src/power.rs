@@ -1,6 +1,8 @@
 //! Power views: tokens per watt, and demand response (grid flexibility).
 
-use aisim_core::profile::GpuProfile;
+use std::sync::Arc;
+
+use aisim_core::profile::{GpuProfile, ProfileOverride};
 use serde::Serialize;
 
 use crate::calibrate::{calibrate, CalibrationMethod};
@@ -8,7 +10,6 @@ use crate::cdf::Cdf;
 use crate::erlang::p99_wait;
 use crate::mgc::simulate_mgc;
 use crate::sizing::{min_gpus, p99_ttft_ms, SizingTargets};
-use crate::throttle::Throttled;
 use crate::workload::{sample_total, split_lengths};
 
 /// The largest batch in `1..=max_batch` whose power stays within `target_w`
@@ -171,7 +172,7 @@ pub fn grid_flex(
     cdf: &Cdf,
     lam: f64,
     n_gpus: u64,
-    profile: &dyn GpuProfile,
+    profile: &Arc<dyn GpuProfile>,
     slo_ms: f64,
     max_ctx: u32,
     flex_pcts: &[f64],
@@ -179,14 +180,16 @@ pub fn grid_flex(
     seed: u64,
 ) -> GridFlexReport {
     let (idle, nominal) = (profile.power().idle_w(), profile.power().nominal_w());
-    let full = full_batch(profile);
+    let full = full_batch(profile.as_ref());
     let slots_full = profile.n_slots(max_ctx);
     let mut points = Vec::new();
     for &pct in flex_pcts {
         let target = idle.max(nominal * (1.0 - pct / 100.0));
-        let cap = slots_full.min(invert_power(profile, target, full)).max(1);
+        let cap = slots_full
+            .min(invert_power(profile.as_ref(), target, full))
+            .max(1);
         let watts = profile.power().watts(cap as f64);
-        let capped = Throttled::new(profile, cap, max_ctx);
+        let capped = ProfileOverride::batch_cap(Arc::clone(profile), cap, max_ctx);
         let cal = calibrate(cdf, 1, max_ctx, &capped, CalibrationMethod::Exact, 0);
         let wait = p99_wait(n_gpus * cap, lam, cal.mu_gpu / cap as f64, cal.cv2);
         let p99 = (wait + cal.mean_prefill_s) * 1e3;

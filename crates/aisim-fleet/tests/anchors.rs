@@ -128,7 +128,7 @@ fn grid_flex_anchor() {
     let cdf = Cdf::builtin("azure").unwrap();
     let h100 = resolve_profile("h100").unwrap();
     let pcts = [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0];
-    let r = grid_flex(&cdf, 200.0, 40, h100.as_ref(), 500.0, 8192, &pcts, 0, 42);
+    let r = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &pcts, 0, 42);
     assert!((r.baseline_kw - 23.3).abs() < 0.05, "{}", r.baseline_kw);
     assert_eq!(r.deepest_safe_pct, Some(30.0));
 }

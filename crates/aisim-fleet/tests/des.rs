@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use aisim_core::profile::{resolve_profile, GpuProfile, ManualProfile};
+use aisim_core::profile::{resolve_profile, GpuProfile, ProfileOverride};
 use aisim_fleet::cdf::Cdf;
 use aisim_fleet::des::{
     generate, interval, run_des, run_seeds, Arrivals, DesConfig, FleetRequest, InstancePick,
@@ -54,56 +54,6 @@ fn light_load_ttft_is_the_prefill_time() {
             && (r.fleet.p99_ttft_ms - expected).abs() < 1e-9
     );
     assert_eq!(r.fleet.slo_compliance, 1.0);
-}
-
-/// An A100 with 100 KV blocks (1,600 tokens) but `slots` logical slots: more
-/// sequences than its KV holds at full length, so KV admission can bind.
-#[derive(Debug)]
-struct Oversubscribed {
-    inner: ManualProfile,
-    slots: u64,
-}
-
-impl GpuProfile for Oversubscribed {
-    fn key(&self) -> &str {
-        "oversubscribed"
-    }
-    fn display_name(&self) -> String {
-        "oversubscribed".into()
-    }
-    fn w_s(&self) -> f64 {
-        self.inner.w_s()
-    }
-    fn h_s(&self) -> f64 {
-        self.inner.h_s()
-    }
-    fn calibration_ctx(&self) -> u32 {
-        self.inner.calibration_ctx()
-    }
-    fn chunk(&self) -> u32 {
-        self.inner.chunk()
-    }
-    fn blk_size(&self) -> u32 {
-        16
-    }
-    fn total_kv_blks(&self) -> u64 {
-        100
-    }
-    fn max_slots(&self) -> u32 {
-        self.slots as u32
-    }
-    fn cost_per_hr(&self) -> f64 {
-        1.0
-    }
-    fn gpus(&self) -> u32 {
-        1
-    }
-    fn power(&self) -> aisim_core::profile::PowerModel {
-        self.inner.power()
-    }
-    fn n_slots(&self, _max_ctx: u32) -> u64 {
-        self.slots
-    }
 }
 
 fn tiny_kv(slots: u64) -> Arc<dyn GpuProfile> {

@@ -578,7 +578,7 @@ pub fn run_grid_flex(a: GridFlexArgs) -> Result<(), CliError> {
         &cdf,
         a.lam,
         a.n_gpus,
-        g.as_ref(),
+        &g,
         a.slo,
         a.max_ctx,
         &a.flex_pcts,

@@ -4,6 +4,7 @@
 mod catalog;
 mod computed;
 mod manual;
+mod overrides;
 mod power;
 mod summary;
 
@@ -15,6 +16,7 @@ pub use catalog::{
 };
 pub use computed::{ComputedProfile, ServingConfig};
 pub use manual::ManualProfile;
+pub use overrides::ProfileOverride;
 pub use power::PowerModel;
 pub use summary::{
     catalog_summary, Catalog, HardwareSummary, ModelSummary, ProfileSummary, SLOT_CONTEXTS,
@@ -74,12 +76,7 @@ pub trait GpuProfile: Debug + Send + Sync {
 
     /// Concurrent sequences one unit holds at context `max_ctx` (integer division).
     fn n_slots(&self, max_ctx: u32) -> u64 {
-        let max_ctx = max_ctx.max(1) as u64;
-        let by_kv = self.total_kv_blks() / max_ctx.div_ceil(self.blk_size().max(1) as u64);
-        match self.max_slots() {
-            0 => by_kv,
-            s => by_kv.min(s as u64 * self.calibration_ctx() as u64 / max_ctx),
-        }
+        slots_at(self, max_ctx)
     }
 
     /// `(ceil(l_in / chunk) + l_out) × iter(n_slots(max_ctx), l_in + l_out)`, seconds.
@@ -91,6 +88,17 @@ pub trait GpuProfile: Debug + Send + Sync {
     /// `n_slots / service_time`, requests per second.
     fn throughput_rps(&self, max_ctx: u32, mean_in: u32, mean_out: u32) -> f64 {
         self.n_slots(max_ctx) as f64 / self.service_time_s(mean_in, mean_out, max_ctx)
+    }
+}
+
+/// `min(max_slots × calibration_ctx / max_ctx, total_kv_blks / ceil(max_ctx / blk_size))`
+/// with integer division (no slot cap when `max_slots` is 0).
+pub(crate) fn slots_at<P: GpuProfile + ?Sized>(p: &P, max_ctx: u32) -> u64 {
+    let max_ctx = max_ctx.max(1) as u64;
+    let by_kv = p.total_kv_blks() / max_ctx.div_ceil(p.blk_size().max(1) as u64);
+    match p.max_slots() {
+        0 => by_kv,
+        s => by_kv.min(s as u64 * p.calibration_ctx() as u64 / max_ctx),
     }
 }
 
