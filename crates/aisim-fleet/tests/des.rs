@@ -56,11 +56,15 @@ fn light_load_ttft_is_the_prefill_time() {
     assert_eq!(r.fleet.slo_compliance, 1.0);
 }
 
+/// An A100 with 100 KV blocks (1,600 tokens) but `slots` logical slots: more
+/// sequences than its KV holds at full length, so KV admission can bind.
 fn tiny_kv(slots: u64) -> Arc<dyn GpuProfile> {
-    Arc::new(Oversubscribed {
-        inner: ManualProfile::by_key("a100").unwrap(),
-        slots,
-    })
+    let a100 = resolve_profile("a100").unwrap();
+    Arc::new(
+        ProfileOverride::new(a100)
+            .with_total_kv_blks(100)
+            .with_n_slots(slots),
+    )
 }
 
 #[test]
