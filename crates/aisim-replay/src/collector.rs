@@ -158,6 +158,34 @@ pub struct GapCounts {
     runs: Vec<(u64, u64)>,
 }
 
+/// Sorts `v` by LSD radix sort on 16-bit digits, only as many passes as the
+/// largest value needs (two for gaps under 4.3 s): several times fewer
+/// instructions than a comparison sort on the half-million gaps of a replay.
+fn radix_sort(v: &mut Vec<u64>) {
+    let max = v.iter().copied().max().unwrap_or(0);
+    let mut scratch = vec![0u64; v.len()];
+    let mut shift = 0;
+    while shift < 64 && (shift == 0 || max >> shift != 0) {
+        let mut counts = vec![0usize; 1 << 16];
+        for &x in v.iter() {
+            counts[((x >> shift) & 0xffff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &x in v.iter() {
+            let d = ((x >> shift) & 0xffff) as usize;
+            scratch[counts[d]] = x;
+            counts[d] += 1;
+        }
+        std::mem::swap(v, &mut scratch);
+        shift += 16;
+    }
+}
+
 /// Gaps buffered before folding (32 MiB).
 const GAP_BUFFER: usize = 1 << 22;
 
@@ -172,7 +200,7 @@ impl GapCounts {
     }
 
     fn fold(&mut self) {
-        self.buffer.sort_unstable();
+        radix_sort(&mut self.buffer);
         let mut fresh: Vec<(u64, u64)> = Vec::new();
         for &g in &self.buffer {
             match fresh.last_mut() {
@@ -366,6 +394,18 @@ impl TraceCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn radix_sort_sorts() {
+        let mut v: Vec<u64> = (0..5000u64)
+            .map(|i| (i * 2_654_435_761) % 10_000_000_007)
+            .collect();
+        v.extend([u64::MAX, 0, 1 << 40]);
+        let mut w = v.clone();
+        w.sort_unstable();
+        radix_sort(&mut v);
+        assert_eq!(v, w);
+    }
 
     #[test]
     fn gap_counts_fold_and_merge_exactly() {

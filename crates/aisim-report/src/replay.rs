@@ -43,7 +43,7 @@ fn summary_row(t: &mut Table, name: &str, s: &Summary, offered: bool) {
 /// The whole report as tables.
 pub fn render_replay(r: &ReplayReport) -> String {
     let spec = &r.spec;
-    let mut run = Table::new(["run", ""]).titled("Run");
+    let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
     run.row([
         "workers".to_string(),

@@ -95,6 +95,8 @@ pub(crate) struct AggRuntime<'a> {
     collector: TraceCollector,
     out: PassOutcome,
     dirty: Vec<u32>,
+    /// The previous `dirty` list, kept for its capacity.
+    dirty_spare: Vec<u32>,
     /// Offers of dispatched requests whose session may continue.
     in_flight: HashMap<u64, Offer>,
     /// Later turns waiting for their dispatch time (slots are reused).
@@ -153,6 +155,7 @@ impl<'a> AggRuntime<'a> {
             ),
             out: PassOutcome::default(),
             dirty: Vec::new(),
+            dirty_spare: Vec::new(),
             in_flight: HashMap::new(),
             pending_turns: Vec::new(),
             free_turn_slots: Vec::new(),
@@ -443,7 +446,8 @@ impl<'a> AggRuntime<'a> {
         } else {
             Some(SimTime::ZERO)
         };
-        let mut dirty = std::mem::take(&mut self.dirty);
+        let spare = std::mem::take(&mut self.dirty_spare);
+        let mut dirty = std::mem::replace(&mut self.dirty, spare);
         for &w in &dirty {
             let mut at = now;
             loop {
@@ -479,7 +483,7 @@ impl<'a> AggRuntime<'a> {
         }
         self.dirty.clear();
         dirty.clear();
-        self.dirty = dirty;
+        self.dirty_spare = dirty;
         Ok(())
     }
 

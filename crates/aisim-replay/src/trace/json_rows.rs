@@ -3,6 +3,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{row_error, SessionInterner, TraceRecord};
@@ -95,11 +96,81 @@ impl Row<'_> {
     }
 
     fn session(&self, interner: &mut SessionInterner) -> Option<u64> {
-        self.get(&["session_id"]).map(|(_, v)| match v {
-            Value::String(s) => interner.intern(s),
-            other => interner.intern(&other.to_string()),
-        })
+        self.get(&["session_id"])
+            .map(|(_, v)| intern_value(v, interner))
     }
+}
+
+/// The fields of both shapes, typed: the fast path. A row that does not fit it
+/// (a wrong type, a missing field) goes through the `Value` path, which names
+/// the field that is wrong.
+#[derive(Deserialize)]
+struct TypedRow {
+    timestamp: Option<f64>,
+    created_time: Option<f64>,
+    input_length: Option<u32>,
+    input_tokens: Option<u32>,
+    output_length: Option<u32>,
+    output_tokens: Option<u32>,
+    hash_ids: Option<Vec<u64>>,
+    session_id: Option<Value>,
+    delay_ms: Option<f64>,
+    delay: Option<f64>,
+    chat_id: Option<i64>,
+    parent_chat_id: Option<i64>,
+    time_to_parent_chat: Option<f64>,
+}
+
+fn intern_value(v: &Value, interner: &mut SessionInterner) -> u64 {
+    match v {
+        Value::String(s) => interner.intern(s),
+        other => interner.intern(&other.to_string()),
+    }
+}
+
+/// The record of a well-formed row, or `None` to take the checking path.
+fn fast_record(
+    text: &str,
+    line: usize,
+    shape: Shape,
+    sessions: &mut SessionInterner,
+) -> Option<TraceRecord> {
+    let r: TypedRow = serde_json::from_str(text).ok()?;
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let session = r
+        .session_id
+        .as_ref()
+        .filter(|v| !v.is_null())
+        .map(|v| intern_value(v, sessions));
+    let record = match shape {
+        Shape::Mooncake => TraceRecord {
+            line,
+            timestamp_ms: finite(r.timestamp.or(r.created_time))?,
+            input_length: r.input_length.or(r.input_tokens)?,
+            output_length: r.output_length.or(r.output_tokens)?,
+            hash_ids: r.hash_ids.unwrap_or_default(),
+            session,
+            chat_id: None,
+            parent_chat_id: None,
+            think_ms: r.delay_ms.or(r.delay),
+        },
+        Shape::Bailian => TraceRecord {
+            line,
+            timestamp_ms: finite(r.timestamp)? * 1e3,
+            input_length: r.input_length?,
+            output_length: r.output_length?,
+            hash_ids: r.hash_ids.unwrap_or_default(),
+            session,
+            chat_id: Some(r.chat_id?),
+            parent_chat_id: r.parent_chat_id,
+            think_ms: r.time_to_parent_chat.map(|s| s * 1e3),
+        },
+    };
+    // A think time the checking path would reject goes there for its message.
+    record
+        .think_ms
+        .is_none_or(|t| t.is_finite() && t >= 0.0)
+        .then_some(record)
 }
 
 pub(crate) fn read<R: BufRead>(
@@ -116,6 +187,10 @@ pub(crate) fn read<R: BufRead>(
             source,
         })?;
         if text.trim().is_empty() {
+            continue;
+        }
+        if let Some(record) = fast_record(&text, line_no, shape, &mut sessions) {
+            records.push(record);
             continue;
         }
         let value: Value = serde_json::from_str(&text).map_err(|e| {
