@@ -46,10 +46,11 @@ fn main() {
         verify_top: 3,
         n_sim_req: 40_000,
         seeds: 1,
+        verify_engine: false,
     };
     println!(
         "optimize (azure, 200 req/s, 11 gammas, 3 verified x 40,000): {:.1} ms",
-        best_of(5, || optimize(&p, &params)) * 1e3
+        best_of(5, || optimize(&p, &params).unwrap()) * 1e3
     );
     let lm = planner("lmsys", 100.0);
     println!(

@@ -17,6 +17,7 @@ pub mod calibrate;
 pub mod cdf;
 pub mod des;
 pub mod disagg;
+pub mod engine_verify;
 pub mod erlang;
 mod error;
 pub mod fleet_file;

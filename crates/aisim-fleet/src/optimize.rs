@@ -20,6 +20,8 @@ pub struct OptimizeParams {
     pub n_sim_req: u64,
     /// Seeds per verification (run in parallel).
     pub seeds: u64,
+    /// Also replay the verified candidates through the engine-level replay.
+    pub verify_engine: bool,
 }
 
 /// The optimize report.
@@ -39,9 +41,13 @@ pub struct OptimizeReport {
     pub candidates: Vec<Candidate>,
     /// The verified ones.
     pub simulated: Vec<Candidate>,
+    /// The same, replayed through the engines (with `--verify engine`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub engine: Vec<Candidate>,
     /// Cheapest analytic candidate meeting the SLO.
     pub best: Option<Candidate>,
-    /// Cheapest simulated candidate meeting the SLO (else `best`).
+    /// Cheapest candidate meeting the SLO by the deepest verification run
+    /// (engine, then slot-level simulation, else analytic).
     pub recommended: Option<Candidate>,
     /// One pool for everything.
     pub baseline: Candidate,
@@ -55,7 +61,10 @@ fn cheapest_ok(c: &[Candidate]) -> Option<Candidate> {
 }
 
 /// Runs the sweep.
-pub fn optimize(planner: &Planner, p: &OptimizeParams) -> OptimizeReport {
+pub fn optimize(
+    planner: &Planner,
+    p: &OptimizeParams,
+) -> Result<OptimizeReport, crate::FleetError> {
     let steps = ((p.gamma_max - 1.0) / 0.1).round().max(0.0) as u32;
     let plans: Vec<_> = (0..=steps)
         .map(|i| {
@@ -79,9 +88,20 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> OptimizeReport {
         .take(p.verify_top)
         .map(|&i| planner.verify_seeds(&plans[i], p.n_sim_req, p.seeds))
         .collect();
+    let engine = if p.verify_engine {
+        order
+            .iter()
+            .take(p.verify_top)
+            .map(|&i| planner.verify_engine(&plans[i], p.n_sim_req))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
     let best = cheapest_ok(&candidates);
-    let recommended = cheapest_ok(&simulated).or_else(|| best.clone());
-    OptimizeReport {
+    let recommended = cheapest_ok(&engine)
+        .or_else(|| cheapest_ok(&simulated))
+        .or_else(|| best.clone());
+    Ok(OptimizeReport {
         schema_version: crate::SCHEMA_VERSION,
         cdf: planner.cdf.name.clone(),
         lam: planner.lam,
@@ -89,8 +109,9 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> OptimizeReport {
         params: *p,
         candidates,
         simulated,
+        engine,
         best,
         recommended,
         baseline: planner.one_pool().candidate,
-    }
+    })
 }

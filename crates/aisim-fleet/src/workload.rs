@@ -2,7 +2,6 @@
 //! arrival processes.
 
 pub use aisim_replay::workload::random::{exponential, gamma, uniform01};
-use rand_core::RngCore;
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
@@ -20,33 +19,11 @@ pub enum Category {
     Rag,
 }
 
-/// `l_in = max(1, floor(0.8 × total))`, `l_out = max(1, total − l_in)`.
-pub fn split_lengths(total: u64) -> (u32, u32) {
-    let l_in = ((0.8 * total as f64).floor() as u64).max(1);
-    let l_out = total.saturating_sub(l_in).max(1);
-    (
-        l_in.min(u32::MAX as u64) as u32,
-        l_out.min(u32::MAX as u64) as u32,
-    )
-}
+pub use aisim_replay::workload::synthetic::{sample_cdf_total, split_total as split_lengths};
 
-/// A total length: an interval with probability `F_i − F_(i−1)`, then uniform over
-/// its integers (clamped to `lo_clamp ..= pool_max` as calibration does).
+/// A total length from `cdf`, clamped to `lo_clamp ..= pool_max` as calibration does.
 pub fn sample_total(cdf: &Cdf, lo_clamp: u64, pool_max: u64, rng: &mut Pcg64) -> u64 {
-    let u = uniform01(rng);
-    let mut prev_t = 0u64;
-    for &(t, f) in &cdf.points {
-        if u <= f || t == cdf.max_len() {
-            let lo = lo_clamp.max(prev_t + 1);
-            let hi = pool_max.min(t);
-            if lo > hi {
-                return pool_max;
-            }
-            return lo + rng.next_u64() % (hi - lo + 1);
-        }
-        prev_t = t;
-    }
-    pool_max
+    sample_cdf_total(&cdf.points, lo_clamp, pool_max, rng)
 }
 
 /// A category: prose 0.60, code 0.25, rag 0.15.

@@ -142,8 +142,9 @@ fn optimize_runs_and_verifies_the_cheapest() {
         verify_top: 3,
         n_sim_req: 20_000,
         seeds: 1,
+        verify_engine: false,
     };
-    let r = optimize(&planner("azure", 200.0, "a100"), &p);
+    let r = optimize(&planner("azure", 200.0, "a100"), &p).unwrap();
     assert_eq!(r.candidates.len(), 11);
     assert_eq!(r.simulated.len(), 3);
     assert!(r.simulated.iter().all(|c| c.source == "simulated"));
@@ -163,8 +164,9 @@ fn optimize_with_seeds_gives_intervals() {
         verify_top: 1,
         n_sim_req: 10_000,
         seeds: 4,
+        verify_engine: false,
     };
-    let r = optimize(&planner("azure", 200.0, "a100"), &p);
+    let r = optimize(&planner("azure", 200.0, "a100"), &p).unwrap();
     let (short, long) = r.simulated[0]
         .p99_interval_ms
         .expect("intervals with several seeds");
@@ -179,4 +181,31 @@ fn optimize_with_seeds_gives_intervals() {
         "{short:?} {long:?}"
     );
     assert!((r.simulated[0].p99_ttft_short_ms - short.mean).abs() < 1e-12);
+}
+
+#[test]
+fn verify_engine_replays_the_top_candidates() {
+    let p = OptimizeParams {
+        b_short: 4096,
+        gamma_max: 1.1,
+        p_compress: 0.75,
+        verify_top: 1,
+        n_sim_req: 2_000,
+        seeds: 1,
+        verify_engine: true,
+    };
+    let r = optimize(&planner("lmsys", 20.0, "h100"), &p).unwrap();
+    assert_eq!(r.engine.len(), 1);
+    let e = &r.engine[0];
+    assert_eq!(e.source, "engine");
+    assert!(
+        e.p99_ttft_short_ms.is_finite() && e.p99_ttft_short_ms > 0.0,
+        "{e:?}"
+    );
+    assert_eq!(
+        (e.n_short, e.n_long),
+        (r.simulated[0].n_short, r.simulated[0].n_long)
+    );
+    // At this light load every pool keeps up: the engine agrees the SLO holds.
+    assert!(e.slo_met, "{e:?}");
 }

@@ -66,6 +66,7 @@ fn million() {
             turns: 1,
             think_ms: 0.0,
             trace_block_size: 512,
+            total_cdf: None,
         }),
         topology: TopologySpec::Aggregated { workers: 64 },
         ..ReplaySpec::default()

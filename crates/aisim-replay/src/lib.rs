@@ -16,7 +16,7 @@
 //!         input: LengthSpec::Fixed { tokens: 512 },
 //!         output: LengthSpec::Fixed { tokens: 64 },
 //!         arrival: ArrivalSpec::Poisson { rate: 20.0 },
-//!         prefix_groups: 0, prefix_tokens: 0, turns: 1, think_ms: 0.0, trace_block_size: 512,
+//!         prefix_groups: 0, prefix_tokens: 0, turns: 1, think_ms: 0.0, trace_block_size: 512, total_cdf: None,
 //!     }),
 //!     topology: TopologySpec::Aggregated { workers: 2 },
 //!     ..ReplaySpec::default()

@@ -125,6 +125,24 @@ pub struct SyntheticSpec {
     /// Tokens per hash id in the generated prefix identity.
     #[serde(default = "default_block")]
     pub trace_block_size: u32,
+    /// Draw each first turn's total length from this CDF instead (split 80 %
+    /// input, 20 % output, as fleet planning does); `input` and `output` are
+    /// then ignored for first turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_cdf: Option<TotalLengthCdf>,
+}
+
+/// A CDF of total tokens per request: points `(t, F)` from (0, 0), lengths
+/// uniform within an interval, clamped to `min_tokens ..= max_tokens`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TotalLengthCdf {
+    /// Points, strictly increasing in `t`, non-decreasing `F`, the last 1.
+    pub points: Vec<(u64, f64)>,
+    /// Smallest total drawn.
+    pub min_tokens: u64,
+    /// Largest total drawn.
+    pub max_tokens: u64,
 }
 
 fn one() -> u32 {
@@ -509,6 +527,26 @@ impl ReplaySpec {
                 }
                 if !(s.think_ms.is_finite() && s.think_ms >= 0.0) {
                     return Err(ReplayError::spec("workload.think_ms", "must be 0 or more"));
+                }
+                if let Some(c) = &s.total_cdf {
+                    let sorted = c
+                        .points
+                        .windows(2)
+                        .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1);
+                    let last_one = c.points.last().is_some_and(|p| (p.1 - 1.0).abs() < 1e-9);
+                    if !sorted || !last_one || c.points.iter().any(|p| !(0.0..=1.0).contains(&p.1))
+                    {
+                        return Err(ReplayError::spec(
+                            "workload.total_cdf.points",
+                            "lengths must increase, F must not decrease and end at 1",
+                        ));
+                    }
+                    if c.min_tokens < 1 || c.min_tokens > c.max_tokens {
+                        return Err(ReplayError::spec(
+                            "workload.total_cdf",
+                            "need 1 ≤ min_tokens ≤ max_tokens",
+                        ));
+                    }
                 }
                 if s.prefix_groups > 0 && s.prefix_tokens == 0 {
                     return Err(ReplayError::spec(

@@ -78,6 +78,7 @@ fn fast_forward_changes_nothing_but_speed() {
                 turns: 1,
                 think_ms: 0.0,
                 trace_block_size: 512,
+                total_cdf: None,
             }),
             topology: aisim_replay::spec::TopologySpec::Aggregated { workers: 3 },
             ..ReplaySpec::default()

@@ -111,6 +111,7 @@ fn gaps_cv(burstiness: Option<f64>) -> f64 {
         turns: 1,
         think_ms: 0.0,
         trace_block_size: 512,
+        total_cdf: None,
     };
     let mut w = SyntheticWorkload::new(spec, 42, 1.0);
     let mut times = Vec::new();
@@ -154,6 +155,7 @@ fn synthetic_workloads_are_lazy_and_reproducible() {
         turns: 3,
         think_ms: 1000.0,
         trace_block_size: 256,
+        total_cdf: None,
     };
     let collect = || {
         let mut w = SyntheticWorkload::new(spec.clone(), 9, 1.0);
@@ -321,6 +323,7 @@ fn synthetic_replay_conserves_tokens_and_respects_kv_capacity() {
             turns: 2,
             think_ms: 300.0,
             trace_block_size: 512,
+            total_cdf: None,
         }),
         topology: aisim_replay::spec::TopologySpec::Aggregated { workers: 3 },
         engine: aisim_core::EngineConfig {

@@ -65,6 +65,16 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
         &r.simulated.iter().collect::<Vec<_>>(),
     );
     out += "\n";
+    if !r.engine.is_empty() {
+        out += &candidates(
+            &format!(
+                "Replayed through the engines ({} requests per pool)",
+                r.params.n_sim_req
+            ),
+            &r.engine.iter().collect::<Vec<_>>(),
+        );
+        out += "\n";
+    }
     let mut picks: Vec<&Candidate> = vec![&r.baseline];
     picks.extend(r.best.iter());
     picks.extend(r.recommended.iter());

@@ -140,8 +140,18 @@ pub struct OptimizeArgs {
     /// Seeds per verification, run in parallel (mean and 95 % interval).
     #[arg(long, default_value_t = 1)]
     seeds: u64,
+    /// How the top candidates are verified: `slots` (slot-level M/G/c
+    /// simulation), or `engine` (that, plus a replay through the engines).
+    #[arg(long, value_enum, default_value_t = VerifyArg::Slots)]
+    verify: VerifyArg,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum VerifyArg {
+    Slots,
+    Engine,
 }
 
 /// Runs `optimize`.
@@ -159,8 +169,9 @@ pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
         verify_top: a.verify_top,
         n_sim_req: a.n_sim_req,
         seeds: a.seeds,
+        verify_engine: a.verify == VerifyArg::Engine,
     };
-    let r = optimize(&a.plan.planner()?, &p);
+    let r = optimize(&a.plan.planner()?, &p).map_err(input)?;
     emit(&a.output, &r, aisim_report::fleet::render_optimize)
 }
 

@@ -82,6 +82,7 @@ impl SyntheticArgs {
             turns: self.turns,
             think_ms: self.think_ms,
             trace_block_size: 512,
+            total_cdf: None,
         })
     }
 }

@@ -3,7 +3,7 @@
 
 mod demo;
 pub mod random;
-mod synthetic;
+pub mod synthetic;
 mod trace_source;
 
 use aisim_core::{Request, SimDuration, SimTime};

@@ -37,6 +37,35 @@ fn sample_len(rng: &mut Pcg64, l: &LengthSpec) -> u32 {
     }
 }
 
+/// A total length from a CDF of total tokens: an interval with probability
+/// `F_i − F_(i−1)`, then uniform over its integers within `lo ..= hi` (all at
+/// `hi` when that range is empty).
+pub fn sample_cdf_total(points: &[(u64, f64)], lo: u64, hi: u64, rng: &mut Pcg64) -> u64 {
+    let u = super::random::uniform01(rng);
+    let mut prev_t = 0u64;
+    let last = points.last().map_or(0, |p| p.0);
+    for &(t, f) in points {
+        if u <= f || t == last {
+            let a = lo.max(prev_t + 1);
+            let b = hi.min(t);
+            return if a > b { hi } else { uniform_int(rng, a, b) };
+        }
+        prev_t = t;
+    }
+    hi
+}
+
+/// The 80 / 20 split of a total: `l_in = max(1, floor(0.8 × total))`,
+/// `l_out = max(1, total − l_in)`.
+pub fn split_total(total: u64) -> (u32, u32) {
+    let l_in = ((0.8 * total as f64).floor() as u64).max(1);
+    let l_out = total.saturating_sub(l_in).max(1);
+    (
+        l_in.min(u32::MAX as u64) as u32,
+        l_out.min(u32::MAX as u64) as u32,
+    )
+}
+
 impl SyntheticWorkload {
     /// A workload from a validated spec.
     pub fn new(spec: SyntheticSpec, seed: u64, speedup: f64) -> SyntheticWorkload {
@@ -116,8 +145,18 @@ impl Workload for SyntheticWorkload {
         self.roots_made += 1;
         let gap = self.gap_s();
         self.next_arrival_s += gap;
-        let input = sample_len(&mut self.rng, &self.spec.input);
-        let output = sample_len(&mut self.rng, &self.spec.output);
+        let (input, output) = match &self.spec.total_cdf {
+            Some(c) => split_total(sample_cdf_total(
+                &c.points,
+                c.min_tokens,
+                c.max_tokens,
+                &mut self.rng,
+            )),
+            None => (
+                sample_len(&mut self.rng, &self.spec.input),
+                sample_len(&mut self.rng, &self.spec.output),
+            ),
+        };
         let group = (self.spec.prefix_groups > 0)
             .then(|| uniform_int(&mut self.rng, 0, self.spec.prefix_groups as u64 - 1));
         let ids = self.hash_ids(input, group, Vec::new());
