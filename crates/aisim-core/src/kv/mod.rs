@@ -1,6 +1,7 @@
 //! The paged KV cache: a block pool with prefix caching and its events.
 
 mod event;
+mod index;
 mod pool;
 
 pub use event::KvEvent;

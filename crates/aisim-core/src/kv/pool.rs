@@ -3,20 +3,11 @@
 //! least-recently-used first when a free block is needed (vLLM's free block queue).
 //!
 //! All operations are O(1) (amortized) except prefix lookup, which is O(blocks
-//! looked up).
-//!
-//! The hash index is cleaned lazily: evicting a block only forgets the hash on
-//! the block, and an index entry counts only while its block still holds that
-//! hash. This saves a hash-map removal (a cache miss) on every eviction, the
-//! hottest operation of a replay. Stale entries are purged in one pass when the
-//! index reaches four times the pool's size, which bounds its memory; the purge's
-//! result does not depend on iteration order.
-
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+//! looked up). The hash index is cleaned lazily (see `index.rs`): an entry
+//! counts only while its block still holds that hash.
 
 use crate::block_hash::BlockHash;
-use crate::hashing::IntHashBuilder;
+use crate::kv::index::{BlockIndex, Insert};
 use crate::kv::KvEvent;
 
 /// Index of a block inside its pool.
@@ -24,12 +15,6 @@ pub type BlockId = u32;
 
 const NIL: u32 = u32::MAX;
 const NO_HASH: u64 = 0;
-/// The index is purged of stale entries when it holds this many times the
-/// pool's blocks: a larger factor purges less often but holds more memory.
-const PURGE_FACTOR: usize = 4;
-
-type HashIndex = HashMap<u64, BlockId, IntHashBuilder>;
-
 #[derive(Debug, Clone, Copy)]
 struct BlockMeta {
     ref_count: u32,
@@ -58,7 +43,9 @@ pub struct KvBlockPool {
     lru_tail: u32,
     cached: u32,
     in_use: u32,
-    index: HashIndex,
+    index: BlockIndex,
+    /// Blocks holding a hash (the index's live entries).
+    hashed: u32,
     events: Option<Vec<KvEvent>>,
 }
 
@@ -81,11 +68,8 @@ impl KvBlockPool {
             lru_tail: NIL,
             cached: 0,
             in_use: 0,
-            // Sized up front (to a bound) so steady insert/evict churn does not rehash.
-            index: HashIndex::with_capacity_and_hasher(
-                (capacity as usize).min(1 << 16),
-                Default::default(),
-            ),
+            index: BlockIndex::new(),
+            hashed: 0,
             events: None,
         }
     }
@@ -128,9 +112,15 @@ impl KvBlockPool {
     #[inline]
     fn find(&self, hash: u64) -> Option<BlockId> {
         self.index
-            .get(&hash)
-            .copied()
+            .get(hash)
             .filter(|&b| self.blocks[b as usize].hash == hash)
+    }
+
+    /// Starts loading the index slot of `hash`, so that a `register` soon after
+    /// does not wait for memory (callers touch a few blocks ahead).
+    #[inline]
+    pub fn prefetch(&self, hash: BlockHash) {
+        self.index.touch(hash.0);
     }
 
     /// Whether a block with this hash is findable (in use or cached).
@@ -186,6 +176,7 @@ impl KvBlockPool {
                 self.cached -= 1;
                 // The index entry goes stale; `find` ignores it.
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
+                self.hashed -= 1;
                 if let Some(ev) = &mut self.events {
                     ev.push(KvEvent::Removed(BlockHash(h)));
                 }
@@ -204,22 +195,22 @@ impl KvBlockPool {
         if self.blocks[block as usize].hash != NO_HASH {
             return;
         }
-        match self.index.entry(hash.0) {
-            Entry::Occupied(mut e) => {
-                if self.blocks[*e.get() as usize].hash == hash.0 {
-                    return; // the content is cached elsewhere: stay anonymous
-                }
-                e.insert(block); // replaces a stale entry
-            }
-            Entry::Vacant(v) => {
-                v.insert(block);
-            }
+        if self.index.is_crowded() {
+            let blocks = &self.blocks;
+            let live = blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.hash != NO_HASH)
+                .map(|(b, m)| (m.hash, b as BlockId));
+            self.index.rebuild(self.hashed as usize, live);
+        }
+        match self.index.insert(hash.0, block) {
+            Insert::Done => {}
+            Insert::Exists(b) if self.blocks[b as usize].hash == hash.0 => return, // cached elsewhere: stay anonymous
+            Insert::Exists(_) => self.index.replace(hash.0, block),                // a stale entry
         }
         self.blocks[block as usize].hash = hash.0;
-        if self.index.len() > PURGE_FACTOR * self.blocks.len() + 1024 {
-            let blocks = &self.blocks;
-            self.index.retain(|h, b| blocks[*b as usize].hash == *h);
-        }
+        self.hashed += 1;
         if let Some(ev) = &mut self.events {
             ev.push(KvEvent::Stored(hash));
         }
@@ -289,16 +280,17 @@ impl KvBlockPool {
         let hashed = self.blocks.iter().filter(|m| m.hash != NO_HASH).count();
         let live = self
             .index
-            .iter()
-            .filter(|(h, b)| self.blocks[**b as usize].hash == **h)
+            .entries()
+            .filter(|(h, b)| self.blocks[*b as usize].hash == *h)
             .count();
-        if hashed != live {
+        if hashed != live || hashed != self.hashed as usize {
             return Err(format!(
-                "{hashed} blocks hold a hash but the index finds {live}"
+                "{hashed} blocks hold a hash, the index finds {live}, the count says {}",
+                self.hashed
             ));
         }
-        if self.index.len() > PURGE_FACTOR * self.blocks.len() + 1024 {
-            return Err("hash index was not purged".into());
+        if self.index.len() > 4 * self.blocks.len().max(256) {
+            return Err("hash index was not rebuilt".into());
         }
         Ok(())
     }

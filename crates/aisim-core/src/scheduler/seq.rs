@@ -139,9 +139,17 @@ impl Seq {
     /// Registers the complete blocks among the first `tokens` in the prefix cache.
     #[inline]
     pub fn register_full(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) {
+        /// Blocks whose index slots are touched ahead of their registration.
+        const AHEAD: u32 = 8;
         let full = (tokens / block_size).min(self.blocks.len() as u32);
+        for j in self.hashed_blocks..full.min(self.hashed_blocks + AHEAD) {
+            pool.prefetch(self.hash_of(j));
+        }
         while self.hashed_blocks < full {
             let j = self.hashed_blocks;
+            if j + AHEAD < full {
+                pool.prefetch(self.hash_of(j + AHEAD));
+            }
             pool.register(self.blocks[j as usize], self.hash_of(j));
             self.hashed_blocks += 1;
         }
