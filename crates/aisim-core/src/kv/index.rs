@@ -44,8 +44,11 @@ pub(crate) enum Insert {
 }
 
 impl BlockIndex {
-    pub fn new() -> BlockIndex {
-        BlockIndex::with_slots(1024)
+    /// An index for a pool of `capacity` blocks: sized for all of them at once
+    /// (bounded), because growing step by step costs a fresh, page-faulting
+    /// allocation at every step.
+    pub fn for_capacity(capacity: usize) -> BlockIndex {
+        BlockIndex::with_slots((capacity * 4).min(1 << 18))
     }
 
     fn with_slots(n: usize) -> BlockIndex {
@@ -162,7 +165,7 @@ mod tests {
 
     #[test]
     fn inserts_find_and_rebuild() {
-        let mut ix = BlockIndex::new();
+        let mut ix = BlockIndex::for_capacity(256);
         for k in 1..=800u64 {
             assert_eq!(ix.insert(k * 7919, k as u32), Insert::Done);
         }

@@ -68,7 +68,7 @@ impl KvBlockPool {
             lru_tail: NIL,
             cached: 0,
             in_use: 0,
-            index: BlockIndex::new(),
+            index: BlockIndex::for_capacity(capacity as usize),
             hashed: 0,
             events: None,
         }
