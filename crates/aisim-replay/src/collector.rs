@@ -1,6 +1,9 @@
 //! `TraceCollector`: records what happened to each request, as it happens, and
 //! nothing else; every metric is derived once at the end (`report.rs`).
 
+use std::collections::HashMap;
+
+use aisim_core::hashing::IntHashBuilder;
 use aisim_core::SimTime;
 use serde::Serialize;
 
@@ -74,9 +77,6 @@ pub struct RequestRecord {
     /// Why it was rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reject_reason: Option<String>,
-    /// Gaps between its tokens while in flight (moved to the pooled ITL on completion).
-    #[serde(skip)]
-    pub(crate) gaps_ns: Vec<u64>,
 }
 
 fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -111,7 +111,6 @@ impl RequestRecord {
             rank: 0,
             in_cohort: false,
             reject_reason: None,
-            gaps_ns: Vec::new(),
         }
     }
 
@@ -190,8 +189,8 @@ fn radix_sort(v: &mut Vec<u64>) {
     }
 }
 
-/// Gaps buffered before folding (32 MiB).
-const GAP_BUFFER: usize = 1 << 22;
+/// Gaps buffered before folding (8 MiB).
+const GAP_BUFFER: usize = 1 << 20;
 
 impl GapCounts {
     /// Adds one gap.
@@ -246,6 +245,9 @@ impl GapCounts {
 pub struct TraceCollector {
     records: Vec<Option<RequestRecord>>,
     itl: GapCounts,
+    /// Token gaps of requests in flight, until their outcome is known (only
+    /// when a request may end other than completed).
+    pending_gaps: HashMap<u64, Vec<u64>, IntHashBuilder>,
     dispatched: u64,
     /// Every token-emitting request will complete: pool gaps as they come
     /// instead of holding them until the outcome is known.
@@ -333,7 +335,8 @@ impl TraceCollector {
                 self.itl.add(at.0 - r.last_token_ns);
             }
         } else {
-            r.gaps_ns.push(at.0 - r.last_token_ns);
+            let gap = at.0 - r.last_token_ns;
+            self.pending_gaps.entry(id).or_default().push(gap);
         }
         r.last_token_ns = at.0;
         r.tokens += 1;
@@ -347,8 +350,9 @@ impl TraceCollector {
         }
         r.terminal_ns = at.0;
         r.outcome = outcome;
-        let gaps = std::mem::take(&mut r.gaps_ns);
-        if outcome == Outcome::Completed && r.in_cohort {
+        let measured = outcome == Outcome::Completed && r.in_cohort;
+        let gaps = self.pending_gaps.remove(&id).unwrap_or_default();
+        if measured {
             for g in gaps {
                 self.itl.add(g);
             }
@@ -382,15 +386,7 @@ impl TraceCollector {
     /// Every record, by id, and the pooled inter-token gaps as sorted
     /// (gap ns, count) pairs.
     pub fn finish(self) -> (Vec<RequestRecord>, Vec<(u64, u64)>) {
-        let records = self
-            .records
-            .into_iter()
-            .flatten()
-            .map(|mut r| {
-                r.gaps_ns = Vec::new();
-                r
-            })
-            .collect();
+        let records = self.records.into_iter().flatten().collect();
         (records, self.itl.into_sorted())
     }
 }
