@@ -6,7 +6,7 @@ use std::sync::Arc;
 use aisim_core::profile::{resolve_profile, GpuProfile};
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::cdf::Cdf;
-use aisim_fleet::des::{generate, DesConfig, InstancePick, PoolSpec, RouterSpec};
+use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
 use aisim_fleet::disagg::{disagg, DisaggParams};
 use aisim_fleet::fleet_file::FleetPlan;
 use aisim_fleet::optimize::{optimize, OptimizeParams};
@@ -356,16 +356,22 @@ fn router_spec(r: RouterArg, b_short: u64, gamma: f64) -> RouterSpec {
     }
 }
 
+/// What both simulating commands set up: the planner, the arrivals and the DES.
+fn des_setup(
+    p: &PlanArgs,
+    d: &DesArgs,
+    router: RouterSpec,
+) -> Result<(Planner, Arrivals, DesConfig), CliError> {
+    let plan = p.planner()?;
+    let arrivals = parse_arrivals(&d.arrivals).map_err(input)?;
+    let cfg = des_config(&plan, d, p.b_short, router);
+    Ok((plan, arrivals, cfg))
+}
+
 /// Runs `simulate`.
 pub fn run_simulate(a: SimulateArgs) -> Result<(), CliError> {
-    let plan = a.plan.planner()?;
-    let arrivals = parse_arrivals(&a.des.arrivals).map_err(input)?;
-    let cfg = des_config(
-        &plan,
-        &a.des,
-        a.plan.b_short,
-        router_spec(a.router, a.plan.b_short, a.des.gamma),
-    );
+    let router = router_spec(a.router, a.plan.b_short, a.des.gamma);
+    let (plan, arrivals, cfg) = des_setup(&a.plan, &a.des, router)?;
     let label = format!("{} + {} GPUs, {:?} router", a.des.n_s, a.des.n_l, a.router).to_lowercase();
     let r = simulate_seeds(&cfg, &label, a.des.seeds, plan.seed, |s| {
         generate(&plan.cdf, plan.lam, a.des.n_req, &arrivals, s)
@@ -386,8 +392,6 @@ pub struct CompareRoutersArgs {
 
 /// Runs `compare-routers`.
 pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
-    let plan = a.plan.planner()?;
-    let arrivals = parse_arrivals(&a.des.arrivals).map_err(input)?;
     let b = a.plan.b_short;
     let routers = [
         RouterArg::Length,
@@ -395,7 +399,7 @@ pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
         RouterArg::Random,
     ]
     .map(|r| router_spec(r, b, a.des.gamma));
-    let cfg = des_config(&plan, &a.des, b, routers[0].clone());
+    let (plan, arrivals, cfg) = des_setup(&a.plan, &a.des, routers[0].clone())?;
     let r = compare_routers(&cfg, &routers, a.des.seeds, plan.seed, |s| {
         generate(&plan.cdf, plan.lam, a.des.n_req, &arrivals, s)
     });
