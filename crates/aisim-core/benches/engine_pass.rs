@@ -71,7 +71,7 @@ fn steady_decode() {
     let ns = t0.elapsed().as_nanos() as f64;
     let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
     println!(
-        "steady decode: {allocs} allocations in {passes} passes (block-table growth every 64 tokens per request)"
+        "steady decode: {allocs} allocations in {passes} passes (block tables are reserved at enqueue)"
     );
     println!(
         "steady decode: {passes} passes x 256 running: {:.1} ns/pass, {:.2} ns per running request per pass",
