@@ -52,11 +52,18 @@ impl SimDuration {
         if !secs.is_finite() || secs < 0.0 {
             return None;
         }
-        let ns = (secs * 1e9).round();
+        let ns = secs * 1e9;
         if ns >= u64::MAX as f64 {
             return None;
         }
-        Some(SimDuration(ns as u64))
+        // Round half away from zero, as f64::round does, without its libm call
+        // on baseline x86_64 (this runs once per pass): `ns - trunc(ns)` is exact.
+        let whole = ns as u64;
+        Some(SimDuration(if ns - whole as f64 >= 0.5 {
+            whole + 1
+        } else {
+            whole
+        }))
     }
 
     /// Exact milliseconds (for configuration values such as think times).
@@ -86,6 +93,22 @@ mod tests {
             Some(SimDuration(32_490_000))
         );
         assert_eq!(SimDuration::from_secs_f64(1.5e-9), Some(SimDuration(2)));
+        for x in [
+            0.0,
+            1e-10,
+            4.9e-10,
+            5e-10,
+            2.5e-9,
+            0.123456789123,
+            7.75e-7,
+            1e6,
+        ] {
+            assert_eq!(
+                SimDuration::from_secs_f64(x),
+                Some(SimDuration((x * 1e9f64).round() as u64)),
+                "{x}"
+            );
+        }
         assert_eq!(SimDuration::from_secs_f64(f64::NAN), None);
         assert_eq!(SimDuration::from_secs_f64(f64::INFINITY), None);
         assert_eq!(SimDuration::from_secs_f64(-1e-3), None);
