@@ -76,14 +76,18 @@ pub fn builtin_summaries() -> Vec<WorkloadSummary> {
 pub fn builtin_names() -> Vec<(String, String)> {
     builtin_file()
         .workloads
-        .into_iter()
-        .map(|(k, v)| (k, v.description))
+        .iter()
+        .map(|(k, v)| (k.clone(), v.description.clone()))
         .collect()
 }
 
-fn builtin_file() -> BuiltinFile {
-    serde_json::from_str(include_str!("../data/workload_cdfs.json"))
-        .expect("embedded CDFs are valid")
+/// The embedded CDFs, parsed once.
+fn builtin_file() -> &'static BuiltinFile {
+    static CELL: std::sync::OnceLock<BuiltinFile> = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        serde_json::from_str(include_str!("../data/workload_cdfs.json"))
+            .expect("embedded CDFs are valid")
+    })
 }
 
 impl Cdf {

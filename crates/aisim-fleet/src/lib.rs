@@ -35,7 +35,12 @@ pub use error::FleetError;
 /// Version of the fleet report schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Nearest-rank index of the 99th percentile among `n` sorted values.
-pub(crate) fn p99_index(n: usize) -> usize {
-    ((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1
+/// The `p`-th percentile of `v` (sorted in place) by the replay's nearest-rank
+/// estimator; 0 for no values.
+pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[aisim_replay::metrics::rank_index(p, v.len() as u64) as usize]
 }

@@ -68,18 +68,11 @@ pub fn simulate_mgc(
     }
     let m = waits.len().max(1);
     let mean = waits.iter().sum::<f64>() / m as f64;
-    let p99 = |v: &mut Vec<f64>| {
-        if v.is_empty() {
-            return 0.0;
-        }
-        v.sort_by(f64::total_cmp);
-        v[crate::p99_index(v.len())]
-    };
     MgcResult {
         measured: waits.len() as u64,
         mean_wait_s: mean,
-        p99_wait_s: p99(&mut waits),
-        p99_ttft_ms: p99(&mut ttfts),
+        p99_wait_s: crate::percentile(&mut waits, 99.0),
+        p99_ttft_ms: crate::percentile(&mut ttfts, 99.0),
     }
 }
 

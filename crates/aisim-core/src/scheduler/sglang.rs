@@ -141,16 +141,21 @@ impl SglangCore {
         }
 
         // Candidate order: queue position, or longest cached prefix first (lpm).
+        // Only lpm needs every waiting request's match up front; the loop below
+        // matches each candidate it reaches anyway.
         self.candidates.clear();
+        let lpm = self.prefix_caching
+            && self.policy == SchedulePolicy::Lpm
+            && self.waiting.len() <= LPM_MAX_WAITING;
         for (pos, &slot) in self.waiting.iter().enumerate() {
-            let m = if self.prefix_caching {
-                self.seqs.get(slot).prefix_match(&self.pool, bs)
+            let blocks = if lpm {
+                self.seqs.get(slot).prefix_match(&self.pool, bs).blocks
             } else {
-                Default::default()
+                0
             };
-            self.candidates.push((slot, m.blocks, pos));
+            self.candidates.push((slot, blocks, pos));
         }
-        if self.policy == SchedulePolicy::Lpm && self.waiting.len() <= LPM_MAX_WAITING {
+        if lpm {
             self.candidates
                 .sort_by_key(|&(_, blocks, pos)| (std::cmp::Reverse(blocks), pos));
         }

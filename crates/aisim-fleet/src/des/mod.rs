@@ -24,6 +24,7 @@ use serde::Serialize;
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 
 use crate::cdf::Cdf;
+use crate::percentile;
 use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths, Category};
 
 /// One request offered to the fleet.
@@ -386,15 +387,6 @@ impl Fleet<'_> {
             );
         }
     }
-}
-
-fn percentile(v: &mut [f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let idx = ((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-    v[idx]
 }
 
 /// Runs the DES on `reqs` (sorted by arrival) with the router of `cfg`.
