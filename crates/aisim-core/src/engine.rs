@@ -49,6 +49,19 @@ pub enum EngineEvent {
     },
 }
 
+/// Receives what a run of decode passes does (`Engine::run_decode_passes`), in
+/// the order `start_pass` / `finish_pass` would have shown it.
+pub trait DecodeSink {
+    /// A pass started at `start`; the rank holds `kv_in_use` blocks during it.
+    fn pass_started(&mut self, start: SimTime, kv_in_use: u32);
+    /// One output token (never a request's first: first tokens end a prefill).
+    fn token(&mut self, id: RequestId, at: SimTime);
+    /// The request emitted its last token and released its KV.
+    fn completed(&mut self, id: RequestId, at: SimTime);
+    /// The pass ended at `end`, leaving `kv_in_use` blocks in use.
+    fn pass_finished(&mut self, end: SimTime, kv_in_use: u32);
+}
+
 /// Why a request can never be served by an engine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
@@ -239,21 +252,7 @@ impl Engine {
                 decode_context_tokens: plan.decode_context_tokens,
                 kv_capacity_tokens,
             };
-            let t = self.timing.pass_time(&shape);
-            let secs = t.prefill_s / self.config.speedup_ratio
-                + t.decode_s / (self.config.speedup_ratio * self.config.decode_speedup_ratio);
-            let d = SimDuration::from_secs_f64(secs).filter(|_| {
-                t.prefill_s.is_finite()
-                    && t.decode_s.is_finite()
-                    && t.prefill_s >= 0.0
-                    && t.decode_s >= 0.0
-            });
-            let d = d.ok_or_else(|| CoreError::InvalidDuration {
-                model: self.timing.name().to_string(),
-                value: t.prefill_s + t.decode_s,
-                prefill_tokens: shape.prefill_tokens(),
-                decode_requests: shape.decode_requests,
-            })?;
+            let d = pass_duration(&self.config, self.timing.as_ref(), &shape)?;
             longest = Some(longest.map_or(d, |l| l.max(d)));
         }
         if longest.is_some() {
@@ -262,6 +261,48 @@ impl Engine {
             tracing::trace!(at_ns = now.0, passes = self.passes, "pass started");
         }
         Ok(longest)
+    }
+
+    /// Runs pure decode passes back to back from `start`, as long as each one
+    /// ends before `horizon` (`None`: no limit), and returns when the last one
+    /// ended (`start` when none ran). The results are exactly those of
+    /// `start_pass` / `finish_pass` at the same times, at a fraction of the
+    /// cost: a worker serving one or two requests runs a pass per token, and
+    /// most of a replay's passes are of this kind.
+    ///
+    /// It stops before any pass that would do something else (a prefill, an
+    /// admission, a preemption), on engines with several DP ranks, and on
+    /// cores without a fast path (SGLang); the caller then goes on with
+    /// `start_pass`.
+    pub fn run_decode_passes(
+        &mut self,
+        start: SimTime,
+        horizon: Option<SimTime>,
+        sink: &mut dyn DecodeSink,
+    ) -> Result<SimTime, CoreError> {
+        debug_assert!(!self.in_pass, "run_decode_passes during a pass");
+        let [rank] = self.ranks.as_mut_slice() else {
+            return Ok(start);
+        };
+        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let mut at = start;
+        let mut next = rank.steady_decode();
+        while let Some(batch) = next {
+            let shape = PassShape {
+                prefill: &[],
+                decode_requests: batch.requests,
+                decode_context_tokens: batch.context_tokens,
+                kv_capacity_tokens,
+            };
+            let end = at.after(pass_duration(&self.config, self.timing.as_ref(), &shape)?);
+            if horizon.is_some_and(|h| end >= h) {
+                break;
+            }
+            self.passes += 1;
+            next = rank.run_decode_pass(at, end, sink);
+            at = end;
+        }
+        Ok(at)
     }
 
     /// Applies the pass's results into `out` (appending).
@@ -323,4 +364,34 @@ impl Engine {
     pub fn cached_prefix_tokens(&self, req: &Request, rank: usize) -> u32 {
         self.ranks[rank].cached_prefix_tokens(req)
     }
+}
+
+/// One rank's pass duration from the timing model, with the speedup ratios
+/// applied; NaN, infinite or negative model output is an error.
+fn pass_duration(
+    config: &EngineConfig,
+    timing: &dyn TimingModel,
+    shape: &PassShape<'_>,
+) -> Result<SimDuration, CoreError> {
+    let t = timing.pass_time(shape);
+    // Dividing by 1 changes nothing, so the usual case skips two dependent
+    // divisions: this runs once per pass.
+    let scale = |x: f64, ratio: f64| if ratio == 1.0 { x } else { x / ratio };
+    let secs = scale(t.prefill_s, config.speedup_ratio)
+        + scale(
+            t.decode_s,
+            config.speedup_ratio * config.decode_speedup_ratio,
+        );
+    let valid = t.prefill_s.is_finite()
+        && t.decode_s.is_finite()
+        && t.prefill_s >= 0.0
+        && t.decode_s >= 0.0;
+    SimDuration::from_secs_f64(secs)
+        .filter(|_| valid)
+        .ok_or_else(|| CoreError::InvalidDuration {
+            model: timing.name().to_string(),
+            value: t.prefill_s + t.decode_s,
+            prefill_tokens: shape.prefill_tokens(),
+            decode_requests: shape.decode_requests,
+        })
 }

@@ -46,7 +46,9 @@ pub mod timing;
 
 pub use block_hash::BlockHash;
 pub use config::{Backend, CapacityPolicy, EngineConfig, PreemptionMode, SchedulePolicy};
-pub use engine::{Engine, EngineEvent, EngineStats, PassOutcome, RankLoad, RejectReason};
+pub use engine::{
+    DecodeSink, Engine, EngineEvent, EngineStats, PassOutcome, RankLoad, RejectReason,
+};
 pub use error::CoreError;
 pub use request::{Request, RequestId, SessionId};
 pub use time::{SimDuration, SimTime};

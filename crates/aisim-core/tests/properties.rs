@@ -6,46 +6,10 @@ mod common;
 
 use std::collections::HashMap;
 
-use aisim_core::{
-    Backend, CapacityPolicy, EngineConfig, EngineEvent, PreemptionMode, Request, SchedulePolicy,
-    SimTime,
-};
+use aisim_core::{EngineEvent, Request, SimTime};
 use common::*;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
-
-fn pick<T: Copy>(rng: &mut Pcg64, xs: &[T]) -> T {
-    xs[(rng.next_u64() % xs.len() as u64) as usize]
-}
-
-fn below(rng: &mut Pcg64, n: u64) -> u64 {
-    rng.next_u64() % n
-}
-
-fn random_config(rng: &mut Pcg64) -> EngineConfig {
-    EngineConfig {
-        backend: pick(rng, &[Backend::Vllm, Backend::Sglang, Backend::Trtllm]),
-        block_size: Some(pick(rng, &[1, 16, 32, 64])),
-        num_gpu_blocks: pick(rng, &[40, 120, 400, 5000]),
-        max_num_seqs: pick(rng, &[1, 4, 64]),
-        max_num_batched_tokens: pick(rng, &[256, 2048, 8192]),
-        enable_prefix_caching: below(rng, 4) != 0,
-        enable_chunked_prefill: below(rng, 4) != 0,
-        preemption: pick(rng, &[PreemptionMode::Lifo, PreemptionMode::Fifo]),
-        dp_size: pick(rng, &[1, 2]),
-        schedule_policy: pick(rng, &[SchedulePolicy::Fcfs, SchedulePolicy::Lpm]),
-        max_prefill_tokens: pick(rng, &[512, 16384]),
-        chunked_prefill_size: pick(rng, &[256, 8192]),
-        capacity_policy: pick(
-            rng,
-            &[
-                CapacityPolicy::GuaranteedNoEvict,
-                CapacityPolicy::MaxUtilization,
-            ],
-        ),
-        ..Default::default()
-    }
-}
 
 #[test]
 fn accounting_holds_and_every_request_gets_exactly_its_tokens() {

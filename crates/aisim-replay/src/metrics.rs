@@ -58,39 +58,54 @@ impl Summary {
 
     /// Summary of distinct values with counts, sorted by value.
     pub fn of_sorted_counts(values: &[(f64, u64)]) -> Summary {
-        let n: u64 = values.iter().map(|v| v.1).sum();
+        Summary::of_sorted_runs(values.iter().copied())
+    }
+
+    /// Summary of (value, count) runs by increasing value, read a few times
+    /// over (hence `Clone`) instead of collected.
+    pub fn of_sorted_runs(runs: impl Iterator<Item = (f64, u64)> + Clone) -> Summary {
+        // Pass 1: count, sum and minimum.
+        let (mut n, mut sum, mut min) = (0u64, 0.0f64, f64::NAN);
+        for (v, c) in runs.clone() {
+            if n == 0 {
+                min = v;
+            }
+            n += c;
+            sum += v * c as f64;
+        }
         if n == 0 {
             return Summary::default();
         }
-        let at_rank = |idx: u64| -> f64 {
-            let mut seen = 0;
-            for &(v, c) in values {
-                seen += c;
-                if idx < seen {
-                    return v;
-                }
-            }
-            values[values.len() - 1].0
-        };
-        let sum: f64 = values.iter().map(|&(v, c)| v * c as f64).sum();
         let mean = sum / n as f64;
-        let var = values
-            .iter()
-            .map(|&(v, c)| (v - mean).powi(2) * c as f64)
-            .sum::<f64>()
-            / n as f64;
-        let p = |q: f64| finite(at_rank(rank_index(q, n)));
+        // Pass 2: deviation, and the values at the percentile ranks (which
+        // increase with the percentile) and at the last rank (the maximum).
+        let mut ranks = [0u64; PS.len() + 1];
+        for (r, &q) in ranks.iter_mut().zip(PS.iter()) {
+            *r = rank_index(q, n);
+        }
+        ranks[PS.len()] = n - 1;
+        let mut at = [f64::NAN; PS.len() + 1];
+        let (mut next, mut seen, mut var_sum) = (0, 0u64, 0.0f64);
+        for (v, c) in runs {
+            var_sum += (v - mean).powi(2) * c as f64;
+            seen += c;
+            while next < ranks.len() && ranks[next] < seen {
+                at[next] = v;
+                next += 1;
+            }
+        }
+        let var = var_sum / n as f64;
         Summary {
             count: n,
             mean: finite(mean),
-            min: finite(values[0].0),
-            max: finite(values[values.len() - 1].0),
-            p50: p(PS[0]),
-            p75: p(PS[1]),
-            p90: p(PS[2]),
-            p95: p(PS[3]),
-            p99: p(PS[4]),
-            p999: p(PS[5]),
+            min: finite(min),
+            max: finite(at[PS.len()]),
+            p50: finite(at[0]),
+            p75: finite(at[1]),
+            p90: finite(at[2]),
+            p95: finite(at[3]),
+            p99: finite(at[4]),
+            p999: finite(at[5]),
             std: finite(var.sqrt()),
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aisim_core::EngineStats;
 use serde::Serialize;
 
-use crate::collector::{Outcome, RequestRecord};
+use crate::collector::{Outcome, RequestRecord, SortedGaps};
 use crate::metrics::{Summary, ESTIMATOR};
 use crate::spec::ReplaySpec;
 use crate::SCHEMA_VERSION;
@@ -285,7 +285,7 @@ impl ReplayReport {
     pub fn derive(
         spec: &ReplaySpec,
         records: &[RequestRecord],
-        itl_counts: Vec<(u64, u64)>,
+        itl: SortedGaps,
         totals: &RunTotals,
         wall_s: f64,
     ) -> ReplayReport {
@@ -319,7 +319,6 @@ impl ReplayReport {
         };
         let with_tokens = |r: &RequestRecord| r.tokens > 0;
         let multi = |r: &RequestRecord| r.tokens >= 2 && r.last_token_ns > r.first_token_ns;
-        let itl: Vec<(f64, u64)> = itl_counts.into_iter().map(|(g, c)| (ms(g), c)).collect();
         let latency = Latency {
             ttft_ms: collect(&|r| with_tokens(r).then(|| ms(r.first_token_ns - r.planned_ns))),
             ttft_from_dispatch_ms: collect(&|r| {
@@ -329,7 +328,7 @@ impl ReplayReport {
                 (r.tokens >= 2)
                     .then(|| ms(r.last_token_ns - r.first_token_ns) / (r.tokens - 1) as f64)
             }),
-            itl_ms: Summary::of_sorted_counts(&itl),
+            itl_ms: Summary::of_sorted_runs(itl.runs().map(|(g, c)| (ms(g), c))),
             e2e_ms: collect(&|r| Some(ms(r.terminal_ns - r.planned_ns))),
             e2e_from_dispatch_ms: collect(&|r| Some(ms(r.terminal_ns - r.dispatch_ns))),
             output_speed_tok_s: collect(&|r| {

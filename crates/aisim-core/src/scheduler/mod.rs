@@ -13,9 +13,10 @@ use std::fmt::Debug;
 pub(crate) use sglang::SglangCore;
 pub(crate) use vllm::VllmCore;
 
-use crate::engine::{EngineEvent, EngineStats, RankLoad, RejectReason};
+use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
 use crate::request::Request;
+use crate::time::SimTime;
 use crate::timing::PrefillChunk;
 
 /// The work one rank does in one pass, as the timing model sees it.
@@ -35,6 +36,14 @@ impl RankPlan {
     pub fn is_empty(&self) -> bool {
         self.prefill.is_empty() && self.decode_requests == 0
     }
+}
+
+/// A pass in which every running request feeds exactly one token and nothing
+/// else happens: no waiting request, no prefill, no preemption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DecodeBatch {
+    pub requests: u32,
+    pub context_tokens: u64,
 }
 
 /// One rank's scheduler.
@@ -59,4 +68,20 @@ pub(crate) trait SchedulerCore: Debug + Send {
     fn cached_prefix_tokens(&self, req: &Request) -> u32;
     /// Removes a request wherever it is (a timeout); true when it was here.
     fn abort(&mut self, id: crate::request::RequestId) -> bool;
+    /// The next pass, if `schedule` would make it a pure decode pass (see
+    /// `DecodeBatch`). Read-only. Cores without a decode fast path say `None`.
+    fn steady_decode(&self) -> Option<DecodeBatch> {
+        None
+    }
+    /// Runs the pass `steady_decode` described, start to end (`schedule` and
+    /// `finish` in one go, with the same effects), reporting to `sink`; the
+    /// pass ends at `end`. Returns what `steady_decode` would say next.
+    fn run_decode_pass(
+        &mut self,
+        _start: SimTime,
+        _end: SimTime,
+        _sink: &mut dyn DecodeSink,
+    ) -> Option<DecodeBatch> {
+        unreachable!("run_decode_pass without steady_decode")
+    }
 }

@@ -9,11 +9,12 @@
 use std::collections::VecDeque;
 
 use super::seq::{count_admission, Admissibility, SeqTable};
-use super::{RankPlan, SchedulerCore};
+use super::{DecodeBatch, RankPlan, SchedulerCore};
 use crate::config::{CapacityPolicy, EngineConfig, PreemptionMode};
-use crate::engine::{EngineEvent, EngineStats, RankLoad, RejectReason};
+use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
 use crate::request::{Request, RequestId};
+use crate::time::SimTime;
 use crate::timing::PrefillChunk;
 
 /// vLLM-style core.
@@ -65,6 +66,19 @@ impl VllmCore {
             stats: EngineStats::default(),
             admit_counter: 0,
         }
+    }
+
+    /// Takes finished requests out of the running list and frees their slots.
+    fn drop_finished(&mut self) {
+        let seqs = &mut self.seqs;
+        self.running.retain(|&s| {
+            if seqs.get(s).finished {
+                seqs.remove(s);
+                false
+            } else {
+                true
+            }
+        });
     }
 
     fn never_evicts(&self) -> bool {
@@ -275,15 +289,7 @@ impl SchedulerCore for VllmCore {
         }
         self.scheduled.clear();
         if any_finished {
-            let seqs = &mut self.seqs;
-            self.running.retain(|&s| {
-                if seqs.get(s).finished {
-                    seqs.remove(s);
-                    false
-                } else {
-                    true
-                }
-            });
+            self.drop_finished();
         }
     }
 
@@ -316,6 +322,94 @@ impl SchedulerCore for VllmCore {
 
     fn cached_prefix_tokens(&self, req: &Request) -> u32 {
         cached_prefix(&self.pool, req, self.block_size, self.prefix_caching)
+    }
+
+    /// A pure decode pass happens when nothing waits, every running request is
+    /// decoding, the budget covers one token each and the pool has the blocks
+    /// the crossing of a block boundary needs (else `schedule` would preempt).
+    fn steady_decode(&self) -> Option<DecodeBatch> {
+        if !self.waiting.is_empty()
+            || self.running.is_empty()
+            || self.running.len() > self.max_num_batched_tokens as usize
+        {
+            return None;
+        }
+        let mut context_tokens = 0u64;
+        let mut new_blocks = 0u32;
+        for &slot in &self.running {
+            let seq = self.seqs.get(slot);
+            if !seq.is_decoding() {
+                return None;
+            }
+            context_tokens += seq.total() as u64;
+            new_blocks += seq.blocks_short(seq.total(), self.block_size);
+        }
+        (new_blocks <= self.pool.available_blocks()).then_some(DecodeBatch {
+            requests: self.running.len() as u32,
+            context_tokens,
+        })
+    }
+
+    /// `schedule_running` + `finish` for a pure decode pass: the same block
+    /// allocations and registrations in the same order, the same tokens and
+    /// completions, without the plan and event lists. Returns the next pass's
+    /// batch as `steady_decode` would (the pass cannot make anything wait or
+    /// stop decoding, so only blocks can run short).
+    fn run_decode_pass(
+        &mut self,
+        start: SimTime,
+        end: SimTime,
+        sink: &mut dyn DecodeSink,
+    ) -> Option<DecodeBatch> {
+        let bs = self.block_size;
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            // `grow` and `register_full` without their divisions: one more token
+            // needs a block only past the last one, and fills a block only at
+            // its end.
+            let target = seq.computed + 1;
+            let held = seq.blocks.len() as u32;
+            if target > held * bs {
+                seq.blocks.push(
+                    self.pool
+                        .allocate()
+                        .expect("steady_decode checked the blocks"),
+                );
+            }
+            let held = seq.blocks.len() as u32;
+            if self.prefix_caching && (target == held * bs || seq.hashed_blocks + 1 < held) {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+        }
+        sink.pass_started(start, self.pool.in_use_blocks());
+        let mut any_finished = false;
+        let mut next = DecodeBatch {
+            requests: 0,
+            context_tokens: 0,
+        };
+        let mut new_blocks = 0u32;
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            seq.computed += 1;
+            sink.token(seq.id, end);
+            seq.generated += 1;
+            if seq.generated >= seq.output {
+                seq.finished = true;
+                any_finished = true;
+                seq.release_all(&mut self.pool);
+                sink.completed(seq.id, end);
+                self.stats.completed += 1;
+            } else {
+                next.requests += 1;
+                next.context_tokens += seq.total() as u64;
+                new_blocks += (seq.total() > seq.blocks.len() as u32 * bs) as u32;
+            }
+        }
+        if any_finished {
+            self.drop_finished();
+        }
+        sink.pass_finished(end, self.pool.in_use_blocks());
+        (next.requests > 0 && new_blocks <= self.pool.available_blocks()).then_some(next)
     }
 
     fn abort(&mut self, id: RequestId) -> bool {

@@ -5,7 +5,47 @@
 use std::sync::Arc;
 
 use aisim_core::timing::{FixedTiming, TimingModel};
-use aisim_core::{Engine, EngineConfig, EngineEvent, PassOutcome, SimTime};
+use aisim_core::{
+    Backend, CapacityPolicy, Engine, EngineConfig, EngineEvent, PassOutcome, PreemptionMode,
+    SchedulePolicy, SimTime,
+};
+use rand_core::RngCore;
+use rand_pcg::Pcg64;
+
+pub fn pick<T: Copy>(rng: &mut Pcg64, xs: &[T]) -> T {
+    xs[(rng.next_u64() % xs.len() as u64) as usize]
+}
+
+pub fn below(rng: &mut Pcg64, n: u64) -> u64 {
+    rng.next_u64() % n
+}
+
+/// A configuration drawn from small and large pools, budgets and seat counts,
+/// every backend, preemption mode and capacity policy.
+pub fn random_config(rng: &mut Pcg64) -> EngineConfig {
+    EngineConfig {
+        backend: pick(rng, &[Backend::Vllm, Backend::Sglang, Backend::Trtllm]),
+        block_size: Some(pick(rng, &[1, 16, 32, 64])),
+        num_gpu_blocks: pick(rng, &[40, 120, 400, 5000]),
+        max_num_seqs: pick(rng, &[1, 4, 64]),
+        max_num_batched_tokens: pick(rng, &[256, 2048, 8192]),
+        enable_prefix_caching: below(rng, 4) != 0,
+        enable_chunked_prefill: below(rng, 4) != 0,
+        preemption: pick(rng, &[PreemptionMode::Lifo, PreemptionMode::Fifo]),
+        dp_size: pick(rng, &[1, 2]),
+        schedule_policy: pick(rng, &[SchedulePolicy::Fcfs, SchedulePolicy::Lpm]),
+        max_prefill_tokens: pick(rng, &[512, 16384]),
+        chunked_prefill_size: pick(rng, &[256, 8192]),
+        capacity_policy: pick(
+            rng,
+            &[
+                CapacityPolicy::GuaranteedNoEvict,
+                CapacityPolicy::MaxUtilization,
+            ],
+        ),
+        ..Default::default()
+    }
+}
 
 /// The events of one pass, with its start and end.
 #[derive(Debug, Clone)]

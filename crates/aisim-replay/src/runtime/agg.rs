@@ -13,7 +13,10 @@
 
 use std::collections::HashMap;
 
-use aisim_core::{Engine, EngineEvent, PassOutcome, RankLoad, Request, SimDuration, SimTime};
+use aisim_core::{
+    DecodeSink, Engine, EngineEvent, PassOutcome, RankLoad, Request, RequestId, SimDuration,
+    SimTime,
+};
 
 use super::ReplayObserver;
 use crate::collector::{Dispatch, Outcome, TraceCollector};
@@ -32,11 +35,7 @@ struct Worker {
     busy: bool,
     dirty: bool,
     pass_start: SimTime,
-    kv_capacity: u64,
-    kv_level: u64,
-    kv_peak: u64,
-    kv_block_ns: f64,
-    kv_last: SimTime,
+    kv: KvSampler,
 }
 
 impl Worker {
@@ -46,14 +45,59 @@ impl Worker {
             .sum()
     }
 
-    /// Integrates KV occupancy up to `now` at the level it had since the last
-    /// sample, then takes the current level. Levels only change when a pass
-    /// starts or ends, so sampling right after each suffices.
+    /// Samples KV occupancy at `now` (see `KvSampler::sample`).
     fn sample_kv(&mut self, now: SimTime) {
-        self.kv_block_ns += self.kv_level as f64 * now.since(self.kv_last).0 as f64;
-        self.kv_last = now;
-        self.kv_level = self.in_use();
-        self.kv_peak = self.kv_peak.max(self.kv_level);
+        let level = self.in_use();
+        self.kv.sample(now, level);
+    }
+}
+
+/// A worker's KV occupancy over time: peak and time integral.
+#[derive(Debug, Default)]
+struct KvSampler {
+    capacity: u64,
+    level: u64,
+    peak: u64,
+    block_ns: f64,
+    last: SimTime,
+}
+
+impl KvSampler {
+    /// Integrates the level held since the last sample up to `now`, then takes
+    /// `level`. Levels only change when a pass starts or ends, so sampling
+    /// right after each suffices.
+    fn sample(&mut self, now: SimTime, level: u64) {
+        self.block_ns += self.level as f64 * now.since(self.last).0 as f64;
+        self.last = now;
+        self.level = level;
+        self.peak = self.peak.max(level);
+    }
+}
+
+/// Takes a worker's decode-pass run (`Engine::run_decode_passes`) into the
+/// collector exactly as `AggRuntime::finish_pass` would, pass by pass.
+struct DecodeRun<'a> {
+    collector: &'a mut TraceCollector,
+    kv: &'a mut KvSampler,
+    completed: &'a mut Vec<u64>,
+    latest: SimTime,
+}
+
+impl DecodeSink for DecodeRun<'_> {
+    fn pass_started(&mut self, start: SimTime, kv_in_use: u32) {
+        self.kv.sample(start, kv_in_use as u64);
+    }
+    fn token(&mut self, id: RequestId, at: SimTime) {
+        self.collector.token(id.0, at);
+    }
+    fn completed(&mut self, id: RequestId, at: SimTime) {
+        if self.collector.terminal(id.0, at, Outcome::Completed) {
+            self.completed.push(id.0);
+        }
+    }
+    fn pass_finished(&mut self, end: SimTime, kv_in_use: u32) {
+        self.latest = self.latest.max(end);
+        self.kv.sample(end, kv_in_use as u64);
     }
 }
 
@@ -94,6 +138,8 @@ pub(crate) struct AggRuntime<'a> {
     fast_forward: bool,
     collector: TraceCollector,
     out: PassOutcome,
+    /// Requests completed by the current decode-pass run.
+    decode_completed: Vec<u64>,
     dirty: Vec<u32>,
     /// The previous `dirty` list, kept for its capacity.
     dirty_spare: Vec<u32>,
@@ -131,11 +177,10 @@ impl<'a> AggRuntime<'a> {
                     busy: false,
                     dirty: false,
                     pass_start: SimTime::ZERO,
-                    kv_capacity,
-                    kv_level: 0,
-                    kv_peak: 0,
-                    kv_block_ns: 0.0,
-                    kv_last: SimTime::ZERO,
+                    kv: KvSampler {
+                        capacity: kv_capacity,
+                        ..KvSampler::default()
+                    },
                 }
             })
             .collect();
@@ -154,6 +199,7 @@ impl<'a> AggRuntime<'a> {
                 d.timeout_s.is_none() && d.drain_s.is_none() && d.max_sim_time_s.is_none(),
             ),
             out: PassOutcome::default(),
+            decode_completed: Vec::new(),
             dirty: Vec::new(),
             dirty_spare: Vec::new(),
             in_flight: HashMap::new(),
@@ -248,9 +294,9 @@ impl<'a> AggRuntime<'a> {
                 WorkerTotals {
                     stats: w.engine.stats(),
                     passes: w.engine.passes(),
-                    kv_capacity: w.kv_capacity,
-                    kv_peak: w.kv_peak,
-                    kv_block_ns: w.kv_block_ns,
+                    kv_capacity: w.kv.capacity,
+                    kv_peak: w.kv.peak,
+                    kv_block_ns: w.kv.block_ns,
                 }
             })
             .collect();
@@ -456,6 +502,14 @@ impl<'a> AggRuntime<'a> {
                 if worker.busy || !worker.engine.has_work() {
                     break;
                 }
+                if self.fast_forward {
+                    at = self.run_decode_passes(w, at, horizon)?;
+                    let worker = &mut self.workers[w as usize];
+                    if !worker.engine.has_work() {
+                        break;
+                    }
+                }
+                let worker = &mut self.workers[w as usize];
                 let Some(d) = worker.engine.start_pass(at)? else {
                     return Err(Self::stalled(w, at));
                 };
@@ -485,6 +539,33 @@ impl<'a> AggRuntime<'a> {
         dirty.clear();
         self.dirty_spare = dirty;
         Ok(())
+    }
+
+    /// Runs worker `w`'s pure decode passes from `at` that end before the
+    /// horizon, straight into the collector; returns when the last one ended.
+    fn run_decode_passes(
+        &mut self,
+        w: u32,
+        at: SimTime,
+        horizon: Option<SimTime>,
+    ) -> Result<SimTime, ReplayError> {
+        let worker = &mut self.workers[w as usize];
+        let mut run = DecodeRun {
+            collector: &mut self.collector,
+            kv: &mut worker.kv,
+            completed: &mut self.decode_completed,
+            latest: self.latest,
+        };
+        let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
+        self.latest = run.latest;
+        // No sessions while fast-forwarding, so the order in which ended
+        // requests release their slots cannot matter.
+        let mut completed = std::mem::take(&mut self.decode_completed);
+        for id in completed.drain(..) {
+            self.on_terminal(id);
+        }
+        self.decode_completed = completed;
+        Ok(end)
     }
 
     fn stalled(w: u32, at: SimTime) -> ReplayError {
