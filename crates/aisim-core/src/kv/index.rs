@@ -1,30 +1,36 @@
 //! `BlockIndex`: hash → block, an open-addressing table tuned for the replay's
 //! hottest path (registering every block a prompt fills).
 //!
+//! - A slot is 8 bytes: a 32-bit tag from the key's hash and the block. The
+//!   full hash lives on the block, so callers confirm a candidate with the
+//!   pool's block table (`holds`); tags only spare them most of those reads.
+//!   Half the size of a (key, block) slot means half the cache lines and half
+//!   the page faults of a fresh table.
 //! - Entries are cleaned lazily: evicting a block only forgets the hash on the
-//!   block, and an entry counts only while its block still holds that hash
-//!   (callers check with the pool's block table). Nothing is removed on
-//!   eviction, which would cost a cache miss per evicted block.
+//!   block, and an entry counts only while its block still holds that hash.
+//!   Nothing is removed on eviction, which would cost a cache miss per evicted
+//!   block.
 //! - When stale entries fill the table, it is rebuilt from the pool's blocks
-//!   (a sequential read), sized to four times the live entries, so memory
-//!   follows what is cached, not what was ever cached.
+//!   (a sequential read), in place unless the live entries need a bigger
+//!   table (four slots each).
 //! - Batches of inserts touch their slots ahead of use, so the cache misses
 //!   of a long prompt overlap instead of queueing.
 //!
-//! Each key appears at most once; there are no tombstones. Iteration order
-//! never matters, so nothing here can leak into results.
+//! A key has at most one live entry (inserting finds it first), but stale
+//! entries with its tag may sit anywhere in its probe chain. There are no
+//! tombstones. Iteration order never matters, so nothing here can leak into
+//! results.
 
 use crate::block_hash::mix64;
 use crate::kv::BlockId;
 
-/// The empty key. Block hashes are never 0.
-const EMPTY: u64 = 0;
+/// `(tag << 32) | block`.
+type Slot = u64;
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Slot {
-    key: u64,
-    block: BlockId,
-}
+/// The empty slot: block `u32::MAX`, which no pool has. Not 0, so a fresh
+/// table is written out rather than handed over as zeroed pages: a zeroed
+/// page read before it is written faults twice (zero page, then copy).
+const EMPTY: Slot = u64::MAX;
 
 /// Hash → block, with lazily cleaned entries.
 #[derive(Debug)]
@@ -34,13 +40,22 @@ pub(crate) struct BlockIndex {
     used: usize,
 }
 
-/// What an insert found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Insert {
-    /// The key is now mapped to the block.
-    Done,
-    /// The key maps to this block, which may still hold it: the caller decides.
-    Exists(BlockId),
+/// Where a key probes from, and the tag its entries carry.
+#[inline]
+fn place(key: u64) -> (usize, u32) {
+    let m = mix64(key);
+    (m as usize, (m >> 32) as u32)
+}
+
+#[inline]
+fn pack(tag: u32, block: BlockId) -> Slot {
+    debug_assert!(block != u32::MAX);
+    ((tag as u64) << 32) | block as u64
+}
+
+#[inline]
+fn unpack(slot: Slot) -> (u32, BlockId) {
+    ((slot >> 32) as u32, slot as u32)
 }
 
 impl BlockIndex {
@@ -54,21 +69,16 @@ impl BlockIndex {
     fn with_slots(n: usize) -> BlockIndex {
         let n = n.next_power_of_two().max(64);
         BlockIndex {
-            slots: vec![Slot::default(); n],
+            slots: vec![EMPTY; n],
             mask: n - 1,
             used: 0,
         }
     }
 
-    #[inline]
-    fn home(&self, key: u64) -> usize {
-        mix64(key) as usize & self.mask
-    }
-
     /// Starts loading the slot of `key` into cache without waiting for it.
     #[inline]
     pub fn touch(&self, key: u64) {
-        let slot: *const Slot = &self.slots[self.home(key)];
+        let slot: *const Slot = &self.slots[place(key).0 & self.mask];
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is only a hint to the cache: it never faults, reads
         // nothing into the program and writes nothing; the pointer is in bounds.
@@ -79,48 +89,49 @@ impl BlockIndex {
         let _ = slot;
     }
 
-    /// The block the key maps to, stale or not.
+    /// The block holding `key`, if any: the first entry with its tag whose
+    /// block `holds` it.
     #[inline]
-    pub fn get(&self, key: u64) -> Option<BlockId> {
-        let mut i = self.home(key);
+    pub fn get(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
+        let (home, tag) = place(key);
+        let mut i = home & self.mask;
         loop {
             let s = self.slots[i];
-            if s.key == key {
-                return Some(s.block);
-            }
-            if s.key == EMPTY {
+            if s == EMPTY {
                 return None;
             }
+            let (t, b) = unpack(s);
+            if t == tag && holds(b) {
+                return Some(b);
+            }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// Maps `key` to `block` unless the key is present (then says to what).
+    /// Maps `key` to `block` unless a block already `holds` it; then returns
+    /// that block and changes nothing.
     #[inline]
-    pub fn insert(&mut self, key: u64, block: BlockId) -> Insert {
-        let mut i = self.home(key);
+    pub fn insert(
+        &mut self,
+        key: u64,
+        block: BlockId,
+        holds: impl Fn(BlockId) -> bool,
+    ) -> Option<BlockId> {
+        let (home, tag) = place(key);
+        let mut i = home & self.mask;
         loop {
             let s = self.slots[i];
-            if s.key == key {
-                return Insert::Exists(s.block);
-            }
-            if s.key == EMPTY {
-                self.slots[i] = Slot { key, block };
+            if s == EMPTY {
+                self.slots[i] = pack(tag, block);
                 self.used += 1;
-                return Insert::Done;
+                return None;
+            }
+            let (t, b) = unpack(s);
+            if t == tag && holds(b) {
+                return Some(b);
             }
             i = (i + 1) & self.mask;
         }
-    }
-
-    /// Maps an existing `key` to another block (its entry was stale).
-    #[inline]
-    pub fn replace(&mut self, key: u64, block: BlockId) {
-        let mut i = self.home(key);
-        while self.slots[i].key != key {
-            i = (i + 1) & self.mask;
-        }
-        self.slots[i].block = block;
     }
 
     /// Whether the table should be rebuilt before the next insert.
@@ -129,19 +140,21 @@ impl BlockIndex {
         self.used * 4 >= self.slots.len() * 3
     }
 
-    /// Rebuilds from the `count` live `(hash, block)` pairs, sized to four
-    /// times them (reusing the allocation when the size stays: page faults on a
-    /// fresh table would cost more than clearing the old one).
+    /// Rebuilds from the `count` live `(hash, block)` pairs (distinct hashes),
+    /// in the same table unless four times them would not fit: it never
+    /// shrinks, because page faults on a fresh table cost more than clearing
+    /// the old one.
     pub fn rebuild(&mut self, count: usize, live: impl Iterator<Item = (u64, BlockId)>) {
-        let n = (count * 4).next_power_of_two().max(64);
+        let n = (count * 4).next_power_of_two().max(self.slots.len());
         if n == self.slots.len() {
-            self.slots.fill(Slot::default());
+            self.slots.fill(EMPTY);
             self.used = 0;
         } else {
             *self = BlockIndex::with_slots(n);
         }
         for (k, b) in live {
-            self.insert(k, b);
+            // Live hashes are distinct: nothing to confirm.
+            self.insert(k, b, |_| false);
         }
     }
 
@@ -150,12 +163,9 @@ impl BlockIndex {
         self.used
     }
 
-    /// Every entry, for invariant checks.
-    pub fn entries(&self) -> impl Iterator<Item = (u64, BlockId)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.key != EMPTY)
-            .map(|s| (s.key, s.block))
+    /// Slots in the table.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -165,20 +175,35 @@ mod tests {
 
     #[test]
     fn inserts_find_and_rebuild() {
+        // Block b holds key `keys[b]`; a key with no block is held by nobody.
+        let mut keys: Vec<u64> = (0..800u64).map(|k| k * 7919 + 1).collect();
         let mut ix = BlockIndex::for_capacity(256);
-        for k in 1..=800u64 {
-            assert_eq!(ix.insert(k * 7919, k as u32), Insert::Done);
+        for (b, &k) in keys.iter().enumerate() {
+            let held = |x: BlockId| keys[x as usize] == k;
+            assert_eq!(ix.insert(k, b as BlockId, held), None);
         }
-        assert_eq!(ix.insert(7919, 99), Insert::Exists(1));
-        ix.replace(7919, 99);
-        assert_eq!(ix.get(7919), Some(99));
-        assert_eq!(ix.get(5), None);
+        let k0 = keys[0];
+        assert_eq!(ix.insert(k0, 999, |x| keys[x as usize] == k0), Some(0));
+        assert_eq!(ix.get(keys[5], |x| keys[x as usize] == keys[5]), Some(5));
+        assert_eq!(ix.get(2, |_| false), None);
+        // Block 3 forgets its key: the entry is stale and no longer found.
+        let k3 = keys[3];
+        keys[3] = 0;
+        assert_eq!(ix.get(k3, |x| keys[x as usize] == k3), None);
         assert!(ix.is_crowded());
-        ix.rebuild(10, (1..=10u64).map(|k| (k * 7919, k as u32)));
-        assert_eq!(
-            (ix.len(), ix.get(7919 * 3), ix.get(7919 * 11)),
-            (10, Some(3), None)
-        );
+        ix.rebuild(10, (0..10u32).map(|b| (keys[b as usize], b)));
+        assert_eq!(ix.len(), 10);
+        assert_eq!(ix.get(keys[7], |x| keys[x as usize] == keys[7]), Some(7));
+        assert_eq!(ix.get(keys[11], |x| keys[x as usize] == keys[11]), None);
         assert!(!ix.is_crowded());
+    }
+
+    #[test]
+    fn slots_pack_tag_and_block() {
+        for (tag, block) in [(0, 0), (u32::MAX, u32::MAX - 1), (7, 12345)] {
+            let s = pack(tag, block);
+            assert_ne!(s, EMPTY, "never the empty slot");
+            assert_eq!(unpack(s), (tag, block));
+        }
     }
 }

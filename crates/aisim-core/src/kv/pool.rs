@@ -7,7 +7,7 @@
 //! counts only while its block still holds that hash.
 
 use crate::block_hash::BlockHash;
-use crate::kv::index::{BlockIndex, Insert};
+use crate::kv::index::BlockIndex;
 use crate::kv::KvEvent;
 
 /// Index of a block inside its pool.
@@ -112,8 +112,7 @@ impl KvBlockPool {
     #[inline]
     fn find(&self, hash: u64) -> Option<BlockId> {
         self.index
-            .get(hash)
-            .filter(|&b| self.blocks[b as usize].hash == hash)
+            .get(hash, |b| self.blocks[b as usize].hash == hash)
     }
 
     /// Starts loading the index slot of `hash`, so that a `register` soon after
@@ -204,10 +203,12 @@ impl KvBlockPool {
                 .map(|(b, m)| (m.hash, b as BlockId));
             self.index.rebuild(self.hashed as usize, live);
         }
-        match self.index.insert(hash.0, block) {
-            Insert::Done => {}
-            Insert::Exists(b) if self.blocks[b as usize].hash == hash.0 => return, // cached elsewhere: stay anonymous
-            Insert::Exists(_) => self.index.replace(hash.0, block),                // a stale entry
+        let blocks = &self.blocks;
+        if let Some(_holder) = self
+            .index
+            .insert(hash.0, block, |b| blocks[b as usize].hash == hash.0)
+        {
+            return; // cached elsewhere: this copy stays anonymous
         }
         self.blocks[block as usize].hash = hash.0;
         self.hashed += 1;
@@ -278,18 +279,19 @@ impl KvBlockPool {
             ));
         }
         let hashed = self.blocks.iter().filter(|m| m.hash != NO_HASH).count();
-        let live = self
-            .index
-            .entries()
-            .filter(|(h, b)| self.blocks[*b as usize].hash == *h)
+        let found = self
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(b, m)| m.hash != NO_HASH && self.find(m.hash) == Some(*b as BlockId))
             .count();
-        if hashed != live || hashed != self.hashed as usize {
+        if hashed != found || hashed != self.hashed as usize {
             return Err(format!(
-                "{hashed} blocks hold a hash, the index finds {live}, the count says {}",
+                "{hashed} blocks hold a hash, the index finds {found}, the count says {}",
                 self.hashed
             ));
         }
-        if self.index.len() > 4 * self.blocks.len().max(256) {
+        if self.index.len() * 4 > self.index.slots() * 3 + 4 {
             return Err("hash index was not rebuilt".into());
         }
         Ok(())
