@@ -117,6 +117,10 @@ impl Default for EngineConfig {
     }
 }
 
+/// The most KV blocks a rank can have (block ids are 32-bit, with two values
+/// reserved; 2^31 leaves a margin no GPU comes near).
+pub const MAX_GPU_BLOCKS: u32 = 1 << 31;
+
 impl EngineConfig {
     /// The block (page) size in effect: the configured one or the backend default
     /// (vLLM 64, TensorRT-LLM 32, SGLang 16; see docs/engine.md for why SGLang's
@@ -145,6 +149,13 @@ impl EngineConfig {
         };
         positive("block_size", self.effective_block_size())?;
         positive("num_gpu_blocks", self.num_gpu_blocks)?;
+        if self.num_gpu_blocks > MAX_GPU_BLOCKS {
+            return Err(CoreError::config(
+                "num_gpu_blocks",
+                self.num_gpu_blocks,
+                "must be at most 2^31 (KV blocks are numbered with 32 bits)",
+            ));
+        }
         positive("max_num_seqs", self.max_num_seqs)?;
         positive("max_num_batched_tokens", self.max_num_batched_tokens)?;
         positive("dp_size", self.dp_size)?;

@@ -375,6 +375,12 @@ fn bad_configuration_is_a_clear_error() {
         .unwrap_err()
         .to_string()
         .contains("speedup_ratio"));
+    let cfg = EngineConfig {
+        num_gpu_blocks: u32::MAX,
+        ..Default::default()
+    };
+    let e = Engine::new(cfg, fixed(1.0, 1.0)).unwrap_err().to_string();
+    assert!(e.contains("num_gpu_blocks") && e.contains("at most"), "{e}");
     let e = resolve_profile("nonesuch").unwrap_err().to_string();
     assert!(e.contains("unknown profile `nonesuch`"), "{e}");
     assert!(aisim_core::timing::FixedTiming::new(-1.0, 1.0).is_err());

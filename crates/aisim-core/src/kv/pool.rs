@@ -14,14 +14,36 @@ use crate::kv::KvEvent;
 pub type BlockId = u32;
 
 const NIL: u32 = u32::MAX;
+/// `BlockMeta::next` of a block in use (no block id reaches it: see `new`).
+const IN_USE: u32 = u32::MAX - 1;
 const NO_HASH: u64 = 0;
+
+/// 16 bytes: a block is either in use (and needs a reference count) or
+/// cached (and needs its LRU neighbours), never both, so they share a field.
 #[derive(Debug, Clone, Copy)]
 struct BlockMeta {
-    ref_count: u32,
     hash: u64,
-    /// LRU neighbours while cached.
-    prev: u32,
+    /// Cached: the previous block in LRU order. In use: the reference count.
+    prev_or_refs: u32,
+    /// Cached: the next block in LRU order. In use: `IN_USE`. Free: `NIL`.
     next: u32,
+}
+
+impl BlockMeta {
+    const FREE: BlockMeta = BlockMeta {
+        hash: NO_HASH,
+        prev_or_refs: NIL,
+        next: NIL,
+    };
+
+    #[inline]
+    fn ref_count(&self) -> u32 {
+        if self.next == IN_USE {
+            self.prev_or_refs
+        } else {
+            0
+        }
+    }
 }
 
 /// The result of a prefix lookup.
@@ -37,7 +59,11 @@ pub struct PrefixMatch {
 /// A pool of `capacity` KV blocks with a prefix cache.
 #[derive(Debug)]
 pub struct KvBlockPool {
+    capacity: u32,
+    /// Blocks ever handed out (ids `0..blocks.len()`); the rest are free and
+    /// untouched, so a large pool costs memory only as far as it is used.
     blocks: Vec<BlockMeta>,
+    /// Freed blocks without a hash, taken before untouched ones.
     free: Vec<BlockId>,
     lru_head: u32,
     lru_tail: u32,
@@ -51,19 +77,19 @@ pub struct KvBlockPool {
 
 impl KvBlockPool {
     /// A pool of `capacity` free blocks.
+    ///
+    /// # Panics
+    /// When `capacity` leaves no room for the two reserved block ids (above
+    /// four billion blocks).
     pub fn new(capacity: u32) -> KvBlockPool {
+        assert!(
+            capacity < IN_USE,
+            "KV pool of {capacity} blocks is too large"
+        );
         KvBlockPool {
-            blocks: vec![
-                BlockMeta {
-                    ref_count: 0,
-                    hash: NO_HASH,
-                    prev: NIL,
-                    next: NIL
-                };
-                capacity as usize
-            ],
-            // Reversed so that block 0 is handed out first (deterministic and readable).
-            free: (0..capacity).rev().collect(),
+            capacity,
+            blocks: Vec::new(),
+            free: Vec::new(),
             lru_head: NIL,
             lru_tail: NIL,
             cached: 0,
@@ -76,7 +102,7 @@ impl KvBlockPool {
 
     /// Total blocks.
     pub fn capacity(&self) -> u32 {
-        self.blocks.len() as u32
+        self.capacity
     }
     /// Blocks referenced by at least one request.
     pub fn in_use_blocks(&self) -> u32 {
@@ -88,11 +114,15 @@ impl KvBlockPool {
     }
     /// Blocks holding nothing.
     pub fn free_blocks(&self) -> u32 {
-        self.free.len() as u32
+        self.free.len() as u32 + self.untouched()
     }
     /// Blocks an allocation can get: free plus evictable cached ones.
     pub fn available_blocks(&self) -> u32 {
-        self.free.len() as u32 + self.cached
+        self.free_blocks() + self.cached
+    }
+
+    fn untouched(&self) -> u32 {
+        self.capacity - self.blocks.len() as u32
     }
 
     /// Start (or stop) recording KV events. Off by default: nobody pays for events
@@ -139,7 +169,7 @@ impl KvBlockPool {
             match self.find(h.0) {
                 Some(b) => {
                     m.blocks += 1;
-                    if self.blocks[b as usize].ref_count == 0 {
+                    if self.blocks[b as usize].next != IN_USE {
                         m.evictable += 1;
                     }
                 }
@@ -152,20 +182,26 @@ impl KvBlockPool {
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
         let b = self.find(hash.0)?;
-        if self.blocks[b as usize].ref_count == 0 {
+        if self.blocks[b as usize].next == IN_USE {
+            self.blocks[b as usize].prev_or_refs += 1;
+        } else {
             self.lru_unlink(b);
             self.cached -= 1;
-            self.in_use += 1;
+            self.take(b);
         }
-        self.blocks[b as usize].ref_count += 1;
         Some(b)
     }
 
-    /// A fresh block with one reference: a free one, else the least recently used
-    /// cached one (whose hash is forgotten). `None` when the pool is exhausted.
+    /// A fresh block with one reference: a freed one, else an untouched one,
+    /// else the least recently used cached one (whose hash is forgotten).
+    /// `None` when the pool is exhausted.
     pub fn allocate(&mut self) -> Option<BlockId> {
         let b = match self.free.pop() {
             Some(b) => b,
+            None if self.untouched() > 0 => {
+                self.blocks.push(BlockMeta::FREE);
+                self.blocks.len() as u32 - 1
+            }
             None => {
                 let b = self.lru_head;
                 if b == NIL {
@@ -182,9 +218,17 @@ impl KvBlockPool {
                 b
             }
         };
-        self.blocks[b as usize].ref_count = 1;
-        self.in_use += 1;
+        self.take(b);
         Some(b)
+    }
+
+    /// Puts an unreferenced block in use with one reference.
+    #[inline]
+    fn take(&mut self, b: BlockId) {
+        let m = &mut self.blocks[b as usize];
+        m.prev_or_refs = 1;
+        m.next = IN_USE;
+        self.in_use += 1;
     }
 
     /// Marks an in-use block as complete with content `hash`, making it findable.
@@ -221,13 +265,14 @@ impl KvBlockPool {
     /// most recently used); one without becomes free.
     pub fn release(&mut self, block: BlockId) {
         let meta = &mut self.blocks[block as usize];
-        debug_assert!(meta.ref_count > 0, "release of an unreferenced block");
-        meta.ref_count -= 1;
-        if meta.ref_count > 0 {
+        debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
+        meta.prev_or_refs -= 1;
+        if meta.prev_or_refs > 0 {
             return;
         }
         self.in_use -= 1;
         if meta.hash == NO_HASH {
+            *meta = BlockMeta::FREE;
             self.free.push(block);
         } else {
             self.lru_push_back(block);
@@ -243,7 +288,7 @@ impl KvBlockPool {
         let mut prev = NIL;
         while cur != NIL {
             let m = &self.blocks[cur as usize];
-            if m.ref_count != 0 || m.hash == NO_HASH || m.prev != prev {
+            if m.next == IN_USE || m.hash == NO_HASH || m.prev_or_refs != prev {
                 return Err(format!(
                     "block {cur} in the LRU list is not a well-linked cached block"
                 ));
@@ -255,10 +300,10 @@ impl KvBlockPool {
             prev = cur;
             cur = m.next;
         }
-        let in_use = self.blocks.iter().filter(|m| m.ref_count > 0).count() as u32;
+        let in_use = self.blocks.iter().filter(|m| m.ref_count() > 0).count() as u32;
         let free_ok = self.free.iter().all(|&b| {
             let m = &self.blocks[b as usize];
-            m.ref_count == 0 && m.hash == NO_HASH
+            m.ref_count() == 0 && m.hash == NO_HASH
         });
         if !free_ok {
             return Err("a block on the free list is referenced or holds a hash".into());
@@ -298,7 +343,11 @@ impl KvBlockPool {
     }
 
     fn lru_unlink(&mut self, b: BlockId) {
-        let BlockMeta { prev, next, .. } = self.blocks[b as usize];
+        let BlockMeta {
+            prev_or_refs: prev,
+            next,
+            ..
+        } = self.blocks[b as usize];
         if prev == NIL {
             self.lru_head = next;
         } else {
@@ -307,18 +356,15 @@ impl KvBlockPool {
         if next == NIL {
             self.lru_tail = prev;
         } else {
-            self.blocks[next as usize].prev = prev;
+            self.blocks[next as usize].prev_or_refs = prev;
         }
-        let m = &mut self.blocks[b as usize];
-        m.prev = NIL;
-        m.next = NIL;
     }
 
     fn lru_push_back(&mut self, b: BlockId) {
         let tail = self.lru_tail;
         {
             let m = &mut self.blocks[b as usize];
-            m.prev = tail;
+            m.prev_or_refs = tail;
             m.next = NIL;
         }
         if tail == NIL {
