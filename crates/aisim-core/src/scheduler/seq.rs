@@ -140,7 +140,7 @@ impl Seq {
     #[inline]
     pub fn register_full(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) {
         /// Blocks whose index slots are touched ahead of their registration.
-        const AHEAD: u32 = 8;
+        const AHEAD: u32 = 16;
         let full = (tokens / block_size).min(self.blocks.len() as u32);
         for j in self.hashed_blocks..full.min(self.hashed_blocks + AHEAD) {
             pool.prefetch(self.hash_of(j));

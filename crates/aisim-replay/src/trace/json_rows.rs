@@ -180,12 +180,22 @@ pub(crate) fn read<R: BufRead>(
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
     let mut records = Vec::new();
     let mut sessions = SessionInterner::default();
-    for (i, line) in reader.lines().enumerate() {
-        let line_no = i + 1;
-        let text = line.map_err(|source| ReplayError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let mut reader = reader;
+    // One line buffer for the whole file rather than a fresh string per row.
+    let mut text = String::new();
+    let mut line_no = 0;
+    loop {
+        text.clear();
+        let read = reader
+            .read_line(&mut text)
+            .map_err(|source| ReplayError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
+        line_no += 1;
         if text.trim().is_empty() {
             continue;
         }
