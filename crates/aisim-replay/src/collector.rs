@@ -167,6 +167,11 @@ impl GapCounts {
     /// Adds one gap.
     #[inline]
     pub fn add(&mut self, gap_ns: u64) {
+        if self.short.capacity() == 0 {
+            // Address space for a whole buffer: untouched pages cost nothing,
+            // and growing by doubling would copy and fault them again.
+            self.short.reserve_exact(GAP_BUFFER);
+        }
         match u32::try_from(gap_ns) {
             Ok(g) => self.short.push(g),
             Err(_) => self.long.push(gap_ns),
@@ -177,7 +182,7 @@ impl GapCounts {
     }
 
     fn sort_buffer(&mut self) {
-        radix_sort_u32(&mut self.short);
+        sort_in_place(&mut self.short);
         self.long.sort_unstable();
     }
 
@@ -265,41 +270,54 @@ fn merge_runs(
     })
 }
 
-/// Sorts `v` by LSD radix sort on 11-bit digits (an 8 KiB count table that
-/// stays in L1), skipping digits on which every value agrees: at most three
-/// passes. Several times fewer instructions than a comparison sort on the
-/// half-million gaps of a replay.
-fn radix_sort_u32(v: &mut Vec<u32>) {
+/// Sorts `v` in place: one most-significant-digit radix pass on the top 11
+/// bits that vary (an American flag sort: buckets filled by swapping, no
+/// second buffer), then each bucket, a few hundred values when the gaps are
+/// many, by a comparison sort that stays in cache. No scratch buffer: on a VM
+/// the page faults of a fresh one cost more than the sort.
+fn sort_in_place(v: &mut [u32]) {
     const BITS: u32 = 11;
-    const MASK: u32 = (1 << BITS) - 1;
+    const BUCKETS: usize = 1 << BITS;
+    if v.len() <= BUCKETS {
+        v.sort_unstable();
+        return;
+    }
     let (mut or, mut and) = (0u32, u32::MAX);
     for &x in v.iter() {
         or |= x;
         and &= x;
     }
     let varying = or ^ and;
-    let mut scratch = vec![0u32; v.len()];
-    let mut counts = [0u32; 1 << BITS];
-    for shift in (0..32).step_by(BITS as usize) {
-        if (varying >> shift) & MASK == 0 {
-            continue;
+    if varying == 0 {
+        return;
+    }
+    let shift = (32 - varying.leading_zeros()).saturating_sub(BITS);
+    let digit = |x: u32| ((x >> shift) as usize) & (BUCKETS - 1);
+    let mut counts = [0usize; BUCKETS];
+    for &x in v.iter() {
+        counts[digit(x)] += 1;
+    }
+    let mut starts = [0usize; BUCKETS + 1];
+    for d in 0..BUCKETS {
+        starts[d + 1] = starts[d] + counts[d];
+    }
+    let mut next = starts;
+    for d in 0..BUCKETS {
+        while next[d] < starts[d + 1] {
+            let x = v[next[d]];
+            let e = digit(x);
+            if e == d {
+                next[d] += 1;
+            } else {
+                v.swap(next[d], next[e]);
+                next[e] += 1;
+            }
         }
-        counts.fill(0);
-        for &x in v.iter() {
-            counts[((x >> shift) & MASK) as usize] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        for &x in v.iter() {
-            let d = ((x >> shift) & MASK) as usize;
-            scratch[counts[d] as usize] = x;
-            counts[d] += 1;
-        }
-        std::mem::swap(v, &mut scratch);
+    }
+    // Values agreeing above the digit share a bucket; bits above it do not
+    // vary, so bucket order is value order.
+    for d in 0..BUCKETS {
+        v[starts[d]..starts[d + 1]].sort_unstable();
     }
 }
 
@@ -459,15 +477,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn radix_sort_sorts() {
-        let mut v: Vec<u32> = (0..5000u64)
+    fn in_place_sort_sorts() {
+        let spread: Vec<u32> = (0..50_000u64)
             .map(|i| ((i * 2_654_435_761) % 4_000_000_007) as u32)
+            .chain([u32::MAX, 0, 1 << 31, 7, 7])
             .collect();
-        v.extend([u32::MAX, 0, 1 << 31, 7, 7]);
-        let mut w = v.clone();
-        w.sort_unstable();
-        radix_sort_u32(&mut v);
-        assert_eq!(v, w);
+        // Gaps as a replay makes them: a narrow band, many repeats.
+        let band: Vec<u32> = (0..30_000u32)
+            .map(|i| 5_740_000 + (i * 7919) % 9_000)
+            .collect();
+        let same = vec![42u32; 5000];
+        let short: Vec<u32> = vec![9, 3, 3, 1];
+        for mut v in [spread, band, same, short] {
+            let mut w = v.clone();
+            w.sort_unstable();
+            sort_in_place(&mut v);
+            assert_eq!(v, w);
+        }
     }
 
     #[test]

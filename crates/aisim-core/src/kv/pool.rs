@@ -88,7 +88,9 @@ impl KvBlockPool {
         );
         KvBlockPool {
             capacity,
-            blocks: Vec::new(),
+            // Reserved, not touched: pages cost only once blocks are handed
+            // out, and pushing never moves the table.
+            blocks: Vec::with_capacity(capacity as usize),
             free: Vec::new(),
             lru_head: NIL,
             lru_tail: NIL,
