@@ -2,10 +2,12 @@
 //! of trace block size and engine block size.
 //!
 //! Engine block `j` covers prompt tokens `[j·B, (j+1)·B)`. Token `p` carries the id
-//! `hash_ids[p / T]`, so a block's tokens are a few runs of equal ids. Its hash
-//! chains the previous block's hash with each run `(id, run length)`: two prompts
-//! share block `j` exactly when they agree on every token up to its end. The work
-//! is one step per run, so O(engine blocks + trace blocks), never O(tokens).
+//! `hash_ids[p / T]`, so the prefix a block ends is a run of complete trace
+//! blocks and part of one more. Its hash chains the complete trace blocks' ids,
+//! then mixes in the last id and how many of its tokens the prefix holds: two
+//! prompts share block `j` exactly when they agree on every token up to its end.
+//! The work is one step per trace block plus one per engine block, never
+//! O(tokens), and only the trace-block steps depend on one another.
 
 /// A chained hash identifying the content of one engine block (and everything
 /// before it). Never zero: zero means "no hash" inside the pool.
@@ -64,24 +66,22 @@ pub fn prompt_block_hashes(
     let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
     let full_blocks = covered / b;
     let mut out = Vec::with_capacity(full_blocks as usize);
-    let mut prev = 0x005e_ed0f_a151_u64;
-    let mut trace_idx = 0usize;
-    for j in 0..full_blocks {
-        let (start, end) = (j * b, (j + 1) * b);
-        let mut h = prev;
-        let mut pos = start;
-        while pos < end {
-            // Advance to the trace block holding `pos`.
-            while (trace_idx as u64 + 1) * t <= pos {
-                trace_idx += 1;
-            }
-            let run_end = ((trace_idx as u64 + 1) * t).min(end);
-            h = combine_run(h, hash_ids[trace_idx], run_end - pos);
-            pos = run_end;
+    // `chain` covers the complete trace blocks before `done`. A block ending
+    // inside trace block `k` hashes that chain (advanced to `k`) with `k`'s id
+    // and how many of its tokens the block reaches: the same prefix gives the
+    // same hash whatever the block size, and the blocks inside one trace block
+    // hash independently of one another (no serial chain through them).
+    let mut chain = 0x005e_ed0f_a151_u64;
+    // Trace block `k` holds tokens `[k_start, k_start + t)`.
+    let (mut k, mut k_start) = (0usize, 0u64);
+    for j in 1..=full_blocks {
+        let end = j * b;
+        while k_start + t < end {
+            chain = combine_run(chain, hash_ids[k], t);
+            k += 1;
+            k_start += t;
         }
-        let bh = nonzero(h);
-        prev = bh.0;
-        out.push(bh);
+        out.push(nonzero(combine_run(chain, hash_ids[k], end - k_start)));
     }
     out
 }
