@@ -270,15 +270,18 @@ fn merge_runs(
     })
 }
 
-/// Sorts `v` in place: one most-significant-digit radix pass on the top 11
-/// bits that vary (an American flag sort: buckets filled by swapping, no
-/// second buffer), then each bucket, a few hundred values when the gaps are
-/// many, by a comparison sort that stays in cache. No scratch buffer: on a VM
-/// the page faults of a fresh one cost more than the sort.
+/// Sorts `v` in place by most-significant-digit radix sort (American flag:
+/// buckets filled by swapping, no second buffer) on the top 11 bits that vary
+/// within the slice, recursing into buckets too big to finish with a
+/// comparison sort. Gaps bunch up (most are decode passes of a few
+/// milliseconds), so one level would leave a few huge buckets. No scratch
+/// buffer: on a VM the page faults of a fresh one cost more than the sort.
 fn sort_in_place(v: &mut [u32]) {
     const BITS: u32 = 11;
     const BUCKETS: usize = 1 << BITS;
-    if v.len() <= BUCKETS {
+    // Below a few thousand values a comparison sort beats a pass over 2,048
+    // buckets.
+    if v.len() <= 4 * BUCKETS {
         v.sort_unstable();
         return;
     }
@@ -293,19 +296,17 @@ fn sort_in_place(v: &mut [u32]) {
     }
     let shift = (32 - varying.leading_zeros()).saturating_sub(BITS);
     let digit = |x: u32| ((x >> shift) as usize) & (BUCKETS - 1);
-    let mut counts = [0usize; BUCKETS];
-    for &x in v.iter() {
-        counts[digit(x)] += 1;
-    }
     let mut starts = [0usize; BUCKETS + 1];
+    for &x in v.iter() {
+        starts[digit(x) + 1] += 1;
+    }
     for d in 0..BUCKETS {
-        starts[d + 1] = starts[d] + counts[d];
+        starts[d + 1] += starts[d];
     }
     let mut next = starts;
     for d in 0..BUCKETS {
         while next[d] < starts[d + 1] {
-            let x = v[next[d]];
-            let e = digit(x);
+            let e = digit(v[next[d]]);
             if e == d {
                 next[d] += 1;
             } else {
@@ -314,10 +315,9 @@ fn sort_in_place(v: &mut [u32]) {
             }
         }
     }
-    // Values agreeing above the digit share a bucket; bits above it do not
-    // vary, so bucket order is value order.
+    // Bits above the digit do not vary, so bucket order is value order.
     for d in 0..BUCKETS {
-        v[starts[d]..starts[d + 1]].sort_unstable();
+        sort_in_place(&mut v[starts[d]..starts[d + 1]]);
     }
 }
 
