@@ -13,7 +13,7 @@ use crate::kv::{KvBlockPool, KvEvent};
 use crate::request::{Request, RequestId};
 use crate::scheduler::{RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
-use crate::timing::{PassShape, TimingModel};
+use crate::timing::{PassShape, PassTime, TimingModel};
 
 /// Something that became visible at the end of a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -368,6 +368,7 @@ impl Engine {
 
 /// One rank's pass duration from the timing model, with the speedup ratios
 /// applied; NaN, infinite or negative model output is an error.
+#[inline]
 fn pass_duration(
     config: &EngineConfig,
     timing: &dyn TimingModel,
@@ -386,12 +387,19 @@ fn pass_duration(
         && t.decode_s.is_finite()
         && t.prefill_s >= 0.0
         && t.decode_s >= 0.0;
-    SimDuration::from_secs_f64(secs)
-        .filter(|_| valid)
-        .ok_or_else(|| CoreError::InvalidDuration {
-            model: timing.name().to_string(),
-            value: t.prefill_s + t.decode_s,
-            prefill_tokens: shape.prefill_tokens(),
-            decode_requests: shape.decode_requests,
-        })
+    match SimDuration::from_secs_f64(secs) {
+        Some(d) if valid => Ok(d),
+        _ => Err(invalid_duration(timing, t, shape)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_duration(timing: &dyn TimingModel, t: PassTime, shape: &PassShape<'_>) -> CoreError {
+    CoreError::InvalidDuration {
+        model: timing.name().to_string(),
+        value: t.prefill_s + t.decode_s,
+        prefill_tokens: shape.prefill_tokens(),
+        decode_requests: shape.decode_requests,
+    }
 }
