@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{row_error, SessionInterner, TraceRecord};
+use super::{mooncake_row, row_error, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +183,7 @@ pub(crate) fn read<R: BufRead>(
     let mut reader = reader;
     // One line buffer for the whole file rather than a fresh string per row.
     let mut text = String::new();
+    let mut ids = Vec::new();
     let mut line_no = 0;
     loop {
         text.clear();
@@ -198,6 +199,22 @@ pub(crate) fn read<R: BufRead>(
         line_no += 1;
         if text.trim().is_empty() {
             continue;
+        }
+        if shape == Shape::Mooncake {
+            if let Some(row) = mooncake_row::parse(&text, &mut ids) {
+                records.push(TraceRecord {
+                    line: line_no,
+                    timestamp_ms: row.timestamp_ms,
+                    input_length: row.input_length,
+                    output_length: row.output_length,
+                    hash_ids: row.hash_ids,
+                    session: None,
+                    chat_id: None,
+                    parent_chat_id: None,
+                    think_ms: None,
+                });
+                continue;
+            }
         }
         if let Some(record) = fast_record(&text, line_no, shape, &mut sessions) {
             records.push(record);

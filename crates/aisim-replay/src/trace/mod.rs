@@ -4,6 +4,7 @@
 mod csv;
 mod detect;
 mod json_rows;
+mod mooncake_row;
 mod timestamp;
 
 use std::collections::HashMap;
