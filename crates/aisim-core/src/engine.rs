@@ -49,17 +49,16 @@ pub enum EngineEvent {
     },
 }
 
-/// Receives what a run of decode passes does (`Engine::run_decode_passes`), in
-/// the order `start_pass` / `finish_pass` would have shown it.
+/// Receives what a run of decode passes does (`Engine::run_decode_passes`):
+/// for each pass its tokens and completions, then the pass itself.
 pub trait DecodeSink {
-    /// A pass started at `start`; the rank holds `kv_in_use` blocks during it.
-    fn pass_started(&mut self, start: SimTime, kv_in_use: u32);
     /// One output token (never a request's first: first tokens end a prefill).
     fn token(&mut self, id: RequestId, at: SimTime);
     /// The request emitted its last token and released its KV.
     fn completed(&mut self, id: RequestId, at: SimTime);
-    /// The pass ended at `end`, leaving `kv_in_use` blocks in use.
-    fn pass_finished(&mut self, end: SimTime, kv_in_use: u32);
+    /// The pass ran from `start` to `end`; the rank held `kv_during` blocks
+    /// during it and `kv_after` once its completions released theirs.
+    fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32);
 }
 
 /// Why a request can never be served by an engine.

@@ -14,13 +14,10 @@ use common::*;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 
-/// What an observer of the engine sees, in order.
+/// What an observer of the engine sees, in order: each pass's tokens and
+/// completions, then the pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seen {
-    PassStarted {
-        at: u64,
-        kv_in_use: u32,
-    },
     Token {
         id: u64,
         at: u64,
@@ -34,9 +31,11 @@ enum Seen {
         event: String,
         at: u64,
     },
-    PassFinished {
-        at: u64,
-        kv_in_use: u32,
+    Pass {
+        start: u64,
+        end: u64,
+        kv_during: u32,
+        kv_after: u32,
     },
 }
 
@@ -47,23 +46,19 @@ struct Log {
 }
 
 impl DecodeSink for Log {
-    fn pass_started(&mut self, start: SimTime, kv_in_use: u32) {
-        self.fast_passes += 1;
-        self.seen.push(Seen::PassStarted {
-            at: start.0,
-            kv_in_use,
-        });
-    }
     fn token(&mut self, id: RequestId, at: SimTime) {
         self.seen.push(Seen::Token { id: id.0, at: at.0 });
     }
     fn completed(&mut self, id: RequestId, at: SimTime) {
         self.seen.push(Seen::Completed { id: id.0, at: at.0 });
     }
-    fn pass_finished(&mut self, end: SimTime, kv_in_use: u32) {
-        self.seen.push(Seen::PassFinished {
-            at: end.0,
-            kv_in_use,
+    fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32) {
+        self.fast_passes += 1;
+        self.seen.push(Seen::Pass {
+            start: start.0,
+            end: end.0,
+            kv_during,
+            kv_after,
         });
     }
 }
@@ -104,10 +99,7 @@ fn drive(e: &mut Engine, arrivals: &[(Request, usize)], fast: bool) -> Log {
             }
         }
         let d = e.start_pass(now).unwrap().expect("work to do");
-        log.seen.push(Seen::PassStarted {
-            at: now.0,
-            kv_in_use: in_use(e),
-        });
+        let (start, kv_during) = (now, in_use(e));
         now = now.after(d);
         e.finish_pass(&mut out);
         for ev in out.events.drain(..) {
@@ -126,9 +118,11 @@ fn drive(e: &mut Engine, arrivals: &[(Request, usize)], fast: bool) -> Log {
                 },
             });
         }
-        log.seen.push(Seen::PassFinished {
-            at: now.0,
-            kv_in_use: in_use(e),
+        log.seen.push(Seen::Pass {
+            start: start.0,
+            end: now.0,
+            kv_during,
+            kv_after: in_use(e),
         });
         assert!(log.seen.len() < 10_000_000, "no progress");
     }

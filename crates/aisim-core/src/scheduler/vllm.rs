@@ -381,7 +381,7 @@ impl SchedulerCore for VllmCore {
                 seq.register_full(&mut self.pool, target, bs);
             }
         }
-        sink.pass_started(start, self.pool.in_use_blocks());
+        let kv_during = self.pool.in_use_blocks();
         let mut any_finished = false;
         let mut next = DecodeBatch {
             requests: 0,
@@ -408,7 +408,7 @@ impl SchedulerCore for VllmCore {
         if any_finished {
             self.drop_finished();
         }
-        sink.pass_finished(end, self.pool.in_use_blocks());
+        sink.pass(start, end, kv_during, self.pool.in_use_blocks());
         (next.requests > 0 && new_blocks <= self.pool.available_blocks()).then_some(next)
     }
 

@@ -66,8 +66,12 @@ impl KvSampler {
     /// Integrates the level held since the last sample up to `now`, then takes
     /// `level`. Levels only change when a pass starts or ends, so sampling
     /// right after each suffices.
+    #[inline]
     fn sample(&mut self, now: SimTime, level: u64) {
-        self.block_ns += self.level as f64 * now.since(self.last).0 as f64;
+        // Through i64 (exact below 2^63): one instruction per conversion
+        // instead of a branchy sequence, twice per pass.
+        let held_ns = now.since(self.last).0 as i64 as f64;
+        self.block_ns += self.level as i64 as f64 * held_ns;
         self.last = now;
         self.level = level;
         self.peak = self.peak.max(level);
@@ -84,9 +88,6 @@ struct DecodeRun<'a> {
 }
 
 impl DecodeSink for DecodeRun<'_> {
-    fn pass_started(&mut self, start: SimTime, kv_in_use: u32) {
-        self.kv.sample(start, kv_in_use as u64);
-    }
     fn token(&mut self, id: RequestId, at: SimTime) {
         self.collector.token(id.0, at);
     }
@@ -95,9 +96,11 @@ impl DecodeSink for DecodeRun<'_> {
             self.completed.push(id.0);
         }
     }
-    fn pass_finished(&mut self, end: SimTime, kv_in_use: u32) {
+    fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32) {
+        // The samples `start_passes` and `finish_pass` take, in their order.
+        self.kv.sample(start, kv_during as u64);
         self.latest = self.latest.max(end);
-        self.kv.sample(end, kv_in_use as u64);
+        self.kv.sample(end, kv_after as u64);
     }
 }
 
