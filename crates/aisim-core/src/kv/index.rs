@@ -89,23 +89,30 @@ impl BlockIndex {
         let _ = slot;
     }
 
-    /// The block holding `key`, if any: the first entry with its tag whose
-    /// block `holds` it.
+    /// Walks `key`'s probe run: the block of the first entry with its tag
+    /// that `holds` it, else the empty slot that ends the run.
     #[inline]
-    pub fn get(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
+    fn probe(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Result<BlockId, usize> {
         let (home, tag) = place(key);
         let mut i = home & self.mask;
         loop {
             let s = self.slots[i];
             if s == EMPTY {
-                return None;
+                return Err(i);
             }
             let (t, b) = unpack(s);
             if t == tag && holds(b) {
-                return Some(b);
+                return Ok(b);
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// The block holding `key`, if any: the first entry with its tag whose
+    /// block `holds` it.
+    #[inline]
+    pub fn get(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
+        self.probe(key, holds).ok()
     }
 
     /// Maps `key` to `block` unless a block already `holds` it; then returns
@@ -117,20 +124,13 @@ impl BlockIndex {
         block: BlockId,
         holds: impl Fn(BlockId) -> bool,
     ) -> Option<BlockId> {
-        let (home, tag) = place(key);
-        let mut i = home & self.mask;
-        loop {
-            let s = self.slots[i];
-            if s == EMPTY {
-                self.slots[i] = pack(tag, block);
+        match self.probe(key, holds) {
+            Ok(holder) => Some(holder),
+            Err(empty) => {
+                self.slots[empty] = pack(place(key).1, block);
                 self.used += 1;
-                return None;
+                None
             }
-            let (t, b) = unpack(s);
-            if t == tag && holds(b) {
-                return Some(b);
-            }
-            i = (i + 1) & self.mask;
         }
     }
 
