@@ -301,6 +301,14 @@ impl Engine {
             next = rank.run_decode_pass(at, end, sink);
             at = end;
         }
+        if at != start {
+            tracing::trace!(
+                from_ns = start.0,
+                to_ns = at.0,
+                passes = self.passes,
+                "decode run"
+            );
+        }
         Ok(at)
     }
 
