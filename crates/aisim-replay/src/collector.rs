@@ -164,14 +164,19 @@ pub struct GapCounts {
 const GAP_BUFFER: usize = 1 << 20;
 
 impl GapCounts {
+    /// An empty distribution with address space for a whole buffer: untouched
+    /// pages cost nothing, and growing by doubling would copy and fault them
+    /// again.
+    pub fn with_buffer() -> GapCounts {
+        GapCounts {
+            short: Vec::with_capacity(GAP_BUFFER),
+            ..GapCounts::default()
+        }
+    }
+
     /// Adds one gap.
     #[inline]
     pub fn add(&mut self, gap_ns: u64) {
-        if self.short.capacity() == 0 {
-            // Address space for a whole buffer: untouched pages cost nothing,
-            // and growing by doubling would copy and fault them again.
-            self.short.reserve_exact(GAP_BUFFER);
-        }
         match u32::try_from(gap_ns) {
             Ok(g) => self.short.push(g),
             Err(_) => self.long.push(gap_ns),
@@ -334,6 +339,7 @@ impl TraceCollector {
     pub fn new(every_request_completes: bool) -> TraceCollector {
         TraceCollector {
             pool_gaps_at_once: every_request_completes,
+            itl: GapCounts::with_buffer(),
             ..Default::default()
         }
     }

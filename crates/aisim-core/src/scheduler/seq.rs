@@ -168,6 +168,29 @@ impl Seq {
         self.scheduled = 0;
     }
 
+    /// Its KV caught up with its tokens: it emits its next output token, if
+    /// it has any. Returns whether one was emitted and whether it was the first.
+    #[inline]
+    pub fn emit_token(&mut self) -> Option<bool> {
+        (self.output > 0).then(|| {
+            self.generated += 1;
+            self.generated == 1
+        })
+    }
+
+    /// Whether it has emitted every output token.
+    #[inline]
+    pub fn emitted_all(&self) -> bool {
+        self.generated >= self.output
+    }
+
+    /// Marks it finished (its last token is out), frees its KV and counts it.
+    pub fn complete(&mut self, pool: &mut KvBlockPool, stats: &mut EngineStats) {
+        self.finished = true;
+        self.release_all(pool);
+        stats.completed += 1;
+    }
+
     /// Tokens of the prompt (and, after preemption, of the output) still to compute.
     pub fn remaining_prefill(&self) -> u32 {
         if self.is_decoding() {

@@ -290,10 +290,8 @@ impl SglangCore {
 
     fn complete(&mut self, slot: u32, out: &mut Vec<EngineEvent>) {
         let seq = self.seqs.get_mut(slot);
-        seq.finished = true;
-        seq.release_all(&mut self.pool);
+        seq.complete(&mut self.pool, &mut self.stats);
         out.push(EngineEvent::Completed { id: seq.id });
-        self.stats.completed += 1;
     }
 }
 
@@ -350,14 +348,10 @@ impl SchedulerCore for SglangCore {
             if self.kind == PassKind::Prefill && self.chunked == Some(slot) {
                 self.chunked = None;
             }
-            if seq.output > 0 {
-                out.push(EngineEvent::Token {
-                    id: seq.id,
-                    first: seq.generated == 0,
-                });
-                seq.generated += 1;
+            if let Some(first) = seq.emit_token() {
+                out.push(EngineEvent::Token { id: seq.id, first });
             }
-            if seq.generated >= seq.output {
+            if seq.emitted_all() {
                 self.complete(slot, out);
                 any_finished = true;
             } else if self.kind == PassKind::Prefill {

@@ -272,19 +272,13 @@ impl SchedulerCore for VllmCore {
             if seq.computed < seq.total() {
                 continue; // a prefill chunk: nothing visible yet
             }
-            if seq.output > 0 {
-                out.push(EngineEvent::Token {
-                    id: seq.id,
-                    first: seq.generated == 0,
-                });
-                seq.generated += 1;
+            if let Some(first) = seq.emit_token() {
+                out.push(EngineEvent::Token { id: seq.id, first });
             }
-            if seq.generated >= seq.output {
-                seq.finished = true;
+            if seq.emitted_all() {
+                seq.complete(&mut self.pool, &mut self.stats);
                 any_finished = true;
-                seq.release_all(&mut self.pool);
                 out.push(EngineEvent::Completed { id: seq.id });
-                self.stats.completed += 1;
             }
         }
         self.scheduled.clear();
@@ -391,14 +385,12 @@ impl SchedulerCore for VllmCore {
         for &slot in &self.running {
             let seq = self.seqs.get_mut(slot);
             seq.computed += 1;
+            seq.emit_token();
             sink.token(seq.id, end);
-            seq.generated += 1;
-            if seq.generated >= seq.output {
-                seq.finished = true;
+            if seq.emitted_all() {
+                seq.complete(&mut self.pool, &mut self.stats);
                 any_finished = true;
-                seq.release_all(&mut self.pool);
                 sink.completed(seq.id, end);
-                self.stats.completed += 1;
             } else {
                 next.requests += 1;
                 next.context_tokens += seq.total() as u64;
