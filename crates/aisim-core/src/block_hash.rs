@@ -3,16 +3,49 @@
 //!
 //! Engine block `j` covers prompt tokens `[j·B, (j+1)·B)`. Token `p` carries the id
 //! `hash_ids[p / T]`, so the prefix a block ends is a run of complete trace
-//! blocks and part of one more. Its hash chains the complete trace blocks' ids,
-//! then mixes in the last id and how many of its tokens the prefix holds: two
-//! prompts share block `j` exactly when they agree on every token up to its end.
-//! The work is one step per trace block plus one per engine block, never
-//! O(tokens), and only the trace-block steps depend on one another.
+//! blocks and part of one more. Two prompts share block `j` exactly when they
+//! agree on every token up to its end.
+//!
+//! A hash is a *group* (its high 61 bits) and a *lane* (its low 3 bits). The
+//! engine blocks ending inside one trace block share a group: the chain of
+//! trace ids up to and including that block. The lane says how far into the
+//! trace block the engine block ends. (Past eight lanes, as with a 16-token
+//! engine block in a 512-token trace block, each eight start a new group.)
+//! The prefix index files a group's blocks under one entry, so registering a
+//! long prompt costs one lookup per group, not one per block. Hashing costs one
+//! mixing step per trace block and a few bit operations per engine block.
+
+/// Lanes per group: the low bits of a hash.
+pub(crate) const LANES: usize = 8;
+const LANE_BITS: u64 = LANES as u64 - 1;
 
 /// A chained hash identifying the content of one engine block (and everything
-/// before it). Never zero: zero means "no hash" inside the pool.
+/// before it). Its group is never zero: zero means "no hash" inside the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BlockHash(pub u64);
+pub struct BlockHash(pub(crate) u64);
+
+impl BlockHash {
+    /// The hash of lane `lane` (below `LANES`) of group `group` (a mixed
+    /// value; its low bits are dropped).
+    #[inline]
+    fn in_group(group: u64, lane: u64) -> BlockHash {
+        debug_assert!(lane <= LANE_BITS);
+        let g = group & !LANE_BITS;
+        BlockHash(if g == 0 { LANE_BITS + 1 } else { g } | lane)
+    }
+
+    /// The group: shared by the blocks ending inside one trace block. Never 0.
+    #[inline]
+    pub(crate) fn group(self) -> u64 {
+        self.0 & !LANE_BITS
+    }
+
+    /// The lane within the group, below `LANES`.
+    #[inline]
+    pub(crate) fn lane(self) -> usize {
+        (self.0 & LANE_BITS) as usize
+    }
+}
 
 /// The SplitMix64 finalizer: a fast, well-mixed, deterministic 64-bit mix.
 #[inline]
@@ -32,8 +65,8 @@ pub(crate) fn combine(seed: u64, value: u64) -> u64 {
     )
 }
 
-/// Chains one run of `len` tokens carrying trace id `id` onto `h`: one mixing
-/// round per run (the hot part of hashing a long prompt).
+/// Chains one trace block of `len` tokens carrying id `id` onto `h`: one
+/// mixing round per trace block (the hot part of hashing a long prompt).
 #[inline]
 fn combine_run(h: u64, id: u64, len: u64) -> u64 {
     mix64(
@@ -43,9 +76,17 @@ fn combine_run(h: u64, id: u64, len: u64) -> u64 {
     )
 }
 
+/// Lane `n` (counting on past `LANES`) of `group`: the first eight in the
+/// group itself, later ones in groups derived from it.
 #[inline]
-fn nonzero(h: u64) -> BlockHash {
-    BlockHash(if h == 0 { 1 } else { h })
+fn nth_lane(group: u64, n: u64) -> BlockHash {
+    let lanes = LANES as u64;
+    let g = if n < lanes {
+        group
+    } else {
+        combine(group, n / lanes)
+    };
+    BlockHash::in_group(g, n % lanes)
 }
 
 /// Hashes of the complete engine blocks of a prompt of `input_length` tokens whose
@@ -66,35 +107,38 @@ pub fn prompt_block_hashes(
     let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
     let full_blocks = covered / b;
     let mut out = Vec::with_capacity(full_blocks as usize);
-    // `chain` covers the complete trace blocks before `done`. A block ending
-    // inside trace block `k` hashes that chain (advanced to `k`) with `k`'s id
-    // and how many of its tokens the block reaches: the same prefix gives the
-    // same hash whatever the block size, and the blocks inside one trace block
-    // hash independently of one another (no serial chain through them).
-    let mut chain = 0x005e_ed0f_a151_u64;
-    // Trace block `k` holds tokens `[k_start, k_start + t)`.
+    // `group` chains the ids of trace blocks `0..=k`; trace block `k` holds
+    // tokens `[k_start, k_start + t)`. A block ending inside trace block `k`
+    // takes that group, and the lane of how far into `k` it ends: within one
+    // trace block those ends differ by multiples of `b`, so `(end - k_start -
+    // 1) / b` tells them apart. Every prompt whose tokens agree up to the
+    // block's end computes the same pair, whatever the rest of it holds.
     let (mut k, mut k_start) = (0usize, 0u64);
+    let mut group = combine_run(0x005e_ed0f_a151, hash_ids[0], t);
     for j in 1..=full_blocks {
         let end = j * b;
         while k_start + t < end {
-            chain = combine_run(chain, hash_ids[k], t);
             k += 1;
             k_start += t;
+            group = combine_run(group, hash_ids[k], t);
         }
-        out.push(nonzero(combine_run(chain, hash_ids[k], end - k_start)));
+        out.push(nth_lane(group, (end - k_start - 1) / b));
     }
     out
 }
 
 /// Hash of a block that only one request can ever hold (its generated tokens, or a
 /// prompt without identity): unique per request and block index, so a preempted
-/// request finds its own blocks again and nobody else does.
+/// request finds its own blocks again and nobody else does. Eight consecutive
+/// blocks share a group.
 #[inline]
 pub fn private_block_hash(request_salt: u64, block_index: u32) -> BlockHash {
-    nonzero(combine(
-        mix64(request_salt ^ 0xa5a5_5a5a_dead_beef),
-        block_index as u64,
-    ))
+    let lanes = LANES as u64;
+    let j = block_index as u64;
+    BlockHash::in_group(
+        combine(mix64(request_salt ^ 0xa5a5_5a5a_dead_beef), j / lanes),
+        j % lanes,
+    )
 }
 
 #[cfg(test)]
@@ -149,5 +193,35 @@ mod tests {
         assert_eq!(a[0], b[0]);
         assert_ne!(a[1], b[1]);
         assert_ne!(a[3], b[3]);
+    }
+
+    #[test]
+    fn blocks_of_one_trace_block_share_a_group_in_distinct_lanes() {
+        // Trace block 512, engine block 64: eight blocks per trace block.
+        let a = prompt_block_hashes(&[7, 8], 512, 1024, 64);
+        for (j, h) in a.iter().enumerate() {
+            assert_eq!(h.group(), a[j / 8 * 8].group());
+            assert_eq!(h.lane(), j % 8);
+        }
+        assert_ne!(a[0].group(), a[8].group());
+        // Engine block 16: 32 per trace block, a fresh group every eight.
+        let b = prompt_block_hashes(&[7], 512, 512, 16);
+        let groups: std::collections::BTreeSet<u64> = b.iter().map(|h| h.group()).collect();
+        assert_eq!(groups.len(), 4);
+        assert!(b.iter().enumerate().all(|(j, h)| h.lane() == j % 8));
+        // Engine blocks spanning trace blocks: one block per group.
+        let c = prompt_block_hashes(&[1, 2, 3, 4], 16, 64, 32);
+        assert_eq!(c.len(), 2);
+        assert_ne!(c[0].group(), c[1].group());
+    }
+
+    #[test]
+    fn private_hashes_group_eight_blocks_of_one_request() {
+        let a: Vec<BlockHash> = (0..16).map(|j| private_block_hash(3, j)).collect();
+        assert!(a[..8].iter().all(|h| h.group() == a[0].group()));
+        assert_ne!(a[0].group(), a[8].group());
+        assert!(a.iter().enumerate().all(|(j, h)| h.lane() == j % 8));
+        assert_ne!(private_block_hash(4, 0).group(), a[0].group());
+        assert!(a.iter().all(|h| h.group() != 0));
     }
 }

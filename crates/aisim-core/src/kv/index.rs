@@ -1,160 +1,155 @@
-//! `BlockIndex`: hash → block, an open-addressing table tuned for the replay's
-//! hottest path (registering every block a prompt fills).
+//! `BlockIndex`: block hash → block, filed by group (see `block_hash`): one
+//! entry per group, holding the block of each of its eight lanes. A long
+//! prompt's blocks fill groups eight at a time, so registering it costs one
+//! probe per group, and the blocks of a group sit on one cache line.
 //!
-//! - A slot is 8 bytes: a 32-bit tag from the key's hash and the block. The
-//!   full hash lives on the block, so callers confirm a candidate with the
-//!   pool's block table (`holds`); tags only spare them most of those reads.
-//!   Half the size of a (key, block) slot means half the cache lines and half
-//!   the page faults of a fresh table.
+//! - Keys are the groups themselves (already well mixed), probed linearly;
+//!   lanes live in a parallel array, so a probe walks 8-byte keys only.
 //! - Entries are cleaned lazily: evicting a block only forgets the hash on the
-//!   block, and an entry counts only while its block still holds that hash.
-//!   Nothing is removed on eviction, which would cost a cache miss per evicted
-//!   block.
-//! - When stale entries fill the table, it is rebuilt from the pool's blocks
-//!   (a sequential read), in place unless the live entries need a bigger
-//!   table (four slots each).
-//! - Batches of inserts touch their slots ahead of use, so the cache misses
-//!   of a long prompt overlap instead of queueing.
+//!   block, and a lane counts only while its block still holds that hash
+//!   (callers confirm with the pool's block table: `holds`). Nothing is
+//!   removed on eviction, which would cost a cache miss per evicted block.
+//! - A group has one entry for good (until a rebuild), so the entries of
+//!   groups whose blocks all left fill the table; then it is rebuilt from the
+//!   pool's blocks (a sequential read), in place unless the live groups need
+//!   a bigger table.
+//! - Inserts can touch their entries ahead of use, so the cache misses of a
+//!   long prompt overlap instead of queueing.
 //!
-//! A key has at most one live entry (inserting finds it first), but stale
-//! entries with its tag may sit anywhere in its probe chain. There are no
-//! tombstones. Iteration order never matters, so nothing here can leak into
-//! results.
+//! Iteration order never matters, so nothing here can leak into results.
 
-use crate::block_hash::mix64;
+use crate::block_hash::{BlockHash, LANES};
 use crate::kv::BlockId;
 
-/// `(tag << 32) | block`.
-type Slot = u64;
+/// The key of an empty entry: no group is 0.
+const EMPTY: u64 = 0;
+/// A lane without a block: no pool has block `u32::MAX`.
+const NO_BLOCK: BlockId = u32::MAX;
 
-/// The empty slot: block `u32::MAX`, which no pool has. Not 0, so a fresh
-/// table is written out rather than handed over as zeroed pages: a zeroed
-/// page read before it is written faults twice (zero page, then copy).
-const EMPTY: Slot = u64::MAX;
+/// The blocks of one group's lanes; half a cache line, aligned to it.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct Lanes([BlockId; LANES]);
+
+const NO_LANES: Lanes = Lanes([NO_BLOCK; LANES]);
 
 /// Hash → block, with lazily cleaned entries.
 #[derive(Debug)]
 pub(crate) struct BlockIndex {
-    slots: Vec<Slot>,
+    keys: Vec<u64>,
+    lanes: Vec<Lanes>,
     mask: usize,
+    /// Entries taken (groups with or without live blocks).
     used: usize,
 }
 
-/// Where a key probes from, and the tag its entries carry.
-#[inline]
-fn place(key: u64) -> (usize, u32) {
-    let m = mix64(key);
-    (m as usize, (m >> 32) as u32)
-}
-
-#[inline]
-fn pack(tag: u32, block: BlockId) -> Slot {
-    debug_assert!(block != u32::MAX);
-    ((tag as u64) << 32) | block as u64
-}
-
-#[inline]
-fn unpack(slot: Slot) -> (u32, BlockId) {
-    ((slot >> 32) as u32, slot as u32)
-}
-
 impl BlockIndex {
-    /// An index for a pool of `capacity` blocks: sized for all of them at once
-    /// (bounded), because growing step by step costs a fresh, page-faulting
-    /// allocation at every step.
+    /// An index for a pool of `capacity` blocks: room for them all in groups
+    /// of eight at a quarter load (bounded), because growing step by step
+    /// costs a fresh, page-faulting allocation at every step.
     pub fn for_capacity(capacity: usize) -> BlockIndex {
-        BlockIndex::with_slots((capacity * 4).min(1 << 18))
+        BlockIndex::with_entries((capacity / 2).min(1 << 16))
     }
 
-    fn with_slots(n: usize) -> BlockIndex {
+    fn with_entries(n: usize) -> BlockIndex {
         let n = n.next_power_of_two().max(64);
         BlockIndex {
-            slots: vec![EMPTY; n],
+            // Written out, not zeroed pages: a zeroed page read before it is
+            // written faults twice (zero page, then copy). The keys' EMPTY is
+            // 0, but they are read only after the lanes next to them are
+            // written, in the same pass.
+            keys: vec![EMPTY; n],
+            lanes: vec![NO_LANES; n],
             mask: n - 1,
             used: 0,
         }
     }
 
-    /// Starts loading the slot of `key` into cache without waiting for it.
     #[inline]
-    pub fn touch(&self, key: u64) {
-        let slot: *const Slot = &self.slots[place(key).0 & self.mask];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint to the cache: it never faults, reads
-        // nothing into the program and writes nothing; the pointer is in bounds.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
+    fn home(&self, group: u64) -> usize {
+        (group >> 3) as usize & self.mask
     }
 
-    /// Walks `key`'s probe run: the block of the first entry with its tag
-    /// that `holds` it, else the empty slot that ends the run.
+    /// Starts loading the entry of `hash` into cache without waiting for it.
     #[inline]
-    fn probe(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Result<BlockId, usize> {
-        let (home, tag) = place(key);
-        let mut i = home & self.mask;
+    pub fn touch(&self, hash: BlockHash) {
+        let i = self.home(hash.group());
+        prefetch(&self.keys[i]);
+        prefetch(&self.lanes[i]);
+    }
+
+    /// Walks `group`'s probe run: its entry, else the empty slot that ends
+    /// the run.
+    #[inline]
+    fn probe(&self, group: u64) -> Result<usize, usize> {
+        let mut i = self.home(group);
         loop {
-            let s = self.slots[i];
-            if s == EMPTY {
-                return Err(i);
+            let k = self.keys[i];
+            if k == group {
+                return Ok(i);
             }
-            let (t, b) = unpack(s);
-            if t == tag && holds(b) {
-                return Ok(b);
+            if k == EMPTY {
+                return Err(i);
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// The block holding `key`, if any: the first entry with its tag whose
-    /// block `holds` it.
+    /// The block filed under `hash`, if it `holds` it.
     #[inline]
-    pub fn get(&self, key: u64, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
-        self.probe(key, holds).ok()
+    pub fn get(&self, hash: BlockHash, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
+        let i = self.probe(hash.group()).ok()?;
+        let b = self.lanes[i].0[hash.lane()];
+        (b != NO_BLOCK && holds(b)).then_some(b)
     }
 
-    /// Maps `key` to `block` unless a block already `holds` it; then returns
-    /// that block and changes nothing.
+    /// Files `block` under `hash` unless the block filed there still `holds`
+    /// it; then returns that block and changes nothing.
     #[inline]
     pub fn insert(
         &mut self,
-        key: u64,
+        hash: BlockHash,
         block: BlockId,
         holds: impl Fn(BlockId) -> bool,
     ) -> Option<BlockId> {
-        match self.probe(key, holds) {
-            Ok(holder) => Some(holder),
-            Err(empty) => {
-                self.slots[empty] = pack(place(key).1, block);
+        debug_assert!(block != NO_BLOCK && hash.group() != EMPTY);
+        let i = match self.probe(hash.group()) {
+            Ok(i) => i,
+            Err(i) => {
+                self.keys[i] = hash.group();
+                self.lanes[i] = NO_LANES;
                 self.used += 1;
-                None
+                i
             }
+        };
+        let lane = &mut self.lanes[i].0[hash.lane()];
+        if *lane != NO_BLOCK && holds(*lane) {
+            return Some(*lane);
         }
+        *lane = block;
+        None
     }
 
     /// Whether the table should be rebuilt before the next insert.
     #[inline]
     pub fn is_crowded(&self) -> bool {
-        self.used * 4 >= self.slots.len() * 3
+        self.used * 4 >= self.keys.len() * 3
     }
 
-    /// Rebuilds from the `count` live `(hash, block)` pairs (distinct hashes),
-    /// in the same table unless four times them would not fit: it never
+    /// Rebuilds from the live `(hash, block)` pairs (distinct hashes), in the
+    /// same table while their groups fill at most half of it: it never
     /// shrinks, because page faults on a fresh table cost more than clearing
     /// the old one.
-    pub fn rebuild(&mut self, count: usize, live: impl Iterator<Item = (u64, BlockId)>) {
-        let n = (count * 4).next_power_of_two().max(self.slots.len());
-        if n == self.slots.len() {
-            self.slots.fill(EMPTY);
-            self.used = 0;
-        } else {
-            *self = BlockIndex::with_slots(n);
-        }
-        for (k, b) in live {
+    pub fn rebuild(&mut self, live: impl Iterator<Item = (BlockHash, BlockId)> + Clone) {
+        self.keys.fill(EMPTY);
+        self.used = 0;
+        for (h, b) in live.clone() {
             // Live hashes are distinct: nothing to confirm.
-            self.insert(k, b, |_| false);
+            self.insert(h, b, |_| false);
+            if self.used * 2 > self.keys.len() {
+                *self = BlockIndex::with_entries(self.keys.len() * 2);
+                return self.rebuild(live);
+            }
         }
     }
 
@@ -163,47 +158,81 @@ impl BlockIndex {
         self.used
     }
 
-    /// Slots in the table.
+    /// Entries the table has room for.
     pub fn slots(&self) -> usize {
-        self.slots.len()
+        self.keys.len()
     }
+}
+
+/// A hint to start loading `x`'s cache line.
+#[inline]
+fn prefetch<T>(x: &T) {
+    let p: *const T = x;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint to the cache: it never faults, reads
+    // nothing into the program and writes nothing; the pointer is valid.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Distinct hashes, several per group: `n` blocks, lanes filled in order.
+    fn hashes(n: u64) -> Vec<BlockHash> {
+        (0..n)
+            .map(|b| BlockHash((crate::block_hash::mix64(b / 3 + 1) & !7) | (b % 3)))
+            .collect()
+    }
+
     #[test]
     fn inserts_find_and_rebuild() {
-        // Block b holds key `keys[b]`; a key with no block is held by nobody.
-        let mut keys: Vec<u64> = (0..800u64).map(|k| k * 7919 + 1).collect();
-        let mut ix = BlockIndex::for_capacity(256);
+        // Block b holds `keys[b]`; a hash with no block is held by nobody.
+        let mut keys = hashes(800);
+        let mut ix = BlockIndex::for_capacity(2048);
         for (b, &k) in keys.iter().enumerate() {
             let held = |x: BlockId| keys[x as usize] == k;
             assert_eq!(ix.insert(k, b as BlockId, held), None);
         }
+        assert_eq!(ix.len(), 267, "800 blocks in groups of three");
         let k0 = keys[0];
         assert_eq!(ix.insert(k0, 999, |x| keys[x as usize] == k0), Some(0));
         assert_eq!(ix.get(keys[5], |x| keys[x as usize] == keys[5]), Some(5));
-        assert_eq!(ix.get(2, |_| false), None);
-        // Block 3 forgets its key: the entry is stale and no longer found.
+        assert_eq!(ix.get(BlockHash(16), |_| false), None);
+        // Block 3 forgets its hash: its lane is stale and no longer found, and
+        // a new block takes the lane over.
         let k3 = keys[3];
-        keys[3] = 0;
+        keys[3] = BlockHash(0);
         assert_eq!(ix.get(k3, |x| keys[x as usize] == k3), None);
-        assert!(ix.is_crowded());
-        ix.rebuild(10, (0..10u32).map(|b| (keys[b as usize], b)));
-        assert_eq!(ix.len(), 10);
+        assert_eq!(ix.insert(k3, 801, |x| keys[x as usize] == k3), None);
+        keys.push(BlockHash(0));
+        keys.push(k3);
+        assert_eq!(ix.get(k3, |x| keys[x as usize] == k3), Some(801));
+        ix.rebuild(
+            (0..10u32)
+                .filter(|&b| b != 3)
+                .map(|b| (keys[b as usize], b)),
+        );
+        assert_eq!(ix.len(), 4, "ten blocks in groups of three");
         assert_eq!(ix.get(keys[7], |x| keys[x as usize] == keys[7]), Some(7));
         assert_eq!(ix.get(keys[11], |x| keys[x as usize] == keys[11]), None);
         assert!(!ix.is_crowded());
     }
 
     #[test]
-    fn slots_pack_tag_and_block() {
-        for (tag, block) in [(0, 0), (u32::MAX, u32::MAX - 1), (7, 12345)] {
-            let s = pack(tag, block);
-            assert_ne!(s, EMPTY, "never the empty slot");
-            assert_eq!(unpack(s), (tag, block));
+    fn rebuild_grows_until_the_live_groups_fill_at_most_half() {
+        let keys = hashes(3 * 300);
+        let mut ix = BlockIndex::for_capacity(8);
+        assert_eq!(ix.slots(), 64);
+        ix.rebuild(keys.iter().enumerate().map(|(b, &h)| (h, b as BlockId)));
+        assert_eq!(ix.len(), 300);
+        assert_eq!(ix.slots(), 1024);
+        for (b, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.get(k, |x| keys[x as usize] == k), Some(b as BlockId));
         }
     }
 }

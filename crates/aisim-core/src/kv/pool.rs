@@ -142,21 +142,21 @@ impl KvBlockPool {
 
     /// The block holding `hash`, if any (ignoring stale index entries).
     #[inline]
-    fn find(&self, hash: u64) -> Option<BlockId> {
+    fn find(&self, hash: BlockHash) -> Option<BlockId> {
         self.index
-            .get(hash, |b| self.blocks[b as usize].hash == hash)
+            .get(hash, |b| self.blocks[b as usize].hash == hash.0)
     }
 
     /// Starts loading the index slot of `hash`, so that a `register` soon after
     /// does not wait for memory (callers touch a few blocks ahead).
     #[inline]
     pub fn prefetch(&self, hash: BlockHash) {
-        self.index.touch(hash.0);
+        self.index.touch(hash);
     }
 
     /// Whether a block with this hash is findable (in use or cached).
     pub fn contains(&self, hash: BlockHash) -> bool {
-        self.find(hash.0).is_some()
+        self.find(hash).is_some()
     }
 
     /// The longest run of leading hashes present in the pool, looking at no more
@@ -168,7 +168,7 @@ impl KvBlockPool {
     ) -> PrefixMatch {
         let mut m = PrefixMatch::default();
         for h in hashes.take(max_blocks as usize) {
-            match self.find(h.0) {
+            match self.find(h) {
                 Some(b) => {
                     m.blocks += 1;
                     if self.blocks[b as usize].next != IN_USE {
@@ -183,7 +183,7 @@ impl KvBlockPool {
 
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
-        let b = self.find(hash.0)?;
+        let b = self.find(hash)?;
         if self.blocks[b as usize].next == IN_USE {
             self.blocks[b as usize].prev_or_refs += 1;
         } else {
@@ -241,18 +241,18 @@ impl KvBlockPool {
             return;
         }
         if self.index.is_crowded() {
-            let blocks = &self.blocks;
-            let live = blocks
+            let live = self
+                .blocks
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| m.hash != NO_HASH)
-                .map(|(b, m)| (m.hash, b as BlockId));
-            self.index.rebuild(self.hashed as usize, live);
+                .map(|(b, m)| (BlockHash(m.hash), b as BlockId));
+            self.index.rebuild(live);
         }
         let blocks = &self.blocks;
         if let Some(_holder) = self
             .index
-            .insert(hash.0, block, |b| blocks[b as usize].hash == hash.0)
+            .insert(hash, block, |b| blocks[b as usize].hash == hash.0)
         {
             return; // cached elsewhere: this copy stays anonymous
         }
@@ -330,7 +330,9 @@ impl KvBlockPool {
             .blocks
             .iter()
             .enumerate()
-            .filter(|(b, m)| m.hash != NO_HASH && self.find(m.hash) == Some(*b as BlockId))
+            .filter(|(b, m)| {
+                m.hash != NO_HASH && self.find(BlockHash(m.hash)) == Some(*b as BlockId)
+            })
             .count();
         if hashed != found || hashed != self.hashed as usize {
             return Err(format!(
@@ -383,7 +385,7 @@ mod tests {
     use super::*;
 
     fn h(x: u64) -> BlockHash {
-        BlockHash(x * 2 + 1)
+        BlockHash((x + 1) << 3)
     }
 
     /// Serve one request for a one-block prefix: hit or compute, then finish.
