@@ -89,6 +89,9 @@ fn nth_lane(group: u64, n: u64) -> BlockHash {
     BlockHash::in_group(g, n % lanes)
 }
 
+/// Where every prompt's chain starts.
+const CHAIN_SEED: u64 = 0x005e_ed0f_a151;
+
 /// Hashes of the complete engine blocks of a prompt of `input_length` tokens whose
 /// token ids come from `hash_ids` in trace blocks of `trace_block_size` tokens.
 /// Blocks reaching past the tokens that `hash_ids` covers are not hashed (those
@@ -114,15 +117,23 @@ pub fn prompt_block_hashes(
     // 1) / b` tells them apart. Every prompt whose tokens agree up to the
     // block's end computes the same pair, whatever the rest of it holds.
     let (mut k, mut k_start) = (0usize, 0u64);
-    let mut group = combine_run(0x005e_ed0f_a151, hash_ids[0], t);
+    let mut group = combine_run(CHAIN_SEED, hash_ids[0], t);
+    // The lane number of the block ending at `end`, kept step by step: one
+    // division per trace block entered, not per engine block.
+    let mut lane = 0u64;
     for j in 1..=full_blocks {
         let end = j * b;
-        while k_start + t < end {
-            k += 1;
-            k_start += t;
-            group = combine_run(group, hash_ids[k], t);
+        if k_start + t < end {
+            while k_start + t < end {
+                k += 1;
+                k_start += t;
+                group = combine_run(group, hash_ids[k], t);
+            }
+            lane = (end - k_start - 1) / b;
+        } else if j > 1 {
+            lane += 1;
         }
-        out.push(nth_lane(group, (end - k_start - 1) / b));
+        out.push(nth_lane(group, lane));
     }
     out
 }
@@ -223,5 +234,38 @@ mod tests {
         assert!(a.iter().enumerate().all(|(j, h)| h.lane() == j % 8));
         assert_ne!(private_block_hash(4, 0).group(), a[0].group());
         assert!(a.iter().all(|h| h.group() != 0));
+    }
+
+    #[test]
+    fn step_by_step_lanes_match_the_direct_formula() {
+        // Block `j` ends at `j·b`, inside trace block `k = (j·b - 1) / t`: its
+        // group chains ids `0..=k` and its lane counts `b`-steps into `k`.
+        fn direct(ids: &[u64], t: u64, len: u64, b: u64) -> Vec<BlockHash> {
+            let mut chain = Vec::new();
+            let mut g = CHAIN_SEED;
+            for &id in ids {
+                g = combine_run(g, id, t);
+                chain.push(g);
+            }
+            let covered = (ids.len() as u64 * t).min(len);
+            (1..=covered / b)
+                .map(|j| {
+                    let k = (j * b - 1) / t;
+                    nth_lane(chain[k as usize], (j * b - k * t - 1) / b)
+                })
+                .collect()
+        }
+        let ids: Vec<u64> = (0..40).map(|i| i * 31 + 5).collect();
+        for t in [1u32, 7, 16, 32, 48, 64, 100, 512, 1000] {
+            for b in [1u32, 3, 16, 32, 48, 64, 128, 1000] {
+                for len in [1u32, 63, 64, 65, 999, 4096, 20_000] {
+                    assert_eq!(
+                        prompt_block_hashes(&ids, t, len, b),
+                        direct(&ids, t as u64, len as u64, b as u64),
+                        "t {t} b {b} len {len}"
+                    );
+                }
+            }
+        }
     }
 }

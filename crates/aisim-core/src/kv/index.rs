@@ -79,9 +79,9 @@ impl BlockIndex {
     }
 
     /// Walks `group`'s probe run: its entry, else the empty slot that ends
-    /// the run.
+    /// the run (where `claim` can put it).
     #[inline]
-    fn probe(&self, group: u64) -> Result<usize, usize> {
+    pub fn entry(&self, group: u64) -> Result<usize, usize> {
         let mut i = self.home(group);
         loop {
             let k = self.keys[i];
@@ -95,16 +95,47 @@ impl BlockIndex {
         }
     }
 
+    /// Makes the empty `slot` that `entry(group)` returned the entry of
+    /// `group`, with no blocks yet.
+    #[inline]
+    pub fn claim(&mut self, slot: usize, group: u64) -> usize {
+        debug_assert!(self.keys[slot] == EMPTY && group != EMPTY);
+        self.keys[slot] = group;
+        self.lanes[slot] = NO_LANES;
+        self.used += 1;
+        slot
+    }
+
     /// The block filed under `hash`, if it `holds` it.
     #[inline]
     pub fn get(&self, hash: BlockHash, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
-        let i = self.probe(hash.group()).ok()?;
+        let i = self.entry(hash.group()).ok()?;
         let b = self.lanes[i].0[hash.lane()];
         (b != NO_BLOCK && holds(b)).then_some(b)
     }
 
-    /// Files `block` under `hash` unless the block filed there still `holds`
-    /// it; then returns that block and changes nothing.
+    /// Files `block` in lane `lane` of `entry` unless the block filed there
+    /// still `holds` the lane's hash; then returns that block and changes
+    /// nothing.
+    #[inline]
+    pub fn file(
+        &mut self,
+        entry: usize,
+        lane: usize,
+        block: BlockId,
+        holds: impl Fn(BlockId) -> bool,
+    ) -> Option<BlockId> {
+        debug_assert!(block != NO_BLOCK);
+        let filed = &mut self.lanes[entry].0[lane];
+        if *filed != NO_BLOCK && holds(*filed) {
+            return Some(*filed);
+        }
+        *filed = block;
+        None
+    }
+
+    /// `file` under `hash`, creating its group's entry if need be (the
+    /// caller rebuilds crowded tables first).
     #[inline]
     pub fn insert(
         &mut self,
@@ -112,25 +143,14 @@ impl BlockIndex {
         block: BlockId,
         holds: impl Fn(BlockId) -> bool,
     ) -> Option<BlockId> {
-        debug_assert!(block != NO_BLOCK && hash.group() != EMPTY);
-        let i = match self.probe(hash.group()) {
-            Ok(i) => i,
-            Err(i) => {
-                self.keys[i] = hash.group();
-                self.lanes[i] = NO_LANES;
-                self.used += 1;
-                i
-            }
+        let e = match self.entry(hash.group()) {
+            Ok(e) => e,
+            Err(slot) => self.claim(slot, hash.group()),
         };
-        let lane = &mut self.lanes[i].0[hash.lane()];
-        if *lane != NO_BLOCK && holds(*lane) {
-            return Some(*lane);
-        }
-        *lane = block;
-        None
+        self.file(e, hash.lane(), block, holds)
     }
 
-    /// Whether the table should be rebuilt before the next insert.
+    /// Whether the table should be rebuilt before another entry is claimed.
     #[inline]
     pub fn is_crowded(&self) -> bool {
         self.used * 4 >= self.keys.len() * 3

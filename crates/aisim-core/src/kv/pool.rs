@@ -147,13 +147,6 @@ impl KvBlockPool {
             .get(hash, |b| self.blocks[b as usize].hash == hash.0)
     }
 
-    /// Starts loading the index slot of `hash`, so that a `register` soon after
-    /// does not wait for memory (callers touch a few blocks ahead).
-    #[inline]
-    pub fn prefetch(&self, hash: BlockHash) {
-        self.index.touch(hash);
-    }
-
     /// Whether a block with this hash is findable (in use or cached).
     pub fn contains(&self, hash: BlockHash) -> bool {
         self.find(hash).is_some()
@@ -198,6 +191,24 @@ impl KvBlockPool {
     /// else the least recently used cached one (whose hash is forgotten).
     /// `None` when the pool is exhausted.
     pub fn allocate(&mut self) -> Option<BlockId> {
+        self.take_fresh()
+    }
+
+    /// Appends `n` fresh blocks to `out`, as `n` calls of `allocate` would;
+    /// false (appending nothing) when fewer are available.
+    pub fn allocate_into(&mut self, n: u32, out: &mut Vec<BlockId>) -> bool {
+        if n > self.available_blocks() {
+            return false;
+        }
+        out.reserve(n as usize);
+        for _ in 0..n {
+            out.push(self.take_fresh().expect("availability checked"));
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn take_fresh(&mut self) -> Option<BlockId> {
         let b = match self.free.pop() {
             Some(b) => b,
             None if self.untouched() > 0 => {
@@ -237,29 +248,71 @@ impl KvBlockPool {
     /// When another block already holds that content, this one stays anonymous
     /// (it is freed, not cached, on release).
     pub fn register(&mut self, block: BlockId, hash: BlockHash) {
-        if self.blocks[block as usize].hash != NO_HASH {
-            return;
+        self.register_all(&[block], |_| hash);
+    }
+
+    /// `register(blocks[i], hash(i))` for each block in order; the blocks of
+    /// one group (consecutive blocks of a prompt, usually) share one lookup.
+    /// The next groups' entries are touched ahead, so their cache misses
+    /// overlap with this one's work.
+    #[inline]
+    pub fn register_all(&mut self, blocks: &[BlockId], hash: impl Fn(usize) -> BlockHash) {
+        /// Blocks ahead whose entries are touched: about two groups.
+        const AHEAD: usize = 16;
+        for i in 0..blocks.len().min(AHEAD) {
+            self.index.touch(hash(i));
         }
-        if self.index.is_crowded() {
-            let live = self
-                .blocks
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| m.hash != NO_HASH)
-                .map(|(b, m)| (BlockHash(m.hash), b as BlockId));
-            self.index.rebuild(live);
+        // The entry of the group last filed into: entries stay put until a
+        // rebuild, and rebuilds happen only in `entry_for`, which replaces it.
+        let mut current: Option<(u64, usize)> = None;
+        for (i, &block) in blocks.iter().enumerate() {
+            let h = hash(i);
+            if i + AHEAD < blocks.len() && h.lane() == 0 {
+                self.index.touch(hash(i + AHEAD));
+            }
+            if self.blocks[block as usize].hash != NO_HASH {
+                continue;
+            }
+            let entry = match current {
+                Some((g, e)) if g == h.group() => e,
+                _ => {
+                    let e = self.entry_for(h.group());
+                    current = Some((h.group(), e));
+                    e
+                }
+            };
+            let metas = &self.blocks;
+            if let Some(_holder) = self
+                .index
+                .file(entry, h.lane(), block, |b| metas[b as usize].hash == h.0)
+            {
+                continue; // cached elsewhere: this copy stays anonymous
+            }
+            self.blocks[block as usize].hash = h.0;
+            self.hashed += 1;
+            if let Some(ev) = &mut self.events {
+                ev.push(KvEvent::Stored(h));
+            }
         }
-        let blocks = &self.blocks;
-        if let Some(_holder) = self
-            .index
-            .insert(hash, block, |b| blocks[b as usize].hash == hash.0)
-        {
-            return; // cached elsewhere: this copy stays anonymous
-        }
-        self.blocks[block as usize].hash = hash.0;
-        self.hashed += 1;
-        if let Some(ev) = &mut self.events {
-            ev.push(KvEvent::Stored(hash));
+    }
+
+    /// The index entry of `group`, claimed if it has none, after a rebuild
+    /// when the table is crowded.
+    fn entry_for(&mut self, group: u64) -> usize {
+        match self.index.entry(group) {
+            Ok(e) => e,
+            Err(_) if self.index.is_crowded() => {
+                let live = self
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.hash != NO_HASH)
+                    .map(|(b, m)| (BlockHash(m.hash), b as BlockId));
+                self.index.rebuild(live);
+                let slot = self.index.entry(group).expect_err("group not live");
+                self.index.claim(slot, group)
+            }
+            Err(slot) => self.index.claim(slot, group),
         }
     }
 

@@ -126,33 +126,21 @@ impl Seq {
         if need == 0 {
             return true;
         }
-        if need > pool.available_blocks() {
-            return false;
-        }
-        for _ in 0..need {
-            self.blocks
-                .push(pool.allocate().expect("availability checked"));
-        }
-        true
+        pool.allocate_into(need, &mut self.blocks)
     }
 
     /// Registers the complete blocks among the first `tokens` in the prefix cache.
     #[inline]
     pub fn register_full(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) {
-        /// Blocks whose index slots are touched ahead of their registration.
-        const AHEAD: u32 = 16;
         let full = (tokens / block_size).min(self.blocks.len() as u32);
-        for j in self.hashed_blocks..full.min(self.hashed_blocks + AHEAD) {
-            pool.prefetch(self.hash_of(j));
+        if self.hashed_blocks >= full {
+            return;
         }
-        while self.hashed_blocks < full {
-            let j = self.hashed_blocks;
-            if j + AHEAD < full {
-                pool.prefetch(self.hash_of(j + AHEAD));
-            }
-            pool.register(self.blocks[j as usize], self.hash_of(j));
-            self.hashed_blocks += 1;
-        }
+        let from = self.hashed_blocks;
+        pool.register_all(&self.blocks[from as usize..full as usize], |i| {
+            self.hash_of(from + i as u32)
+        });
+        self.hashed_blocks = full;
     }
 
     /// Releases every block (complete ones stay cached) and forgets the computed
