@@ -11,7 +11,7 @@ use crate::config::{Backend, EngineConfig};
 use crate::error::CoreError;
 use crate::kv::{KvBlockPool, KvEvent};
 use crate::request::{Request, RequestId};
-use crate::scheduler::{RankPlan, SchedulerCore, SglangCore, VllmCore};
+use crate::scheduler::{DecodeBatch, RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
 use crate::timing::{PassShape, PassTime, TimingModel};
 
@@ -59,6 +59,21 @@ pub trait DecodeSink {
     /// The pass ran from `start` to `end`; the rank held `kv_during` blocks
     /// during it and `kv_after` once its completions released theirs.
     fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32);
+    /// `ends.len()` passes in a row in which each of `ids` emitted one token
+    /// and nothing else happened: pass `k` ran from `ends[k - 1]` (`start`
+    /// for the first) to `ends[k]`, holding `kv` blocks throughout. The same
+    /// as, pass by pass, a `token` for each id and then the `pass`; a sink
+    /// that can take them in bulk says so by overriding this.
+    fn quiet(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime], kv: u32) {
+        let mut from = start;
+        for &end in ends {
+            for &id in ids {
+                self.token(id, end);
+            }
+            self.pass(from, end, kv, kv);
+            from = end;
+        }
+    }
 }
 
 /// Why a request can never be served by an engine.
@@ -174,6 +189,10 @@ pub struct Engine {
     timing: Arc<dyn TimingModel>,
     in_pass: bool,
     passes: u64,
+    /// Scratch for `run_decode_passes`: the requests of a quiet stretch and
+    /// when its passes end.
+    quiet_ids: Vec<RequestId>,
+    quiet_ends: Vec<SimTime>,
 }
 
 impl Engine {
@@ -198,6 +217,8 @@ impl Engine {
             timing,
             in_pass: false,
             passes: 0,
+            quiet_ids: Vec::new(),
+            quiet_ends: Vec::new(),
         })
     }
 
@@ -284,17 +305,53 @@ impl Engine {
             return Ok(start);
         };
         let kv_capacity_tokens = self.config.kv_capacity_tokens();
-        let mut at = start;
-        let mut next = rank.steady_decode();
-        while let Some(batch) = next {
+        let duration = |batch: &DecodeBatch| {
             let shape = PassShape {
                 prefill: &[],
                 decode_requests: batch.requests,
                 decode_context_tokens: batch.context_tokens,
                 kv_capacity_tokens,
             };
-            let end = at.after(pass_duration(&self.config, self.timing.as_ref(), &shape)?);
-            if horizon.is_some_and(|h| end >= h) {
+            pass_duration(&self.config, self.timing.as_ref(), &shape)
+        };
+        let before_horizon = |end: SimTime| horizon.is_none_or(|h| end < h);
+        let mut at = start;
+        let mut next = rank.steady_decode();
+        while let Some(mut batch) = next {
+            // Quiet passes first: only their ends are worked out one by one;
+            // the requests and the sink take the stretch in one go.
+            if batch.quiet > 0 {
+                let want = batch.quiet.min(QUIET_STRETCH);
+                self.quiet_ends.clear();
+                let mut end = at;
+                while (self.quiet_ends.len() as u32) < want {
+                    let e = end.after(duration(&batch)?);
+                    if !before_horizon(e) {
+                        break;
+                    }
+                    self.quiet_ends.push(e);
+                    end = e;
+                    batch.context_tokens += batch.requests as u64;
+                }
+                let n = self.quiet_ends.len() as u32;
+                if n > 0 {
+                    rank.advance_quiet(n, &mut self.quiet_ids);
+                    let kv = rank.pool().in_use_blocks();
+                    sink.quiet(&self.quiet_ids, at, &self.quiet_ends, kv);
+                    self.passes += n as u64;
+                    at = end;
+                }
+                if n < want {
+                    break; // the horizon came first
+                }
+                batch.quiet -= n;
+                if batch.quiet > 0 {
+                    next = Some(batch);
+                    continue;
+                }
+            }
+            let end = at.after(duration(&batch)?);
+            if !before_horizon(end) {
                 break;
             }
             self.passes += 1;
@@ -372,6 +429,11 @@ impl Engine {
         self.ranks[rank].cached_prefix_tokens(req)
     }
 }
+
+/// The most quiet passes taken in one go: bounds the scratch buffers (a
+/// request may decode for millions of tokens), long enough that the
+/// per-stretch work is spread thin.
+const QUIET_STRETCH: u32 = 1024;
 
 /// One rank's pass duration from the timing model, with the speedup ratios
 /// applied; NaN, infinite or negative model output is an error.

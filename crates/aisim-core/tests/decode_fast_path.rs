@@ -9,7 +9,10 @@ mod common;
 use std::sync::Arc;
 
 use aisim_core::timing::PolynomialTiming;
-use aisim_core::{DecodeSink, Engine, EngineEvent, PassOutcome, Request, RequestId, SimTime};
+use aisim_core::{
+    Backend, DecodeSink, Engine, EngineConfig, EngineEvent, PassOutcome, Request, RequestId,
+    SimTime,
+};
 use common::*;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
@@ -129,6 +132,68 @@ fn drive(e: &mut Engine, arrivals: &[(Request, usize)], fast: bool) -> Log {
     log
 }
 
+/// Drives two engines of `cfg` through `arrivals`, one pass by pass and one
+/// through the fast path, and checks that they saw the same. Returns the
+/// passes the fast path carried, all passes, and the preemptions.
+fn compare_drives(case: u32, cfg: &EngineConfig, arrivals: &[(Request, usize)]) -> (u64, u64, u64) {
+    let timing = Arc::new(PolynomialTiming);
+    let mut plain = Engine::new(cfg.clone(), timing.clone()).unwrap();
+    let mut fast = Engine::new(cfg.clone(), timing).unwrap();
+    let a = drive(&mut plain, arrivals, false);
+    let b = drive(&mut fast, arrivals, true);
+    assert_eq!(a.fast_passes, 0);
+    if let Some(i) = (0..a.seen.len().min(b.seen.len())).find(|&i| a.seen[i] != b.seen[i]) {
+        panic!(
+            "case {case} with {cfg:?}: first difference at {i}: {:?} vs {:?}",
+            a.seen[i], b.seen[i]
+        );
+    }
+    assert_eq!(a.seen.len(), b.seen.len(), "case {case}");
+    assert_eq!(plain.stats(), fast.stats(), "case {case}");
+    assert_eq!(plain.passes(), fast.passes(), "case {case}");
+    for r in 0..cfg.dp_size as usize {
+        let (p, f) = (plain.pool(r), fast.pool(r));
+        f.check_invariants().unwrap();
+        assert_eq!(
+            (p.in_use_blocks(), p.cached_blocks(), p.free_blocks()),
+            (f.in_use_blocks(), f.cached_blocks(), f.free_blocks()),
+            "case {case}"
+        );
+    }
+    (b.fast_passes, fast.passes(), fast.stats().preemptions)
+}
+
+#[test]
+fn long_quiet_stretches_match_too() {
+    // Blocks of 4,096 tokens and outputs of thousands: stretches of quiet
+    // passes (nothing but tokens) longer than the engine takes in one go.
+    let mut rng = Pcg64::seed_from_u64(78);
+    let mut fast_passes = 0;
+    for case in 0..20 {
+        let cfg = EngineConfig {
+            backend: pick(&mut rng, &[Backend::Vllm, Backend::Trtllm]),
+            block_size: Some(4096),
+            num_gpu_blocks: 16,
+            enable_prefix_caching: below(&mut rng, 2) == 0,
+            ..Default::default()
+        };
+        let mut t = SimTime::ZERO;
+        let arrivals: Vec<(Request, usize)> = (0..1 + below(&mut rng, 4))
+            .map(|id| {
+                t = t.after(aisim_core::SimDuration::from_millis(below(
+                    &mut rng, 20_000,
+                )));
+                let input = 1 + below(&mut rng, 3000) as u32;
+                let output = 1000 + below(&mut rng, 6000) as u32;
+                let ids = (0..input.div_ceil(16) as u64).collect();
+                (Request::new(id, t, input, output).with_hash_ids(ids, 16), 0)
+            })
+            .collect();
+        fast_passes += compare_drives(case, &cfg, &arrivals).0;
+    }
+    assert!(fast_passes > 50_000, "{fast_passes}");
+}
+
 #[test]
 fn decode_runs_match_pass_by_pass_exactly() {
     let mut rng = Pcg64::seed_from_u64(77);
@@ -149,33 +214,10 @@ fn decode_runs_match_pass_by_pass_exactly() {
                 (req, below(&mut rng, cfg.dp_size as u64) as usize)
             })
             .collect();
-        let timing = Arc::new(PolynomialTiming);
-        let mut plain = Engine::new(cfg.clone(), timing.clone()).unwrap();
-        let mut fast = Engine::new(cfg.clone(), timing).unwrap();
-        let a = drive(&mut plain, &arrivals, false);
-        let b = drive(&mut fast, &arrivals, true);
-        assert_eq!(a.fast_passes, 0);
-        if let Some(i) = (0..a.seen.len().min(b.seen.len())).find(|&i| a.seen[i] != b.seen[i]) {
-            panic!(
-                "case {case} with {cfg:?}: first difference at {i}: {:?} vs {:?}",
-                a.seen[i], b.seen[i]
-            );
-        }
-        assert_eq!(a.seen.len(), b.seen.len(), "case {case}");
-        assert_eq!(plain.stats(), fast.stats(), "case {case}");
-        assert_eq!(plain.passes(), fast.passes(), "case {case}");
-        for r in 0..cfg.dp_size as usize {
-            let (p, f) = (plain.pool(r), fast.pool(r));
-            f.check_invariants().unwrap();
-            assert_eq!(
-                (p.in_use_blocks(), p.cached_blocks(), p.free_blocks()),
-                (f.in_use_blocks(), f.cached_blocks(), f.free_blocks()),
-                "case {case}"
-            );
-        }
-        fast_passes += b.fast_passes;
-        all_passes += fast.passes();
-        preemptions += fast.stats().preemptions;
+        let (fast, passes, preempted) = compare_drives(case, &cfg, &arrivals);
+        fast_passes += fast;
+        all_passes += passes;
+        preemptions += preempted;
     }
     // The fast path carried many passes (only single-rank vLLM / TensorRT-LLM
     // engines with nothing waiting qualify, a third of these mixes at most),

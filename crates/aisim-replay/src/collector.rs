@@ -403,22 +403,42 @@ impl TraceCollector {
     /// One output token at `at`.
     #[inline]
     pub fn token(&mut self, id: u64, at: SimTime) {
+        self.tokens(id, std::slice::from_ref(&at));
+    }
+
+    /// Output tokens at each of `ends` (in time order): the same as a
+    /// `token` for each, with the record looked up once.
+    pub fn tokens(&mut self, id: u64, ends: &[SimTime]) {
+        let Some(&SimTime(last_end)) = ends.last() else {
+            return;
+        };
         let direct = self.pool_gaps_at_once;
         let r = self.records[id as usize]
             .as_mut()
             .expect("token for a request that was never dispatched");
+        let mut rest = ends;
         if r.tokens == 0 {
-            r.first_token_ns = at.0;
-        } else if direct {
-            if r.in_cohort {
-                self.itl.add(at.0 - r.last_token_ns);
-            }
-        } else {
-            let gap = at.0 - r.last_token_ns;
-            self.pending_gaps.entry(id).or_default().push(gap);
+            r.first_token_ns = ends[0].0;
+            r.last_token_ns = ends[0].0;
+            rest = &ends[1..];
         }
-        r.last_token_ns = at.0;
-        r.tokens += 1;
+        let mut last = r.last_token_ns;
+        if direct {
+            if r.in_cohort {
+                for &SimTime(at) in rest {
+                    self.itl.add(at - last);
+                    last = at;
+                }
+            }
+        } else if !rest.is_empty() {
+            let pending = self.pending_gaps.entry(id).or_default();
+            for &SimTime(at) in rest {
+                pending.push(at - last);
+                last = at;
+            }
+        }
+        r.last_token_ns = last_end;
+        r.tokens += ends.len() as u32;
     }
 
     /// It ended with `outcome` at `at`. Returns false when it had already ended.
@@ -513,5 +533,70 @@ mod tests {
         // Reading twice reads the same.
         assert_eq!(sorted.runs().collect::<Vec<_>>(), runs);
         assert_eq!(GapCounts::default().into_sorted().runs().count(), 0);
+    }
+
+    #[test]
+    fn tokens_in_bulk_record_what_tokens_one_by_one_do() {
+        let ns = |v: &[u64]| v.iter().map(|&t| SimTime(t)).collect::<Vec<_>>();
+        // Request 0 and 2 in the cohort, 1 not; 2 gets its first token in bulk.
+        let series = [
+            (0u64, ns(&[10, 15, 30])),
+            (1, ns(&[12, 20])),
+            (2, ns(&[40, 41, 47, 60])),
+        ];
+        for pool_at_once in [true, false] {
+            let mut one = TraceCollector::new(pool_at_once);
+            let mut bulk = TraceCollector::new(pool_at_once);
+            for c in [&mut one, &mut bulk] {
+                for id in 0..3 {
+                    c.dispatched(Dispatch {
+                        id,
+                        session: None,
+                        turn: 0,
+                        planned: SimTime::ZERO,
+                        dispatch: SimTime::ZERO,
+                        trace_gap: None,
+                        input_length: 8,
+                        output_length: 4,
+                        in_cohort: id != 1,
+                    });
+                }
+            }
+            // One by one, interleaved in time; in bulk, a request at a time
+            // and its first token apart from the rest for request 0.
+            let mut all: Vec<(SimTime, u64)> = series
+                .iter()
+                .flat_map(|(id, ts)| ts.iter().map(move |&t| (t, *id)))
+                .collect();
+            all.sort();
+            for (t, id) in all {
+                one.token(id, t);
+            }
+            bulk.tokens(0, &series[0].1[..1]);
+            bulk.tokens(0, &series[0].1[1..]);
+            bulk.tokens(0, &[]);
+            bulk.tokens(1, &series[1].1);
+            bulk.tokens(2, &series[2].1);
+            for c in [&mut one, &mut bulk] {
+                for id in 0..3 {
+                    assert!(c.terminal(id, SimTime(100), Outcome::Completed));
+                }
+            }
+            let (a, ga) = one.finish();
+            let (b, gb) = bulk.finish();
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap()
+            );
+            let runs: Vec<(u64, u64)> = gb.runs().collect();
+            assert_eq!(ga.runs().collect::<Vec<_>>(), runs);
+            // Cohort gaps only: 5, 15 from request 0; 1, 6, 13 from request 2.
+            assert_eq!(runs, vec![(1, 1), (5, 1), (6, 1), (13, 1), (15, 1)]);
+            let seen = |r: &RequestRecord| (r.first_token_ns, r.last_token_ns, r.tokens);
+            assert_eq!(
+                [seen(&b[0]), seen(&b[1]), seen(&b[2])],
+                [(10, 30, 3), (12, 20, 2), (40, 60, 4)]
+            );
+        }
     }
 }

@@ -15,7 +15,7 @@ pub(crate) use vllm::VllmCore;
 
 use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
-use crate::request::Request;
+use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 use crate::timing::PrefillChunk;
 
@@ -44,6 +44,10 @@ impl RankPlan {
 pub(crate) struct DecodeBatch {
     pub requests: u32,
     pub context_tokens: u64,
+    /// Passes from this one on in which the requests only emit tokens: no
+    /// block is allocated, filled or registered and nobody finishes (see
+    /// `Seq::quiet_passes`).
+    pub quiet: u32,
 }
 
 /// One rank's scheduler.
@@ -67,7 +71,7 @@ pub(crate) trait SchedulerCore: Debug + Send {
     /// Prompt tokens of `req` this rank would reuse from its cache now.
     fn cached_prefix_tokens(&self, req: &Request) -> u32;
     /// Removes a request wherever it is (a timeout); true when it was here.
-    fn abort(&mut self, id: crate::request::RequestId) -> bool;
+    fn abort(&mut self, id: RequestId) -> bool;
     /// The next pass, if `schedule` would make it a pure decode pass (see
     /// `DecodeBatch`). Read-only. Cores without a decode fast path say `None`.
     fn steady_decode(&self) -> Option<DecodeBatch> {
@@ -83,5 +87,11 @@ pub(crate) trait SchedulerCore: Debug + Send {
         _sink: &mut dyn DecodeSink,
     ) -> Option<DecodeBatch> {
         unreachable!("run_decode_pass without steady_decode")
+    }
+    /// Runs `passes` of the quiet passes `steady_decode` announced: each
+    /// running request emits that many tokens. Their ids go into `ids`, in
+    /// the order `run_decode_pass` reports tokens.
+    fn advance_quiet(&mut self, _passes: u32, _ids: &mut Vec<RequestId>) {
+        unreachable!("advance_quiet without steady_decode")
     }
 }

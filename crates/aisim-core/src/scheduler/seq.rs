@@ -91,6 +91,22 @@ impl Seq {
         }
     }
 
+    /// For a decoding request: how many passes from now on it only emits a
+    /// token. Pass `i` computes token `computed + i`, which must stay inside
+    /// its last block without filling it (no allocation, no registration),
+    /// and leaves `generated + i` tokens, which must stay short of the
+    /// output. Unregistered full blocks would be registered at once: 0.
+    #[inline]
+    pub fn quiet_passes(&self, block_size: u32, prefix_caching: bool) -> u32 {
+        let held = self.blocks.len() as u32;
+        if prefix_caching && self.hashed_blocks + 1 < held {
+            return 0;
+        }
+        let room = (held * block_size).saturating_sub(self.computed + 1);
+        let left = self.output.saturating_sub(self.generated + 1);
+        room.min(left)
+    }
+
     /// Longest cached prefix, leaving at least one token to compute.
     pub fn prefix_match(&self, pool: &KvBlockPool, block_size: u32) -> PrefixMatch {
         let max_blocks = (self.total() - 1) / block_size;

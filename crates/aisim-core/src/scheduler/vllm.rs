@@ -330,6 +330,7 @@ impl SchedulerCore for VllmCore {
         }
         let mut context_tokens = 0u64;
         let mut new_blocks = 0u32;
+        let mut quiet = u32::MAX;
         for &slot in &self.running {
             let seq = self.seqs.get(slot);
             if !seq.is_decoding() {
@@ -337,10 +338,12 @@ impl SchedulerCore for VllmCore {
             }
             context_tokens += seq.total() as u64;
             new_blocks += seq.blocks_short(seq.total(), self.block_size);
+            quiet = quiet.min(seq.quiet_passes(self.block_size, self.prefix_caching));
         }
         (new_blocks <= self.pool.available_blocks()).then_some(DecodeBatch {
             requests: self.running.len() as u32,
             context_tokens,
+            quiet,
         })
     }
 
@@ -380,6 +383,7 @@ impl SchedulerCore for VllmCore {
         let mut next = DecodeBatch {
             requests: 0,
             context_tokens: 0,
+            quiet: u32::MAX,
         };
         let mut new_blocks = 0u32;
         for &slot in &self.running {
@@ -395,6 +399,7 @@ impl SchedulerCore for VllmCore {
                 next.requests += 1;
                 next.context_tokens += seq.total() as u64;
                 new_blocks += (seq.total() > seq.blocks.len() as u32 * bs) as u32;
+                next.quiet = next.quiet.min(seq.quiet_passes(bs, self.prefix_caching));
             }
         }
         if any_finished {
@@ -402,6 +407,17 @@ impl SchedulerCore for VllmCore {
         }
         sink.pass(start, end, kv_during, self.pool.in_use_blocks());
         (next.requests > 0 && new_blocks <= self.pool.available_blocks()).then_some(next)
+    }
+
+    fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>) {
+        ids.clear();
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            debug_assert!(passes <= seq.quiet_passes(self.block_size, self.prefix_caching));
+            seq.computed += passes;
+            seq.generated += passes;
+            ids.push(seq.id);
+        }
     }
 
     fn abort(&mut self, id: RequestId) -> bool {
