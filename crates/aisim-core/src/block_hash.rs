@@ -109,7 +109,6 @@ pub fn prompt_block_hashes(
     let b = block_size as u64;
     let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
     let full_blocks = covered / b;
-    let mut out = Vec::with_capacity(full_blocks as usize);
     // `group` chains the ids of trace blocks `0..=k`; trace block `k` holds
     // tokens `[k_start, k_start + t)`. A block ending inside trace block `k`
     // takes that group, and the lane of how far into `k` it ends: within one
@@ -121,21 +120,24 @@ pub fn prompt_block_hashes(
     // The lane number of the block ending at `end`, kept step by step: one
     // division per trace block entered, not per engine block.
     let mut lane = 0u64;
-    for j in 1..=full_blocks {
-        let end = j * b;
-        if k_start + t < end {
-            while k_start + t < end {
-                k += 1;
-                k_start += t;
-                group = combine_run(group, hash_ids[k], t);
+    // Collected from a range, so the vector is sized once and filled
+    // without a capacity check per block.
+    (1..full_blocks + 1)
+        .map(|j| {
+            let end = j * b;
+            if k_start + t < end {
+                while k_start + t < end {
+                    k += 1;
+                    k_start += t;
+                    group = combine_run(group, hash_ids[k], t);
+                }
+                lane = (end - k_start - 1) / b;
+            } else if j > 1 {
+                lane += 1;
             }
-            lane = (end - k_start - 1) / b;
-        } else if j > 1 {
-            lane += 1;
-        }
-        out.push(nth_lane(group, lane));
-    }
-    out
+            nth_lane(group, lane)
+        })
+        .collect()
 }
 
 /// Hash of a block that only one request can ever hold (its generated tokens, or a
