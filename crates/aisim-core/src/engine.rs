@@ -291,9 +291,8 @@ impl Engine {
     /// most of a replay's passes are of this kind.
     ///
     /// It stops before any pass that would do something else (a prefill, an
-    /// admission, a preemption), on engines with several DP ranks, and on
-    /// cores without a fast path (SGLang); the caller then goes on with
-    /// `start_pass`.
+    /// admission, a preemption or retraction), and runs nothing on engines
+    /// with several DP ranks; the caller then goes on with `start_pass`.
     pub fn run_decode_passes(
         &mut self,
         start: SimTime,

@@ -50,6 +50,24 @@ pub(crate) struct DecodeBatch {
     pub quiet: u32,
 }
 
+impl DecodeBatch {
+    /// No request yet.
+    pub const EMPTY: DecodeBatch = DecodeBatch {
+        requests: 0,
+        context_tokens: 0,
+        quiet: u32::MAX,
+    };
+
+    /// Adds a decoding request; returns the blocks it needs for its token.
+    #[inline]
+    pub fn add(&mut self, seq: &seq::Seq, block_size: u32, prefix_caching: bool) -> u64 {
+        self.requests += 1;
+        self.context_tokens += seq.total() as u64;
+        self.quiet = self.quiet.min(seq.quiet_passes(block_size, prefix_caching));
+        seq.blocks_short(seq.total(), block_size) as u64
+    }
+}
+
 /// One rank's scheduler.
 pub(crate) trait SchedulerCore: Debug + Send {
     /// Queues a request, or says why it can never be served.

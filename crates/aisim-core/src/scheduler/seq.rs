@@ -4,6 +4,7 @@ use crate::block_hash::{private_block_hash, BlockHash};
 use crate::engine::{EngineStats, RejectReason};
 use crate::kv::{BlockId, KvBlockPool, PrefixMatch};
 use crate::request::{Request, RequestId};
+use crate::scheduler::DecodeBatch;
 
 /// Limits every core checks at enqueue time.
 #[derive(Debug, Clone, Copy)]
@@ -255,6 +256,51 @@ impl SeqTable {
     #[inline]
     pub fn get(&self, slot: u32) -> &Seq {
         &self.seqs[slot as usize]
+    }
+
+    /// Takes finished requests out of `running` and frees their slots, in
+    /// running order.
+    pub fn drop_finished(&mut self, running: &mut Vec<u32>) {
+        running.retain(|&s| {
+            if self.get(s).finished {
+                self.remove(s);
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// The pure decode pass `running` would make next, if every one of them is
+    /// decoding, and the blocks it needs for that.
+    pub fn decode_batch(
+        &self,
+        running: &[u32],
+        block_size: u32,
+        prefix_caching: bool,
+    ) -> Option<(DecodeBatch, u64)> {
+        let mut batch = DecodeBatch::EMPTY;
+        let mut short = 0;
+        for &slot in running {
+            let seq = self.get(slot);
+            if !seq.is_decoding() {
+                return None;
+            }
+            short += batch.add(seq, block_size, prefix_caching);
+        }
+        Some((batch, short))
+    }
+
+    /// Quiet passes (see `DecodeBatch::quiet`) for every request of `running`:
+    /// each emits `passes` tokens. Their ids go into `ids`, in running order.
+    pub fn advance_quiet(&mut self, running: &[u32], passes: u32, ids: &mut Vec<RequestId>) {
+        ids.clear();
+        for &slot in running {
+            let seq = self.get_mut(slot);
+            seq.computed += passes;
+            seq.generated += passes;
+            ids.push(seq.id);
+        }
     }
 
     #[inline]

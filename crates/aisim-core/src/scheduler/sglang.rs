@@ -12,11 +12,12 @@ use std::collections::VecDeque;
 
 use super::seq::{count_admission, Admissibility, SeqTable};
 use super::vllm::cached_prefix;
-use super::{RankPlan, SchedulerCore};
+use super::{DecodeBatch, RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
-use crate::engine::{EngineEvent, EngineStats, RankLoad, RejectReason};
+use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
 use crate::request::{Request, RequestId};
+use crate::time::SimTime;
 use crate::timing::PrefillChunk;
 
 /// SGLang falls back from `lpm` to `fcfs` past this many waiting requests.
@@ -273,7 +274,7 @@ impl SglangCore {
             self.new_token_ratio =
                 ((decoded as f64 + RETRACT_DECODE_STEPS * n) / (max_new as f64 + 1.0)).min(1.0);
         } else {
-            self.new_token_ratio = (self.new_token_ratio - self.ratio_decay).max(self.min_ratio);
+            self.decay_ratio();
         }
         for &slot in &self.running {
             let seq = self.seqs.get_mut(slot);
@@ -286,6 +287,11 @@ impl SglangCore {
             seq.scheduled = 1;
             self.batch.push(slot);
         }
+    }
+
+    /// A decode pass without retraction lowers `new_token_ratio` a step.
+    fn decay_ratio(&mut self) {
+        self.new_token_ratio = (self.new_token_ratio - self.ratio_decay).max(self.min_ratio);
     }
 
     fn complete(&mut self, slot: u32, out: &mut Vec<EngineEvent>) {
@@ -359,6 +365,8 @@ impl SchedulerCore for SglangCore {
             }
         }
         if any_finished {
+            // Finished requests left `running` (or never joined it), and
+            // their slots are freed in batch order.
             let seqs = &mut self.seqs;
             self.running.retain(|&s| !seqs.get(s).finished);
             for &slot in &batch {
@@ -402,6 +410,70 @@ impl SchedulerCore for SglangCore {
         cached_prefix(&self.pool, req, self.block_size, self.prefix_caching)
     }
 
+    /// A pure decode pass happens when nothing waits or is being chunked
+    /// and the pool has the blocks one more token each needs (else
+    /// `schedule_decode` would retract). Running requests always decode.
+    fn steady_decode(&self) -> Option<DecodeBatch> {
+        if !self.waiting.is_empty() || self.chunked.is_some() || self.running.is_empty() {
+            return None;
+        }
+        let (batch, new_blocks) =
+            self.seqs
+                .decode_batch(&self.running, self.block_size, self.prefix_caching)?;
+        (new_blocks <= self.pool.available_blocks() as u64).then_some(batch)
+    }
+
+    /// `schedule_decode` without a retraction, then `finish`: the same ratio
+    /// step, allocations, registrations, tokens and completions in the same
+    /// order, reported to `sink`.
+    fn run_decode_pass(
+        &mut self,
+        start: SimTime,
+        end: SimTime,
+        sink: &mut dyn DecodeSink,
+    ) -> Option<DecodeBatch> {
+        let bs = self.block_size;
+        self.decay_ratio();
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            let target = seq.total();
+            let ok = seq.grow(&mut self.pool, target, bs);
+            debug_assert!(ok, "steady_decode checked the blocks");
+            if self.prefix_caching {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+        }
+        let kv_during = self.pool.in_use_blocks();
+        let mut any_finished = false;
+        let mut next = DecodeBatch::EMPTY;
+        let mut new_blocks = 0u64;
+        for &slot in &self.running {
+            let seq = self.seqs.get_mut(slot);
+            seq.computed += 1;
+            seq.emit_token();
+            sink.token(seq.id, end);
+            if seq.emitted_all() {
+                seq.complete(&mut self.pool, &mut self.stats);
+                any_finished = true;
+                sink.completed(seq.id, end);
+            } else {
+                new_blocks += next.add(seq, bs, self.prefix_caching);
+            }
+        }
+        if any_finished {
+            self.seqs.drop_finished(&mut self.running);
+        }
+        sink.pass(start, end, kv_during, self.pool.in_use_blocks());
+        (next.requests > 0 && new_blocks <= self.pool.available_blocks() as u64).then_some(next)
+    }
+
+    fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>) {
+        for _ in 0..passes {
+            self.decay_ratio(); // step by step: the same rounding as pass by pass
+        }
+        self.seqs.advance_quiet(&self.running, passes, ids);
+    }
+
     fn abort(&mut self, id: RequestId) -> bool {
         let slot = if let Some(pos) = self.waiting.iter().position(|&s| self.seqs.get(s).id == id) {
             self.waiting.remove(pos)
@@ -417,5 +489,79 @@ impl SchedulerCore for SglangCore {
         self.seqs.get_mut(slot).release_all(&mut self.pool);
         self.seqs.remove(slot);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Backend;
+
+    struct Ignore;
+
+    impl DecodeSink for Ignore {
+        fn token(&mut self, _: RequestId, _: SimTime) {}
+        fn completed(&mut self, _: RequestId, _: SimTime) {}
+        fn pass(&mut self, _: SimTime, _: SimTime, _: u32, _: u32) {}
+    }
+
+    /// Three requests admitted and decoding, nothing waiting.
+    fn decoding_core() -> SglangCore {
+        let cfg = EngineConfig {
+            backend: Backend::Sglang,
+            num_gpu_blocks: 400,
+            ..Default::default()
+        };
+        let mut core = SglangCore::new(&cfg);
+        for id in 0..3 {
+            core.enqueue(&Request::new(id, SimTime::ZERO, 100, 500))
+                .unwrap();
+        }
+        while !core.waiting.is_empty() || core.chunked.is_some() {
+            core.schedule(&mut RankPlan::default());
+            core.finish(&mut Vec::new());
+        }
+        core
+    }
+
+    #[test]
+    fn the_decode_fast_path_steps_the_token_ratio_like_decode_passes() {
+        const PASSES: u32 = 300;
+        let mut slow = decoding_core();
+        let start = slow.new_token_ratio;
+        for _ in 0..PASSES {
+            slow.schedule(&mut RankPlan::default());
+            slow.finish(&mut Vec::new());
+        }
+        let mut fast = decoding_core();
+        let (mut done, mut ids) = (0, Vec::new());
+        while done < PASSES {
+            let batch = fast.steady_decode().expect("a pure decode pass");
+            if batch.quiet > 0 {
+                let n = batch.quiet.min(PASSES - done);
+                fast.advance_quiet(n, &mut ids);
+                done += n;
+            } else {
+                fast.run_decode_pass(SimTime::ZERO, SimTime::ZERO, &mut Ignore);
+                done += 1;
+            }
+        }
+        // 300 steps down from 0.7, still above the floor: a missed step shows.
+        assert!(slow.new_token_ratio < start && slow.new_token_ratio > slow.min_ratio);
+        assert_eq!(
+            slow.new_token_ratio.to_bits(),
+            fast.new_token_ratio.to_bits()
+        );
+        let state = |c: &SglangCore| -> Vec<(u32, u32, usize)> {
+            c.running
+                .iter()
+                .map(|&s| {
+                    let q = c.seqs.get(s);
+                    (q.computed, q.generated, q.blocks.len())
+                })
+                .collect()
+        };
+        assert_eq!(state(&slow), state(&fast));
+        assert_eq!(state(&fast)[0].1, 1 + PASSES);
     }
 }

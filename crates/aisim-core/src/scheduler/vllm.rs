@@ -70,15 +70,7 @@ impl VllmCore {
 
     /// Takes finished requests out of the running list and frees their slots.
     fn drop_finished(&mut self) {
-        let seqs = &mut self.seqs;
-        self.running.retain(|&s| {
-            if seqs.get(s).finished {
-                seqs.remove(s);
-                false
-            } else {
-                true
-            }
-        });
+        self.seqs.drop_finished(&mut self.running);
     }
 
     fn never_evicts(&self) -> bool {
@@ -328,23 +320,10 @@ impl SchedulerCore for VllmCore {
         {
             return None;
         }
-        let mut context_tokens = 0u64;
-        let mut new_blocks = 0u32;
-        let mut quiet = u32::MAX;
-        for &slot in &self.running {
-            let seq = self.seqs.get(slot);
-            if !seq.is_decoding() {
-                return None;
-            }
-            context_tokens += seq.total() as u64;
-            new_blocks += seq.blocks_short(seq.total(), self.block_size);
-            quiet = quiet.min(seq.quiet_passes(self.block_size, self.prefix_caching));
-        }
-        (new_blocks <= self.pool.available_blocks()).then_some(DecodeBatch {
-            requests: self.running.len() as u32,
-            context_tokens,
-            quiet,
-        })
+        let (batch, new_blocks) =
+            self.seqs
+                .decode_batch(&self.running, self.block_size, self.prefix_caching)?;
+        (new_blocks <= self.pool.available_blocks() as u64).then_some(batch)
     }
 
     /// `schedule_running` + `finish` for a pure decode pass: the same block
@@ -380,12 +359,8 @@ impl SchedulerCore for VllmCore {
         }
         let kv_during = self.pool.in_use_blocks();
         let mut any_finished = false;
-        let mut next = DecodeBatch {
-            requests: 0,
-            context_tokens: 0,
-            quiet: u32::MAX,
-        };
-        let mut new_blocks = 0u32;
+        let mut next = DecodeBatch::EMPTY;
+        let mut new_blocks = 0u64;
         for &slot in &self.running {
             let seq = self.seqs.get_mut(slot);
             seq.computed += 1;
@@ -396,28 +371,18 @@ impl SchedulerCore for VllmCore {
                 any_finished = true;
                 sink.completed(seq.id, end);
             } else {
-                next.requests += 1;
-                next.context_tokens += seq.total() as u64;
-                new_blocks += (seq.total() > seq.blocks.len() as u32 * bs) as u32;
-                next.quiet = next.quiet.min(seq.quiet_passes(bs, self.prefix_caching));
+                new_blocks += next.add(seq, bs, self.prefix_caching);
             }
         }
         if any_finished {
             self.drop_finished();
         }
         sink.pass(start, end, kv_during, self.pool.in_use_blocks());
-        (next.requests > 0 && new_blocks <= self.pool.available_blocks()).then_some(next)
+        (next.requests > 0 && new_blocks <= self.pool.available_blocks() as u64).then_some(next)
     }
 
     fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>) {
-        ids.clear();
-        for &slot in &self.running {
-            let seq = self.seqs.get_mut(slot);
-            debug_assert!(passes <= seq.quiet_passes(self.block_size, self.prefix_caching));
-            seq.computed += passes;
-            seq.generated += passes;
-            ids.push(seq.id);
-        }
+        self.seqs.advance_quiet(&self.running, passes, ids);
     }
 
     fn abort(&mut self, id: RequestId) -> bool {
