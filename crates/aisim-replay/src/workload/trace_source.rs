@@ -62,12 +62,10 @@ impl TraceWorkload {
             }
         }
         // Shared session ids: consecutive turns in timestamp order.
+        // Ties broken by row, so no two keys are equal and an unstable sort
+        // gives the one order.
         let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by(|&a, &b| {
-            planned[a as usize]
-                .cmp(&planned[b as usize])
-                .then(a.cmp(&b))
-        });
+        order.sort_unstable_by_key(|&i| (planned[i as usize], i));
         let mut last_in_session: HashMap<u64, u32> = HashMap::new();
         for &i in &order {
             let r = &records[i as usize];
