@@ -309,7 +309,10 @@ impl KvBlockPool {
                     .filter(|(_, m)| m.hash != NO_HASH)
                     .map(|(b, m)| (BlockHash(m.hash), b as BlockId));
                 self.index.rebuild(live);
-                let slot = self.index.entry(group).expect_err("group not live");
+                let slot = self
+                    .index
+                    .entry(group)
+                    .expect_err("a group without an entry has no live block to rebuild it from");
                 self.index.claim(slot, group)
             }
             Err(slot) => self.index.claim(slot, group),
