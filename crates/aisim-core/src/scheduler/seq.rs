@@ -1,10 +1,11 @@
 //! Per-request scheduler state and the KV operations every core shares.
 
 use crate::block_hash::{private_block_hash, BlockHash};
-use crate::engine::{EngineStats, RejectReason};
+use crate::engine::{DecodeSink, EngineStats, RejectReason};
 use crate::kv::{BlockId, KvBlockPool, PrefixMatch};
 use crate::request::{Request, RequestId};
 use crate::scheduler::DecodeBatch;
+use crate::time::SimTime;
 
 /// Limits every core checks at enqueue time.
 #[derive(Debug, Clone, Copy)]
@@ -289,6 +290,63 @@ impl SeqTable {
             short += batch.add(seq, block_size, prefix_caching);
         }
         Some((batch, short))
+    }
+
+    /// A pure decode pass of `running` (all decoding, with the blocks their
+    /// tokens need), from `start` to `end`, reported to `sink`: the same
+    /// allocations, registrations, tokens, completions and KV levels, in the
+    /// same order, as a core's `schedule` and `finish` would make. Returns
+    /// the next pass's batch if it is a pure decode pass too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_pass(
+        &mut self,
+        running: &mut Vec<u32>,
+        pool: &mut KvBlockPool,
+        stats: &mut EngineStats,
+        block_size: u32,
+        prefix_caching: bool,
+        (start, end): (SimTime, SimTime),
+        sink: &mut dyn DecodeSink,
+    ) -> Option<DecodeBatch> {
+        let bs = block_size;
+        for &slot in running.iter() {
+            let seq = self.get_mut(slot);
+            // `grow` and `register_full` without their divisions: one more token
+            // needs a block only past the last one, and fills a block only at
+            // its end.
+            let target = seq.computed + 1;
+            let held = seq.blocks.len() as u32;
+            if target > held * bs {
+                seq.blocks
+                    .push(pool.allocate().expect("steady_decode checked the blocks"));
+            }
+            let held = seq.blocks.len() as u32;
+            if prefix_caching && (target == held * bs || seq.hashed_blocks + 1 < held) {
+                seq.register_full(pool, target, bs);
+            }
+        }
+        let kv_during = pool.in_use_blocks();
+        let mut any_finished = false;
+        let mut next = DecodeBatch::EMPTY;
+        let mut new_blocks = 0u64;
+        for &slot in running.iter() {
+            let seq = self.get_mut(slot);
+            seq.computed += 1;
+            seq.emit_token();
+            sink.token(seq.id, end);
+            if seq.emitted_all() {
+                seq.complete(pool, stats);
+                any_finished = true;
+                sink.completed(seq.id, end);
+            } else {
+                new_blocks += next.add(seq, bs, prefix_caching);
+            }
+        }
+        if any_finished {
+            self.drop_finished(running);
+        }
+        sink.pass(start, end, kv_during, pool.in_use_blocks());
+        (next.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(next)
     }
 
     /// Quiet passes (see `DecodeBatch::quiet`) for every request of `running`:

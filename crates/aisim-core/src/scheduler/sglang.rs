@@ -423,48 +423,24 @@ impl SchedulerCore for SglangCore {
         (new_blocks <= self.pool.available_blocks() as u64).then_some(batch)
     }
 
-    /// `schedule_decode` without a retraction, then `finish`: the same ratio
-    /// step, allocations, registrations, tokens and completions in the same
-    /// order, reported to `sink`.
+    /// `schedule_decode` without a retraction, then `finish`: the ratio step,
+    /// then the pass every core makes the same way.
     fn run_decode_pass(
         &mut self,
         start: SimTime,
         end: SimTime,
         sink: &mut dyn DecodeSink,
     ) -> Option<DecodeBatch> {
-        let bs = self.block_size;
         self.decay_ratio();
-        for &slot in &self.running {
-            let seq = self.seqs.get_mut(slot);
-            let target = seq.total();
-            let ok = seq.grow(&mut self.pool, target, bs);
-            debug_assert!(ok, "steady_decode checked the blocks");
-            if self.prefix_caching {
-                seq.register_full(&mut self.pool, target, bs);
-            }
-        }
-        let kv_during = self.pool.in_use_blocks();
-        let mut any_finished = false;
-        let mut next = DecodeBatch::EMPTY;
-        let mut new_blocks = 0u64;
-        for &slot in &self.running {
-            let seq = self.seqs.get_mut(slot);
-            seq.computed += 1;
-            seq.emit_token();
-            sink.token(seq.id, end);
-            if seq.emitted_all() {
-                seq.complete(&mut self.pool, &mut self.stats);
-                any_finished = true;
-                sink.completed(seq.id, end);
-            } else {
-                new_blocks += next.add(seq, bs, self.prefix_caching);
-            }
-        }
-        if any_finished {
-            self.seqs.drop_finished(&mut self.running);
-        }
-        sink.pass(start, end, kv_during, self.pool.in_use_blocks());
-        (next.requests > 0 && new_blocks <= self.pool.available_blocks() as u64).then_some(next)
+        self.seqs.decode_pass(
+            &mut self.running,
+            &mut self.pool,
+            &mut self.stats,
+            self.block_size,
+            self.prefix_caching,
+            (start, end),
+            sink,
+        )
     }
 
     fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>) {

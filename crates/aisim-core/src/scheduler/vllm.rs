@@ -337,48 +337,15 @@ impl SchedulerCore for VllmCore {
         end: SimTime,
         sink: &mut dyn DecodeSink,
     ) -> Option<DecodeBatch> {
-        let bs = self.block_size;
-        for &slot in &self.running {
-            let seq = self.seqs.get_mut(slot);
-            // `grow` and `register_full` without their divisions: one more token
-            // needs a block only past the last one, and fills a block only at
-            // its end.
-            let target = seq.computed + 1;
-            let held = seq.blocks.len() as u32;
-            if target > held * bs {
-                seq.blocks.push(
-                    self.pool
-                        .allocate()
-                        .expect("steady_decode checked the blocks"),
-                );
-            }
-            let held = seq.blocks.len() as u32;
-            if self.prefix_caching && (target == held * bs || seq.hashed_blocks + 1 < held) {
-                seq.register_full(&mut self.pool, target, bs);
-            }
-        }
-        let kv_during = self.pool.in_use_blocks();
-        let mut any_finished = false;
-        let mut next = DecodeBatch::EMPTY;
-        let mut new_blocks = 0u64;
-        for &slot in &self.running {
-            let seq = self.seqs.get_mut(slot);
-            seq.computed += 1;
-            seq.emit_token();
-            sink.token(seq.id, end);
-            if seq.emitted_all() {
-                seq.complete(&mut self.pool, &mut self.stats);
-                any_finished = true;
-                sink.completed(seq.id, end);
-            } else {
-                new_blocks += next.add(seq, bs, self.prefix_caching);
-            }
-        }
-        if any_finished {
-            self.drop_finished();
-        }
-        sink.pass(start, end, kv_during, self.pool.in_use_blocks());
-        (next.requests > 0 && new_blocks <= self.pool.available_blocks() as u64).then_some(next)
+        self.seqs.decode_pass(
+            &mut self.running,
+            &mut self.pool,
+            &mut self.stats,
+            self.block_size,
+            self.prefix_caching,
+            (start, end),
+            sink,
+        )
     }
 
     fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>) {
