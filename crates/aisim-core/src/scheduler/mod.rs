@@ -58,6 +58,13 @@ impl DecodeBatch {
         quiet: u32::MAX,
     };
 
+    /// The batch, unless it is empty or `pool` lacks the `new_blocks` its
+    /// tokens need (then the core would preempt or retract).
+    #[inline]
+    pub fn within(self, new_blocks: u64, pool: &KvBlockPool) -> Option<DecodeBatch> {
+        (self.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(self)
+    }
+
     /// Adds a decoding request; returns the blocks it needs for its token.
     #[inline]
     pub fn add(&mut self, seq: &seq::Seq, block_size: u32, prefix_caching: bool) -> u64 {

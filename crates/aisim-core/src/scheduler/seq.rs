@@ -273,13 +273,14 @@ impl SeqTable {
     }
 
     /// The pure decode pass `running` would make next, if every one of them is
-    /// decoding, and the blocks it needs for that.
+    /// decoding and `pool` has the blocks their tokens need.
     pub fn decode_batch(
         &self,
         running: &[u32],
+        pool: &KvBlockPool,
         block_size: u32,
         prefix_caching: bool,
-    ) -> Option<(DecodeBatch, u64)> {
+    ) -> Option<DecodeBatch> {
         let mut batch = DecodeBatch::EMPTY;
         let mut short = 0;
         for &slot in running {
@@ -289,7 +290,7 @@ impl SeqTable {
             }
             short += batch.add(seq, block_size, prefix_caching);
         }
-        Some((batch, short))
+        batch.within(short, pool)
     }
 
     /// A pure decode pass of `running` (all decoding, with the blocks their
@@ -346,7 +347,7 @@ impl SeqTable {
             self.drop_finished(running);
         }
         sink.pass(start, end, kv_during, pool.in_use_blocks());
-        (next.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(next)
+        next.within(new_blocks, pool)
     }
 
     /// Quiet passes (see `DecodeBatch::quiet`) for every request of `running`:

@@ -417,10 +417,12 @@ impl SchedulerCore for SglangCore {
         if !self.waiting.is_empty() || self.chunked.is_some() || self.running.is_empty() {
             return None;
         }
-        let (batch, new_blocks) =
-            self.seqs
-                .decode_batch(&self.running, self.block_size, self.prefix_caching)?;
-        (new_blocks <= self.pool.available_blocks() as u64).then_some(batch)
+        self.seqs.decode_batch(
+            &self.running,
+            &self.pool,
+            self.block_size,
+            self.prefix_caching,
+        )
     }
 
     /// `schedule_decode` without a retraction, then `finish`: the ratio step,

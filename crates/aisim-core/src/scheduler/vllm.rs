@@ -320,10 +320,12 @@ impl SchedulerCore for VllmCore {
         {
             return None;
         }
-        let (batch, new_blocks) =
-            self.seqs
-                .decode_batch(&self.running, self.block_size, self.prefix_caching)?;
-        (new_blocks <= self.pool.available_blocks() as u64).then_some(batch)
+        self.seqs.decode_batch(
+            &self.running,
+            &self.pool,
+            self.block_size,
+            self.prefix_caching,
+        )
     }
 
     /// `schedule_running` + `finish` for a pure decode pass: the same block
