@@ -1,39 +1,26 @@
 //! docs/cli.md carries every subcommand's `--help` verbatim
 //! (regenerate with `cargo xtask cli-docs`).
 
-use std::process::Command;
+use std::path::Path;
 
-/// The subcommands `aisim --help` lists (all but `help`).
-fn subcommands() -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_aisim"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let after = text.split("Commands:\n").nth(1).unwrap_or("");
-    after
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .filter(|c| c != "help")
-        .collect()
-}
+#[path = "../../../xtask/src/cli_reference.rs"]
+mod cli_reference;
 
 #[test]
 fn cli_reference_matches_help() {
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cli.md")).unwrap();
-    let subs = subcommands();
+    let (subs, expected) =
+        cli_reference::cli_reference(Path::new(env!("CARGO_BIN_EXE_aisim"))).unwrap();
     assert!(subs.len() >= 12, "{subs:?}");
     for sub in &subs {
-        let out = Command::new(env!("CARGO_BIN_EXE_aisim"))
-            .args([sub.as_str(), "--help"])
-            .output()
-            .unwrap();
-        let help = String::from_utf8(out.stdout).unwrap();
         assert!(
-            doc.contains(&format!("```text\n{help}```")),
-            "docs/cli.md is out of date for `aisim {sub} --help`: run `cargo xtask cli-docs`"
+            doc.contains(&format!("\n## `aisim {sub}`\n")),
+            "docs/cli.md has no section for `aisim {sub}`: run `cargo xtask cli-docs`"
         );
     }
+    assert!(
+        doc == expected,
+        "docs/cli.md is out of date with the binary's --help: run `cargo xtask cli-docs`"
+    );
 }
