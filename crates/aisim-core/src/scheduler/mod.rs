@@ -98,25 +98,19 @@ pub(crate) trait SchedulerCore: Debug + Send {
     /// Removes a request wherever it is (a timeout); true when it was here.
     fn abort(&mut self, id: RequestId) -> bool;
     /// The next pass, if `schedule` would make it a pure decode pass (see
-    /// `DecodeBatch`). Read-only. Cores without a decode fast path say `None`.
-    fn steady_decode(&self) -> Option<DecodeBatch> {
-        None
-    }
+    /// `DecodeBatch`). Read-only.
+    fn steady_decode(&self) -> Option<DecodeBatch>;
     /// Runs the pass `steady_decode` described, start to end (`schedule` and
     /// `finish` in one go, with the same effects), reporting to `sink`; the
     /// pass ends at `end`. Returns what `steady_decode` would say next.
     fn run_decode_pass(
         &mut self,
-        _start: SimTime,
-        _end: SimTime,
-        _sink: &mut dyn DecodeSink,
-    ) -> Option<DecodeBatch> {
-        unreachable!("run_decode_pass without steady_decode")
-    }
+        start: SimTime,
+        end: SimTime,
+        sink: &mut dyn DecodeSink,
+    ) -> Option<DecodeBatch>;
     /// Runs `passes` of the quiet passes `steady_decode` announced: each
     /// running request emits that many tokens. Their ids go into `ids`, in
     /// the order `run_decode_pass` reports tokens.
-    fn advance_quiet(&mut self, _passes: u32, _ids: &mut Vec<RequestId>) {
-        unreachable!("advance_quiet without steady_decode")
-    }
+    fn advance_quiet(&mut self, passes: u32, ids: &mut Vec<RequestId>);
 }

@@ -68,11 +68,6 @@ impl VllmCore {
         }
     }
 
-    /// Takes finished requests out of the running list and frees their slots.
-    fn drop_finished(&mut self) {
-        self.seqs.drop_finished(&mut self.running);
-    }
-
     fn never_evicts(&self) -> bool {
         self.capacity == Some(CapacityPolicy::GuaranteedNoEvict)
     }
@@ -275,7 +270,7 @@ impl SchedulerCore for VllmCore {
         }
         self.scheduled.clear();
         if any_finished {
-            self.drop_finished();
+            self.seqs.drop_finished(&mut self.running);
         }
     }
 
