@@ -401,12 +401,34 @@ impl ReplaySpec {
             path: path.into(),
             source,
         })?;
-        let spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
+        let mut spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
             path: path.into(),
             reason: format!("line {} column {}: {e}", e.line(), e.column()),
         })?;
+        // A relative path in a spec file means relative to that file.
+        spec.resolve_paths(path.parent().unwrap_or(Path::new("")));
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// Joins every relative path the spec holds (the trace, a timing table)
+    /// onto `base`; absolute ones stay as they are.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        let paths = [
+            match &mut self.workload {
+                WorkloadSpec::Trace { path, .. } => Some(path),
+                WorkloadSpec::Demo | WorkloadSpec::Synthetic(_) => None,
+            },
+            match &mut self.timing {
+                TimingSpec::Table { path } => Some(path),
+                _ => None,
+            },
+        ];
+        for path in paths.into_iter().flatten() {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        }
     }
 
     /// The spec as pretty JSON.
