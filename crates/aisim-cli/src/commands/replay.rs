@@ -1,7 +1,8 @@
 //! `aisim replay`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
@@ -15,7 +16,7 @@ use clap::{Args, ValueEnum};
 
 use super::synthetic::SyntheticArgs;
 use crate::exit::{input, CliError};
-use crate::output::OutputArgs;
+use crate::output::{OutputArgs, Target};
 
 /// Workers the built-in demo runs on unless `--workers` says otherwise.
 const DEMO_WORKERS: u32 = 4;
@@ -69,8 +70,11 @@ pub struct ReplayArgs {
     /// When a session's next turn is sent: tracets, thinktime or fixed:MS [default: thinktime].
     #[arg(long)]
     dispatch: Option<DispatchMode>,
+    /// Replay a generated workload instead of a trace.
+    #[arg(long)]
+    synthetic: bool,
     #[command(flatten)]
-    synthetic: SyntheticArgs,
+    workload: SyntheticArgs,
 
     /// Workers [default: 1; 4 for the demo].
     #[arg(long)]
@@ -156,12 +160,14 @@ pub struct ReplayArgs {
     /// Run this spec file (flags given as well override its fields).
     #[arg(long, value_name = "FILE")]
     spec: Option<PathBuf>,
-    /// Print the spec this invocation describes and exit.
+    /// Print the spec this invocation describes (to --out FILE if given) and
+    /// exit; its paths are absolute, so it runs from any folder.
     #[arg(long)]
     print_spec: bool,
-    /// Write one JSON line per request to FILE.
-    #[arg(long, value_name = "FILE")]
-    per_request: Option<PathBuf>,
+    /// Write one JSON line per request to FILE; `-` is stdout, which then
+    /// carries only these lines (the report goes to --out FILE).
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    per_request: Option<Target>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -203,24 +209,8 @@ impl ReplayArgs {
             Some(path) => ReplaySpec::from_file(path)?,
             None => ReplaySpec::default(),
         };
-        if let Some(path) = &self.trace {
-            anyhow::ensure!(
-                !self.synthetic.synthetic,
-                "give either a TRACE file or --synthetic, not both"
-            );
-            spec.workload = WorkloadSpec::Trace {
-                path: path.clone(),
-                format: self.trace_format.map(|f| match f {
-                    FormatArg::Mooncake => TraceFormat::Mooncake,
-                    FormatArg::Bailian => TraceFormat::Bailian,
-                    FormatArg::Azure => TraceFormat::Azure,
-                    FormatArg::Burstgpt => TraceFormat::Burstgpt,
-                }),
-                trace_block_size: self.trace_block_size,
-            };
-        } else if self.synthetic.synthetic {
-            spec.workload = WorkloadSpec::Synthetic(self.synthetic.to_spec()?);
-        } else if self.spec.is_none() {
+        self.set_workload(&mut spec)?;
+        if self.spec.is_none() && matches!(spec.workload, WorkloadSpec::Demo) {
             spec.topology = TopologySpec::Aggregated {
                 workers: DEMO_WORKERS,
             };
@@ -313,18 +303,112 @@ impl ReplayArgs {
                 *field = flag;
             }
         }
+        self.check_effects(&spec)?;
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// The workload: TRACE or `--synthetic` replace the spec file's, and the
+    /// workload flags refine whichever it is.
+    fn set_workload(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        match (&self.trace, self.synthetic) {
+            (Some(_), true) => anyhow::bail!("give either a TRACE file or --synthetic, not both"),
+            (Some(path), false) => {
+                spec.workload = WorkloadSpec::Trace {
+                    path: path.clone(),
+                    format: None,
+                    trace_block_size: None,
+                }
+            }
+            (None, true) if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) => {
+                spec.workload = WorkloadSpec::Synthetic(self.workload.to_spec()?);
+                return Ok(());
+            }
+            (None, _) => {}
+        }
+        match &mut spec.workload {
+            WorkloadSpec::Synthetic(s) => self.workload.apply(s)?,
+            WorkloadSpec::Trace {
+                format,
+                trace_block_size,
+                ..
+            } => {
+                if let Some(f) = self.trace_format {
+                    *format = Some(match f {
+                        FormatArg::Mooncake => TraceFormat::Mooncake,
+                        FormatArg::Bailian => TraceFormat::Bailian,
+                        FormatArg::Azure => TraceFormat::Azure,
+                        FormatArg::Burstgpt => TraceFormat::Burstgpt,
+                    });
+                }
+                if self.trace_block_size.is_some() {
+                    *trace_block_size = self.trace_block_size;
+                }
+            }
+            WorkloadSpec::Demo => {}
+        }
+        Ok(())
+    }
+
+    /// Every flag given must change the run `spec` describes: one that would
+    /// be ignored is an error naming it and what it needs.
+    fn check_effects(&self, spec: &ReplaySpec) -> anyhow::Result<()> {
+        let workload = match &spec.workload {
+            WorkloadSpec::Demo => "the built-in demo trace".to_string(),
+            WorkloadSpec::Trace { path, .. } => format!("the trace {}", path.display()),
+            WorkloadSpec::Synthetic(_) => "a generated workload".to_string(),
+        };
+        if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) {
+            if let Some(flag) = self.workload.given().first() {
+                anyhow::bail!("{flag} has no effect on {workload}: it shapes a generated workload (--synthetic)");
+            }
+        }
+        if !matches!(spec.workload, WorkloadSpec::Trace { .. }) {
+            let trace_flags = [
+                ("--trace-format", self.trace_format.is_some()),
+                ("--trace-block-size", self.trace_block_size.is_some()),
+            ];
+            if let Some((flag, _)) = trace_flags.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect on {workload}: it applies to a TRACE file");
+            }
+        }
+        if let (Some(flag), Some(k)) = (self.workload.arrival_flag(), spec.admission.concurrency)
+        {
+            anyhow::bail!("{flag} has no effect with --concurrency {k}: in concurrency mode a request arrives when one in flight ends");
+        }
+        if self.preemption.is_some() && spec.engine.backend == Backend::Sglang {
+            anyhow::bail!("--preemption has no effect with --backend sglang: SGLang retracts the newest request, it has no victim choice");
+        }
+        if self.print_spec {
+            let given = [
+                ("--per-request", self.per_request.is_some()),
+                ("--format", self.output.format.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect with --print-spec, which runs nothing (--out FILE writes the spec there)");
+            }
+        }
+        Ok(())
     }
 }
 
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {
-    let spec = args.build_spec().map_err(input)?;
+    let mut spec = args.build_spec().map_err(input)?;
     if args.print_spec {
-        println!("{}", spec.to_json());
-        return Ok(());
+        let here = std::env::current_dir()
+            .context("resolving the spec's paths against the current folder")
+            .map_err(input)?;
+        spec.resolve_paths(&here);
+        let target = args.output.out.clone().unwrap_or(Target::Stdout);
+        return target.write("the spec", format!("{}\n", spec.to_json()).as_bytes());
     }
+    let per_request_on_stdout = args
+        .per_request
+        .as_ref()
+        .is_some_and(Target::is_stdout)
+        .then_some("--per-request -");
+    args.output.check_stdout(per_request_on_stdout)?;
     let replayer = Replayer::new(spec, SpecComposition).map_err(input)?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let output = if show_progress {
@@ -334,27 +418,28 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         replayer.run()
     }
     .map_err(input)?;
-    if let Some(path) = &args.per_request {
-        write_per_request(path, &output.records).map_err(input)?;
+    let started = Instant::now();
+    let _span = tracing::info_span!("report").entered();
+    if let Some(target) = &args.per_request {
+        target.stream("the per-request records", |w| {
+            for r in &output.records {
+                serde_json::to_writer(&mut *w, r)?;
+                w.write_all(b"\n")?;
+            }
+            Ok(())
+        })?;
     }
     let json = aisim_report::to_json(&output.report);
-    args.output.emit(
+    args.output.emit_beside(
+        per_request_on_stdout,
         || aisim_report::replay::render_replay(&output.report),
         &json,
-    )
-}
-
-fn write_per_request(
-    path: &PathBuf,
-    records: &[aisim_replay::collector::RequestRecord],
-) -> anyhow::Result<()> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    for r in records {
-        serde_json::to_writer(&mut w, r)?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()?;
+    )?;
+    tracing::info!(
+        records = output.records.len(),
+        json_bytes = json.len(),
+        wall_ms = started.elapsed().as_millis() as u64,
+        "outputs written"
+    );
     Ok(())
 }
