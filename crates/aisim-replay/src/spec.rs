@@ -548,7 +548,10 @@ impl ReplaySpec {
                     ));
                 }
                 if !(s.think_ms.is_finite() && s.think_ms >= 0.0) {
-                    return Err(ReplayError::spec("workload.think_ms", "must be 0 or more"));
+                    return Err(ReplayError::spec(
+                        "workload.think_ms",
+                        format!("{} must be 0 or more", s.think_ms),
+                    ));
                 }
                 if let Some(c) = &s.total_cdf {
                     let sorted = c
