@@ -11,7 +11,8 @@ use clap::{Arg, Command};
 /// `cmd` and all its subcommands with negative values allowed on every flag
 /// that takes a value, and one clear parser for every unsigned integer flag.
 pub fn with_number_checks(cmd: Command) -> Command {
-    cmd.mut_args(number_checks).mut_subcommands(with_number_checks)
+    cmd.mut_args(number_checks)
+        .mut_subcommands(with_number_checks)
 }
 
 fn number_checks(arg: Arg) -> Arg {
@@ -53,6 +54,24 @@ unsigned!(u8, u16, u32, u64, usize);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_u32_parses_and_nothing_outside_does(v in any::<i64>()) {
+            let parsed = whole::<u32>(&v.to_string());
+            match u32::try_from(v) {
+                Ok(n) => prop_assert_eq!(parsed, Ok(n)),
+                Err(_) if v < 0 => prop_assert_eq!(parsed.unwrap_err(), "must be a whole number, 0 or more"),
+                Err(_) => prop_assert_eq!(parsed.unwrap_err(), "must be at most 4294967295"),
+            }
+        }
+
+        #[test]
+        fn every_u64_round_trips(v in any::<u64>()) {
+            prop_assert_eq!(whole::<u64>(&v.to_string()), Ok(v));
+        }
+    }
 
     #[test]
     fn whole_numbers_name_what_is_wrong() {

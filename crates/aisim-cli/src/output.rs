@@ -64,7 +64,10 @@ impl Target {
         let sink: Box<dyn Write> = match self {
             Target::Stdout => Box::new(std::io::stdout().lock()),
             Target::File(p) => Box::new(File::create(p).map_err(|e| {
-                input(anyhow::anyhow!("cannot create {} for {what}: {e}", p.display()))
+                input(anyhow::anyhow!(
+                    "cannot create {} for {what}: {e}",
+                    p.display()
+                ))
             })?),
         };
         let mut w = BufWriter::new(sink);

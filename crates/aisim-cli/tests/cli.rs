@@ -284,12 +284,18 @@ fn negative_numbers_reach_the_flags_own_check() {
         (&["replay", "--workers", "-1"][..], "--workers"),
         (&["replay", "--max-num-seqs", "-3"], "--max-num-seqs"),
         (&["replay", "--warmup", "-1"], "--warmup"),
-        (&["replay", "--seed", "-7"], "--seed"),
+        (&["replay", "--synthetic", "--seed", "-7"], "--seed"),
         (&["replay", "--speedup", "-2"], "admission.speedup"),
         (&["replay", "--timeout", "-0.5"], "discipline.timeout_s"),
-        (&["replay", "--synthetic", "--rate", "-3"], "workload.arrival.rate"),
+        (
+            &["replay", "--synthetic", "--rate", "-3"],
+            "workload.arrival.rate",
+        ),
         (&["gen-trace", "--requests", "-5"], "--requests"),
-        (&["gen-trace", "--turns", "2", "--think-ms", "-5"], "think_ms"),
+        (
+            &["gen-trace", "--turns", "2", "--think-ms", "-5"],
+            "think_ms",
+        ),
         (&["simulate", "--n-s", "-3"], "--n-s"),
         (&["optimize", "--lam", "-5"], "--lam"),
         (&["grid-flex", "--n-gpus", "-4"], "--n-gpus"),
@@ -306,7 +312,9 @@ fn negative_numbers_reach_the_flags_own_check() {
     }
     let o = aisim(&["replay", "--workers", "-1"]);
     assert!(
-        stderr(&o).contains("invalid value '-1' for '--workers <WORKERS>': must be a whole number, 0 or more"),
+        stderr(&o).contains(
+            "invalid value '-1' for '--workers <WORKERS>': must be a whole number, 0 or more"
+        ),
         "{}",
         stderr(&o)
     );
@@ -317,27 +325,86 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
     let trace = fixture("traces/azure_small.csv");
     let synthetic_spec = temp(
         "synthetic-spec.json",
-        &stdout(&aisim(&["replay", "--synthetic", "--requests", "7", "--print-spec"])),
+        &stdout(&aisim(&[
+            "replay",
+            "--synthetic",
+            "--requests",
+            "7",
+            "--print-spec",
+        ])),
     );
     let spec = synthetic_spec.to_str().unwrap();
     for (args, needles) in [
-        (&["replay", &trace, "--requests", "5"][..], &["--requests", "azure_small.csv"][..]),
-        (&["replay", &trace, "--rate", "5"], &["--rate", "--synthetic"]),
+        (
+            &["replay", &trace, "--requests", "5"][..],
+            &["--requests", "azure_small.csv"][..],
+        ),
+        (
+            &["replay", &trace, "--rate", "5"],
+            &["--rate", "--synthetic"],
+        ),
         (&["replay", &trace, "--turns", "2"], &["--turns"]),
         (&["replay", &trace, "--constant-rate"], &["--constant-rate"]),
-        (&["replay", &trace, "--burstiness", "0.5"], &["--burstiness"]),
-        (&["replay", &trace, "--input-tokens", "9"], &["--input-tokens"]),
-        (&["replay", "--prefix-groups", "2"], &["--prefix-groups", "demo"]),
-        (&["replay", "--synthetic", "--trace-block-size", "16"], &["--trace-block-size", "TRACE"]),
-        (&["replay", "--trace-format", "azure"], &["--trace-format", "demo"]),
-        (&["replay", "--spec", spec, "--trace-block-size", "16"], &["--trace-block-size"]),
-        (&["replay", "--synthetic", "--think-ms", "5"], &["--think-ms", "--turns"]),
-        (&["replay", "--synthetic", "--prefix-tokens", "64"], &["--prefix-tokens", "--prefix-groups"]),
-        (&["replay", "--synthetic", "--concurrency", "4", "--rate", "3"], &["--rate", "--concurrency"]),
-        (&["replay", "--backend", "sglang", "--preemption", "fifo"], &["--preemption", "sglang"]),
-        (&["replay", "--print-spec", "--format", "json"], &["--format", "--print-spec"]),
-        (&["replay", "--print-spec", "--per-request", "x.jsonl"], &["--per-request", "--print-spec"]),
-        (&["gen-trace", "--think-ms", "5"], &["--think-ms", "--turns"]),
+        (
+            &["replay", &trace, "--burstiness", "0.5"],
+            &["--burstiness"],
+        ),
+        (
+            &["replay", &trace, "--input-tokens", "9"],
+            &["--input-tokens"],
+        ),
+        (
+            &["replay", "--prefix-groups", "2"],
+            &["--prefix-groups", "demo"],
+        ),
+        (
+            &["replay", "--synthetic", "--trace-block-size", "16"],
+            &["--trace-block-size", "TRACE"],
+        ),
+        (
+            &["replay", "--trace-format", "azure"],
+            &["--trace-format", "demo"],
+        ),
+        (
+            &["replay", "--spec", spec, "--trace-block-size", "16"],
+            &["--trace-block-size"],
+        ),
+        (
+            &["replay", "--synthetic", "--think-ms", "5"],
+            &["--think-ms", "--turns"],
+        ),
+        (
+            &["replay", "--synthetic", "--prefix-tokens", "64"],
+            &["--prefix-tokens", "--prefix-groups"],
+        ),
+        (
+            &["replay", "--synthetic", "--concurrency", "4", "--rate", "3"],
+            &["--rate", "--concurrency"],
+        ),
+        (
+            &["replay", "--backend", "sglang", "--preemption", "fifo"],
+            &["--preemption", "sglang"],
+        ),
+        (
+            &["replay", "--print-spec", "--format", "json"],
+            &["--format", "--print-spec"],
+        ),
+        (
+            &["replay", "--print-spec", "--per-request", "x.jsonl"],
+            &["--per-request", "--print-spec"],
+        ),
+        (
+            &["replay", "--synthetic", "--dispatch", "tracets"],
+            &["--dispatch tracets", "--turns"],
+        ),
+        (
+            &["replay", &trace, "--seed", "3"],
+            &["--seed", "round_robin", "--router random"],
+        ),
+        (
+            &["gen-trace", "--think-ms", "5"],
+            &["--think-ms", "--turns"],
+        ),
         (&["gen-trace", "--synthetic"], &["--synthetic"]),
     ] {
         let o = aisim(args);
@@ -348,7 +415,15 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
         }
     }
     // Where they do apply, the same flags refine the workload, also a spec file's.
-    let o = aisim(&["replay", "--spec", spec, "--requests", "9", "--format", "json"]);
+    let o = aisim(&[
+        "replay",
+        "--spec",
+        spec,
+        "--requests",
+        "9",
+        "--format",
+        "json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["outcomes"]["offered"], 9);
@@ -372,12 +447,35 @@ fn a_printed_spec_runs_from_any_folder() {
             .unwrap()
     };
     // Printed with a relative TRACE in one folder, run from another.
-    let o = run(&here, &["replay", "t.csv", "--workers", "2", "--print-spec", "--out", "spec.json"]);
+    let o = run(
+        &here,
+        &[
+            "replay",
+            "t.csv",
+            "--workers",
+            "2",
+            "--print-spec",
+            "--out",
+            "spec.json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
     let spec = here.join("spec.json");
-    let a = run(&here, &["replay", "t.csv", "--workers", "2", "--format", "json"]);
-    let b = run(&there, &["replay", "--spec", spec.to_str().unwrap(), "--format", "json"]);
+    let a = run(
+        &here,
+        &["replay", "t.csv", "--workers", "2", "--format", "json"],
+    );
+    let b = run(
+        &there,
+        &[
+            "replay",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
     assert!(b.status.success(), "{}", stderr(&b));
     let outcomes = |o: &Output| without_host(&stdout(o))["outcomes"].clone();
     assert_eq!(outcomes(&a), outcomes(&b));
@@ -388,7 +486,16 @@ fn a_printed_spec_runs_from_any_folder() {
         .replace(here.join("t.csv").to_str().unwrap(), "t.csv");
     assert!(text.contains("\"t.csv\""), "{text}");
     std::fs::write(here.join("relative.json"), text).unwrap();
-    let c = run(&there, &["replay", "--spec", here.join("relative.json").to_str().unwrap(), "--format", "json"]);
+    let c = run(
+        &there,
+        &[
+            "replay",
+            "--spec",
+            here.join("relative.json").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
     assert!(c.status.success(), "{}", stderr(&c));
     assert_eq!(outcomes(&a), outcomes(&c));
 }

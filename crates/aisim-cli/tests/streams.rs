@@ -14,9 +14,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn fixture(rel: &str) -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/")
-        .to_string()
-        + rel
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/").to_string() + rel
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -27,11 +25,20 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Commands of every kind, with outputs from 17 KB to about 1 MB.
 const COMMANDS: &[&[&str]] = &[
-    &["replay", "--synthetic", "--requests", "2000", "--per-request", "-"],
+    &[
+        "replay",
+        "--synthetic",
+        "--requests",
+        "2000",
+        "--per-request",
+        "-",
+    ],
     &["replay", "--format", "json"],
     &["gen-trace", "--requests", "5000"],
     &["profiles", "--format", "json"],
-    &["simulate", "--lam", "100", "--n-s", "9", "--n-l", "27", "--n-req", "2000"],
+    &[
+        "simulate", "--lam", "100", "--n-s", "9", "--n-l", "27", "--n-req", "2000",
+    ],
 ];
 
 #[test]
@@ -95,7 +102,13 @@ fn dash_is_stdout_and_stdout_carries_one_stream() {
     assert_eq!(without_host(&json), without_host(&out_dash));
 
     let report = dir.join("report.json");
-    let o = run(&["replay", "--per-request", "-", "--out", report.to_str().unwrap()]);
+    let o = run(&[
+        "replay",
+        "--per-request",
+        "-",
+        "--out",
+        report.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
         .unwrap()
@@ -104,7 +117,10 @@ fn dash_is_stdout_and_stdout_carries_one_stream() {
         .collect();
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(lines.len() as u64, v["outcomes"]["offered"].as_u64().unwrap());
+    assert_eq!(
+        lines.len() as u64,
+        v["outcomes"]["offered"].as_u64().unwrap()
+    );
     assert_eq!(lines.len(), 240);
 
     let gen = run(&["gen-trace", "--requests", "4", "--out", "-"]);
@@ -114,11 +130,31 @@ fn dash_is_stdout_and_stdout_carries_one_stream() {
     assert!(!dir.join("-").exists());
 
     for (args, a, b) in [
-        (&["replay", "--out", "-", "--format", "table"][..], "--out -", "--format table"),
-        (&["replay", "--per-request", "-", "--out", "-"], "--per-request -", "--out -"),
-        (&["replay", "--per-request", "-", "--format", "json"], "--per-request -", "--format json"),
-        (&["profiles", "--out", "-", "--format", "table"], "--out -", "--format table"),
-        (&["disagg", "--out", "-", "--format", "table"], "--out -", "--format table"),
+        (
+            &["replay", "--out", "-", "--format", "table"][..],
+            "--out -",
+            "--format table",
+        ),
+        (
+            &["replay", "--per-request", "-", "--out", "-"],
+            "--per-request -",
+            "--out -",
+        ),
+        (
+            &["replay", "--per-request", "-", "--format", "json"],
+            "--per-request -",
+            "--format json",
+        ),
+        (
+            &["profiles", "--out", "-", "--format", "table"],
+            "--out -",
+            "--format table",
+        ),
+        (
+            &["disagg", "--out", "-", "--format", "table"],
+            "--out -",
+            "--format table",
+        ),
     ] {
         let o = run(args);
         let e = stderr(&o);

@@ -401,10 +401,11 @@ impl ReplaySpec {
             path: path.into(),
             source,
         })?;
-        let mut spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
-            path: path.into(),
-            reason: format!("line {} column {}: {e}", e.line(), e.column()),
-        })?;
+        let mut spec: ReplaySpec =
+            serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
+                path: path.into(),
+                reason: format!("line {} column {}: {e}", e.line(), e.column()),
+            })?;
         // A relative path in a spec file means relative to that file.
         spec.resolve_paths(path.parent().unwrap_or(Path::new("")));
         spec.validate()?;
@@ -627,5 +628,51 @@ mod tests {
             "fixed:12.5".parse::<DispatchMode>(),
             Ok(DispatchMode::Fixed(12.5))
         );
+    }
+
+    fn with_paths(trace: &str, table: &str) -> ReplaySpec {
+        ReplaySpec {
+            workload: WorkloadSpec::Trace {
+                path: trace.into(),
+                format: None,
+                trace_block_size: None,
+            },
+            timing: TimingSpec::Table { path: table.into() },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_spec_files_relative_paths_are_relative_to_it() {
+        let dir = std::env::temp_dir().join(format!("aisim-spec-paths-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("run.json");
+        std::fs::write(
+            &file,
+            with_paths("t/trace.jsonl", "/abs/table.json").to_json(),
+        )
+        .unwrap();
+        let spec = ReplaySpec::from_file(&file).unwrap();
+        assert_eq!(
+            spec,
+            with_paths(
+                dir.join("t/trace.jsonl").to_str().unwrap(),
+                "/abs/table.json"
+            )
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn resolving_joins_relative_paths_and_keeps_absolute_ones(
+            rel in "[a-z]{1,8}(/[a-z]{1,8}){0,3}",
+            abs in "(/[a-z]{1,8}){1,4}",
+            base in "(/[a-z]{1,8}){0,3}",
+        ) {
+            let mut spec = with_paths(&rel, &abs);
+            spec.resolve_paths(Path::new(&base));
+            let joined = Path::new(&base).join(&rel);
+            proptest::prop_assert_eq!(spec, with_paths(joined.to_str().unwrap(), &abs));
+        }
     }
 }

@@ -372,9 +372,19 @@ impl ReplayArgs {
                 anyhow::bail!("{flag} has no effect on {workload}: it applies to a TRACE file");
             }
         }
-        if let (Some(flag), Some(k)) = (self.workload.arrival_flag(), spec.admission.concurrency)
-        {
+        if let (Some(flag), Some(k)) = (self.workload.arrival_flag(), spec.admission.concurrency) {
             anyhow::bail!("{flag} has no effect with --concurrency {k}: in concurrency mode a request arrives when one in flight ends");
+        }
+        let synthetic = match &spec.workload {
+            WorkloadSpec::Synthetic(s) => Some(s),
+            WorkloadSpec::Demo | WorkloadSpec::Trace { .. } => None,
+        };
+        if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
+            anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
+        }
+        if self.seed.is_some() && synthetic.is_none() && spec.router.policy != RouterKind::Random {
+            let router = serde_json::to_value(spec.router.policy)?;
+            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
         }
         if self.preemption.is_some() && spec.engine.backend == Backend::Sglang {
             anyhow::bail!("--preemption has no effect with --backend sglang: SGLang retracts the newest request, it has no victim choice");
