@@ -43,6 +43,31 @@ impl CliError {
     }
 }
 
+/// Makes a panic (always a bug) read like the other internal errors: one
+/// paragraph, a backtrace only when `RUST_BACKTRACE` asks for one; `main`
+/// then exits 1.
+pub fn report_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic");
+        let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "{}", panic_paragraph(what, &at));
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == BacktraceStatus::Captured {
+            let _ = writeln!(err, "{backtrace}");
+        }
+    }));
+}
+
+fn panic_paragraph(what: &str, at: &str) -> String {
+    format!("error: internal error: {what} (at {at}); this is a bug in aisim, please report it with the command line\n")
+}
+
 /// `error: MESSAGE` and a `caused by:` line per cause whose text the lines
 /// above do not already contain (thiserror messages often embed their source).
 fn paragraph(e: &anyhow::Error) -> String {
@@ -99,6 +124,14 @@ mod tests {
         assert_eq!(
             paragraph(&e),
             "error: loading the spec\n  caused by: no such file\n"
+        );
+    }
+
+    #[test]
+    fn a_panic_is_reported_as_an_internal_error() {
+        assert_eq!(
+            panic_paragraph("index out of bounds", "src/x.rs:3:5"),
+            "error: internal error: index out of bounds (at src/x.rs:3:5); this is a bug in aisim, please report it with the command line\n"
         );
     }
 

@@ -183,7 +183,10 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let started = Instant::now();
     let span = tracing::info_span!("command", name = %name).entered();
-    let result = run(cli.command);
+    exit::report_panics();
+    let Ok(result) = std::panic::catch_unwind(|| run(cli.command)) else {
+        return ExitCode::from(1); // the hook has reported it
+    };
     tracing::info!(
         ok = result.is_ok(),
         wall_ms = started.elapsed().as_millis() as u64,

@@ -73,8 +73,6 @@ pub struct ReplayArgs {
     /// Replay a generated workload instead of a trace.
     #[arg(long)]
     synthetic: bool,
-    #[command(flatten)]
-    workload: SyntheticArgs,
 
     /// Workers [default: 1; 4 for the demo].
     #[arg(long)]
@@ -173,6 +171,9 @@ pub struct ReplayArgs {
     quiet: bool,
     #[command(flatten)]
     output: OutputArgs,
+    // Last: the heading would carry over to the flags after it.
+    #[command(flatten, next_help_heading = "Generated workload (with --synthetic)")]
+    workload: SyntheticArgs,
 }
 
 fn parse_timing(s: &str) -> anyhow::Result<TimingSpec> {
