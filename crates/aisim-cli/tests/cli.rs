@@ -1,43 +1,16 @@
 //! The `aisim` binary as a user runs it: exit codes, errors, output forms.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn aisim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aisim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{aisim, command, fixture, stderr, stdout, temp_dir, without_host};
 
 fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = temp_dir("files").join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn fixture(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn without_host(json: &str) -> serde_json::Value {
-    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
-    v.as_object_mut().unwrap().remove("host");
-    v
 }
 
 #[test]
@@ -145,8 +118,7 @@ fn print_spec_then_spec_reproduces_the_run() {
 
 #[test]
 fn out_and_per_request_files() {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("out");
     let out = dir.join("r.json");
     let per = dir.join("r.jsonl");
     let trace = fixture("traces/azure_small.csv");
@@ -186,8 +158,7 @@ fn burstgpt_skips_are_reported() {
 
 #[test]
 fn gen_trace_writes_a_trace_that_replays() {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-gen-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("gen");
     let p = dir.join("gen.jsonl");
     let o = aisim(&[
         "gen-trace",
@@ -245,7 +216,7 @@ fn input_errors_print_one_paragraph_and_no_backtrace_even_with_rust_backtrace() 
         &["replay", "--timing", "table:/no/such/table.json"],
         &["simulate", "--cdf", "/no/such/cdf.json"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_aisim"))
+        let o = command()
             .args(args)
             .env("RUST_BACKTRACE", "1")
             .output()
@@ -434,18 +405,10 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
 
 #[test]
 fn a_printed_spec_runs_from_any_folder() {
-    let here = std::env::temp_dir().join(format!("aisim-cli-here-{}", std::process::id()));
-    let there = std::env::temp_dir().join(format!("aisim-cli-there-{}", std::process::id()));
-    std::fs::create_dir_all(&here).unwrap();
-    std::fs::create_dir_all(&there).unwrap();
+    let here = temp_dir("here");
+    let there = temp_dir("there");
     std::fs::copy(fixture("traces/azure_small.csv"), here.join("t.csv")).unwrap();
-    let run = |dir: &Path, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_aisim"))
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |dir: &Path, args: &[&str]| command().current_dir(dir).args(args).output().unwrap();
     // Printed with a relative TRACE in one folder, run from another.
     let o = run(
         &here,

@@ -1,27 +1,12 @@
 //! Where the binary's bytes go: a closed stdout pipe, a full disk, `-` for
 //! stdout, one stream on stdout, logs on stderr.
 
+mod common;
+
 use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn aisim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_aisim"))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn fixture(rel: &str) -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/").to_string() + rel
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-streams-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{command as aisim, fixture, stderr, temp_dir, without_host};
 
 /// Commands of every kind, with outputs from 17 KB to about 1 MB.
 const COMMANDS: &[&[&str]] = &[
@@ -94,12 +79,8 @@ fn dash_is_stdout_and_stdout_carries_one_stream() {
     let json = run(&["replay", "--format", "json"]);
     let out_dash = run(&["replay", "--out", "-"]);
     assert!(out_dash.status.success(), "{}", stderr(&out_dash));
-    let without_host = |o: &Output| {
-        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v.as_object_mut().unwrap().remove("host");
-        v
-    };
-    assert_eq!(without_host(&json), without_host(&out_dash));
+    let report_of = |o: &Output| without_host(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(report_of(&json), report_of(&out_dash));
 
     let report = dir.join("report.json");
     let o = run(&[

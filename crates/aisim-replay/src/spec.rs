@@ -132,6 +132,25 @@ pub struct SyntheticSpec {
     pub total_cdf: Option<TotalLengthCdf>,
 }
 
+impl Default for SyntheticSpec {
+    /// 1,000 single-turn requests of 1,024 prompt and 128 output tokens,
+    /// Poisson at 10 per second, no shared prefixes.
+    fn default() -> Self {
+        SyntheticSpec {
+            requests: 1000,
+            input: LengthSpec::Fixed { tokens: 1024 },
+            output: LengthSpec::Fixed { tokens: 128 },
+            arrival: ArrivalSpec::Poisson { rate: 10.0 },
+            prefix_groups: 0,
+            prefix_tokens: 0,
+            turns: one(),
+            think_ms: 0.0,
+            trace_block_size: default_block(),
+            total_cdf: None,
+        }
+    }
+}
+
 /// A CDF of total tokens per request: points `(t, F)` from (0, 0), lengths
 /// uniform within an interval, clamped to `min_tokens ..= max_tokens`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

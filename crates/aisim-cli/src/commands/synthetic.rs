@@ -60,22 +60,6 @@ fn parse_length(flag: &str, s: &str) -> anyhow::Result<LengthSpec> {
     })
 }
 
-/// The workload the flags describe when none of them is given.
-fn defaults() -> SyntheticSpec {
-    SyntheticSpec {
-        requests: 1000,
-        input: LengthSpec::Fixed { tokens: 1024 },
-        output: LengthSpec::Fixed { tokens: 128 },
-        arrival: ArrivalSpec::Poisson { rate: 10.0 },
-        prefix_groups: 0,
-        prefix_tokens: 0,
-        turns: 1,
-        think_ms: 0.0,
-        trace_block_size: 512,
-        total_cdf: None,
-    }
-}
-
 impl SyntheticArgs {
     /// The flags given on the command line, as typed: they shape a generated
     /// workload and nothing else.
@@ -113,7 +97,7 @@ impl SyntheticArgs {
 
     /// The workload over the defaults.
     pub fn to_spec(&self) -> anyhow::Result<SyntheticSpec> {
-        let mut spec = defaults();
+        let mut spec = SyntheticSpec::default();
         self.apply(&mut spec)?;
         Ok(spec)
     }
