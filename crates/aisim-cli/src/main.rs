@@ -132,6 +132,9 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written is dropped: complaining about it
+        // on the same stderr would panic.
+        .log_internal_errors(false)
         .try_init();
 }
 

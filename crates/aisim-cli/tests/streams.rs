@@ -63,6 +63,19 @@ fn a_full_disk_is_one_line_and_exit_1() {
             "{args:?}: {e}"
         );
     }
+    // Logs that cannot be written are dropped; the run goes on.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = aisim()
+        .args(["replay", "-v", "--format", "json"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outcomes"]["completed"], 240);
     // A file named by a flag, too.
     let o = aisim()
         .args(["replay", "--out", "/dev/full"])
