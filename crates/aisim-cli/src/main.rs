@@ -153,7 +153,11 @@ fn parse() -> Result<(Cli, String), ExitCode> {
             let _ = e.print();
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
         } else {
-            match Target::Stdout.write("the help", e.render().to_string().as_bytes()) {
+            let what = match e.kind() {
+                clap::error::ErrorKind::DisplayVersion => "the version",
+                _ => "the help",
+            };
+            match Target::Stdout.write(what, e.render().to_string().as_bytes()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => e.report(),
             }
