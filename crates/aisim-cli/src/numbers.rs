@@ -10,6 +10,9 @@ use clap::{Arg, Command};
 
 /// `cmd` and all its subcommands with negative values allowed on every flag
 /// that takes a value, and one clear parser for every unsigned integer flag.
+/// That parser replaces the flag's own, so a range given to clap
+/// (`value_parser!(u32).range(1..)`) would be lost: check ranges where the
+/// value is used, as the specs do.
 pub fn with_number_checks(cmd: Command) -> Command {
     cmd.mut_args(number_checks)
         .mut_subcommands(with_number_checks)

@@ -353,6 +353,16 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
             &["--rate", "--concurrency"],
         ),
         (
+            &[
+                "replay",
+                "--backend",
+                "sglang",
+                "--max-num-batched-tokens",
+                "512",
+            ],
+            &["--max-num-batched-tokens", "sglang", "max_prefill_tokens"],
+        ),
+        (
             &["replay", "--backend", "sglang", "--preemption", "fifo"],
             &["--preemption", "sglang"],
         ),

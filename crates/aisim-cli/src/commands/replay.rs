@@ -95,7 +95,7 @@ pub struct ReplayArgs {
     /// Most running requests per rank [default: 256].
     #[arg(long)]
     max_num_seqs: Option<u32>,
-    /// Token budget per pass [default: 8192].
+    /// Token budget per pass, vLLM and TensorRT-LLM [default: 8192].
     #[arg(long)]
     max_num_batched_tokens: Option<u32>,
     /// Turn prefix caching off.
@@ -387,8 +387,16 @@ impl ReplayArgs {
             let router = serde_json::to_value(spec.router.policy)?;
             anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
         }
-        if self.preemption.is_some() && spec.engine.backend == Backend::Sglang {
-            anyhow::bail!("--preemption has no effect with --backend sglang: SGLang retracts the newest request, it has no victim choice");
+        // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
+        // core has its own.
+        let vllm_only = [
+            ("--preemption", self.preemption.is_some(), "it retracts the newest request, there is no victim to choose"),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some(), "its budgets are the spec's engine.max_prefill_tokens and engine.chunked_prefill_size"),
+        ];
+        if spec.engine.backend == Backend::Sglang {
+            if let Some((flag, _, why)) = vllm_only.iter().find(|(_, given, _)| *given) {
+                anyhow::bail!("{flag} has no effect with --backend sglang: {why}");
+            }
         }
         if self.print_spec {
             let given = [
