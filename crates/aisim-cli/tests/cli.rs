@@ -472,3 +472,41 @@ fn a_printed_spec_runs_from_any_folder() {
     assert!(c.status.success(), "{}", stderr(&c));
     assert_eq!(outcomes(&a), outcomes(&c));
 }
+
+#[test]
+fn a_bad_value_is_named_by_the_flag_that_set_it_or_the_file() {
+    for (args, first_line) in [
+        (
+            &["replay", "--speedup", "-2"][..],
+            "error: --speedup: invalid replay spec: `admission.speedup`: -2 must be a finite number above 0",
+        ),
+        (
+            &["replay", "--dp-size", "0"],
+            "error: --dp-size: invalid engine configuration: `dp_size` = 0: must be at least 1",
+        ),
+        (
+            &["replay", "--synthetic", "--turns", "0"],
+            "error: --turns: invalid replay spec: `workload.turns`: 0: at least 1 turn per session",
+        ),
+        (
+            &["replay", "--drain", "-1"],
+            "error: --drain: invalid replay spec: `discipline.drain_s`: -1 must be 0 or more",
+        ),
+    ] {
+        let o = aisim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&o), format!("{first_line}\n"), "{args:?}");
+    }
+    let spec =
+        stdout(&aisim(&["replay", "--print-spec"])).replace("\"workers\": 4", "\"workers\": 0");
+    let file = temp("zero-workers.json", &spec);
+    let o = aisim(&["replay", "--spec", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: invalid replay spec: `topology.workers`: 0 workers: at least 1 is needed\n",
+            file.display()
+        )
+    );
+}

@@ -14,6 +14,7 @@ use aisim_replay::{ReplaySpec, Replayer};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
+use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{input, CliError};
 use crate::output::{OutputArgs, Target};
@@ -207,7 +208,7 @@ impl ReplayArgs {
     /// The spec these flags describe (over `--spec` or the defaults).
     fn build_spec(&self) -> anyhow::Result<ReplaySpec> {
         let mut spec = match &self.spec {
-            Some(path) => ReplaySpec::from_file(path)?,
+            Some(path) => ReplaySpec::from_file(path).map_err(|e| blame_file(e, path))?,
             None => ReplaySpec::default(),
         };
         self.set_workload(&mut spec)?;
@@ -305,8 +306,76 @@ impl ReplayArgs {
             }
         }
         self.check_effects(&spec)?;
-        spec.validate()?;
+        spec.validate()
+            .map_err(|e| blame_flag(e, &self.field_flags()))?;
         Ok(spec)
+    }
+
+    /// The spec (and engine) fields the flags set, for errors to name the flag.
+    fn field_flags(&self) -> Vec<FieldFlag> {
+        let timing = self.timing.is_some();
+        let mut fields = vec![
+            ("topology.workers", "--workers", self.workers.is_some()),
+            ("admission.speedup", "--speedup", self.speedup.is_some()),
+            (
+                "admission.concurrency",
+                "--concurrency",
+                self.concurrency.is_some(),
+            ),
+            (
+                "workload.trace_block_size",
+                "--trace-block-size",
+                self.trace_block_size.is_some(),
+            ),
+            ("discipline.warmup_s", "--warmup-s", self.warmup_s.is_some()),
+            ("discipline.timeout_s", "--timeout", self.timeout.is_some()),
+            ("discipline.drain_s", "--drain", self.drain.is_some()),
+            (
+                "discipline.max_sim_time_s",
+                "--max-sim-time",
+                self.max_sim_time.is_some(),
+            ),
+            ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
+            ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
+            ("sla.e2e_ms", "--sla-e2e-ms", self.sla_e2e_ms.is_some()),
+            ("timing.prefill_ms", "--timing", timing),
+            ("timing.decode_ms", "--timing", timing),
+            ("dp_size", "--dp-size", self.dp_size.is_some()),
+            ("tp_size", "--tp-size", self.tp_size.is_some()),
+            ("block_size", "--block-size", self.block_size.is_some()),
+            (
+                "num_gpu_blocks",
+                "--num-gpu-blocks",
+                self.num_gpu_blocks.is_some(),
+            ),
+            (
+                "max_num_seqs",
+                "--max-num-seqs",
+                self.max_num_seqs.is_some(),
+            ),
+            (
+                "max_num_batched_tokens",
+                "--max-num-batched-tokens",
+                self.max_num_batched_tokens.is_some(),
+            ),
+            (
+                "max_model_len",
+                "--max-model-len",
+                self.max_model_len.is_some(),
+            ),
+            (
+                "speedup_ratio",
+                "--speedup-ratio",
+                self.speedup_ratio.is_some(),
+            ),
+            (
+                "decode_speedup_ratio",
+                "--decode-speedup-ratio",
+                self.decode_speedup_ratio.is_some(),
+            ),
+        ];
+        fields.extend(self.workload.field_flags());
+        fields
     }
 
     /// The workload: TRACE or `--synthetic` replace the spec file's, and the

@@ -79,6 +79,36 @@ impl SyntheticArgs {
         .collect()
     }
 
+    /// The spec fields these flags set, for errors to name the flag.
+    pub fn field_flags(&self) -> [super::blame::FieldFlag; 8] {
+        [
+            ("workload.requests", "--requests", self.requests.is_some()),
+            (
+                "workload.input",
+                "--input-tokens",
+                self.input_tokens.is_some(),
+            ),
+            (
+                "workload.output",
+                "--output-tokens",
+                self.output_tokens.is_some(),
+            ),
+            ("workload.arrival.rate", "--rate", self.rate.is_some()),
+            (
+                "workload.arrival.burstiness",
+                "--burstiness",
+                self.burstiness.is_some(),
+            ),
+            ("workload.turns", "--turns", self.turns.is_some()),
+            ("workload.think_ms", "--think-ms", self.think_ms.is_some()),
+            (
+                "workload.prefix_tokens",
+                "--prefix-tokens",
+                self.prefix_tokens.is_some(),
+            ),
+        ]
+    }
+
     /// The arrival-process flags and whether each was given.
     fn arrival_flags(&self) -> [(&'static str, bool); 3] {
         [
