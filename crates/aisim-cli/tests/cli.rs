@@ -492,6 +492,10 @@ fn a_bad_value_is_named_by_the_flag_that_set_it_or_the_file() {
             &["replay", "--drain", "-1"],
             "error: --drain: invalid replay spec: `discipline.drain_s`: -1 must be 0 or more",
         ),
+        (
+            &["gen-trace", "--requests", "0"],
+            "error: --requests: invalid replay spec: `workload.requests`: 0: at least 1 request",
+        ),
     ] {
         let o = aisim(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

@@ -5,6 +5,7 @@ use aisim_replay::trace::write_mooncake_row;
 use aisim_replay::workload::{SyntheticWorkload, Workload};
 use clap::Args;
 
+use super::blame::blame_flag;
 use super::synthetic::SyntheticArgs;
 use crate::exit::{input, CliError};
 use crate::output::Target;
@@ -31,7 +32,8 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
         seed: args.seed,
         ..Default::default()
     };
-    spec.validate().map_err(input)?;
+    spec.validate()
+        .map_err(|e| input(blame_flag(e, &args.workload.field_flags())))?;
     let target = args.out.unwrap_or(Target::Stdout);
     let mut w = SyntheticWorkload::new(synthetic, args.seed, 1.0);
     target.stream("the trace", |mut sink| {
