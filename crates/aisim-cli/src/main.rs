@@ -1,18 +1,22 @@
 //! `aisim`: replay LLM serving traces and plan GPU fleets, on a virtual clock.
 //!
 //! This binary only parses arguments, sets up logging and progress, runs the
-//! library crates and maps failures to exit codes (0 ok, 1 run failed, 2 bad
-//! usage, configuration or input).
+//! library crates and maps failures to exit codes (docs/errors.md: 0 ok, 1 a
+//! failed write or an internal error, 2 bad usage, configuration or input).
 
 mod commands;
 mod exit;
+mod numbers;
 mod output;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use exit::CliError;
+use output::Target;
 
 /// Deterministic simulator of LLM inference serving.
 #[derive(Debug, Parser)]
@@ -127,13 +131,42 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written is dropped: complaining about it
+        // on the same stderr would panic.
+        .log_internal_errors(false)
         .try_init();
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    init_logging(cli.verbose);
-    let result: Result<(), CliError> = match cli.command {
+/// Parses the arguments; `--help` and `--version` go through the one stdout
+/// path, usage errors to stderr with clap's exit code (2). Gives the
+/// subcommand's name too, for the logs.
+fn parse() -> Result<(Cli, String), ExitCode> {
+    let parsed = numbers::with_number_checks(Cli::command())
+        .try_get_matches()
+        .and_then(|m| {
+            let name = m.subcommand_name().unwrap_or_default().to_string();
+            Ok((Cli::from_arg_matches(&m)?, name))
+        });
+    parsed.map_err(|e| {
+        if e.use_stderr() {
+            let _ = e.print();
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+        } else {
+            let what = match e.kind() {
+                clap::error::ErrorKind::DisplayVersion => "the version",
+                _ => "the help",
+            };
+            match Target::Stdout.write(what, e.render().to_string().as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => e.report(),
+            }
+        }
+    })
+}
+
+fn run(command: Command) -> Result<(), CliError> {
+    match command {
         Command::Replay(args) => commands::replay::run(*args),
         Command::GenTrace(args) => commands::gen_trace::run(args),
         Command::Optimize(a) => commands::fleet::run_optimize(a),
@@ -146,7 +179,27 @@ fn main() -> ExitCode {
         Command::TokPerWatt(a) => commands::fleet::run_tok_per_watt(a),
         Command::GridFlex(a) => commands::fleet::run_grid_flex(a),
         Command::Profiles(args) => commands::profiles::run(args),
+    }
+}
+
+fn main() -> ExitCode {
+    let (cli, name) = match parse() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
+    init_logging(cli.verbose);
+    let started = Instant::now();
+    let span = tracing::info_span!("command", name = %name).entered();
+    exit::report_panics();
+    let Ok(result) = std::panic::catch_unwind(|| run(cli.command)) else {
+        return ExitCode::from(1); // the hook has reported it
+    };
+    tracing::info!(
+        ok = result.is_ok(),
+        wall_ms = started.elapsed().as_millis() as u64,
+        "command finished"
+    );
+    drop(span);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => e.report(),

@@ -1,9 +1,13 @@
 //! Output conventions shared by every subcommand: a table on stdout by default,
-//! `--format json` for JSON on stdout, `--out FILE` to also write the JSON.
+//! `--format json` for JSON on stdout, `--out FILE` to also write the JSON, and
+//! `-` as a file name for stdout. Every byte the binary writes to stdout goes
+//! through [`Target`], so a closed pipe and a full disk are handled once.
 
+use std::fs::File;
+use std::io::{BufWriter, ErrorKind, Write};
 use std::path::PathBuf;
 
-use anyhow::Context;
+use clap::builder::{PathBufValueParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 
 use crate::exit::{input, CliError};
@@ -18,29 +22,127 @@ pub enum Format {
     Json,
 }
 
+/// Where an output goes: `-` is stdout, anything else a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Standard output.
+    Stdout,
+    /// A file, created or truncated.
+    File(PathBuf),
+}
+
+impl Target {
+    /// The clap parser of an output flag's value.
+    pub fn parser() -> impl TypedValueParser<Value = Target> {
+        PathBufValueParser::new().map(|p| {
+            if p.as_os_str() == "-" {
+                Target::Stdout
+            } else {
+                Target::File(p)
+            }
+        })
+    }
+
+    /// Whether this is stdout.
+    pub fn is_stdout(&self) -> bool {
+        *self == Target::Stdout
+    }
+
+    /// Writes `bytes` whole; `what` names them in the error.
+    pub fn write(&self, what: &str, bytes: &[u8]) -> Result<(), CliError> {
+        self.stream(what, |w| w.write_all(bytes))
+    }
+
+    /// Lets `fill` write through a buffer, then flushes it. A file that
+    /// cannot be created is the user's error (exit 2); a failing write is
+    /// not (exit 1), and a closed stdout pipe ends the program quietly.
+    pub fn stream(
+        &self,
+        what: &str,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), CliError> {
+        let sink: Box<dyn Write> = match self {
+            Target::Stdout => Box::new(std::io::stdout().lock()),
+            Target::File(p) => Box::new(File::create(p).map_err(|e| {
+                input(anyhow::anyhow!(
+                    "cannot create {} for {what}: {e}",
+                    p.display()
+                ))
+            })?),
+        };
+        let mut w = BufWriter::new(sink);
+        fill(&mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| self.write_error(what, e))
+    }
+
+    fn write_error(&self, what: &str, e: std::io::Error) -> CliError {
+        match self {
+            Target::Stdout if e.kind() == ErrorKind::BrokenPipe => CliError::ClosedPipe,
+            Target::Stdout => CliError::Write(format!("cannot write {what} to stdout: {e}")),
+            Target::File(p) => {
+                CliError::Write(format!("cannot write {what} to {}: {e}", p.display()))
+            }
+        }
+    }
+}
+
 /// `--format` and `--out`.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Also write the JSON report to this file.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    /// Output format on stdout [default: table].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Also write the JSON report to FILE; `-` puts the JSON on stdout instead of the table.
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    pub out: Option<Target>,
 }
 
 impl OutputArgs {
-    /// Prints `table` or `json` by the chosen format, and writes `json` to `--out`.
+    /// Fails when two streams would share stdout: `--out -` with `--format
+    /// table`, or `other` (a flag such as `--per-request -` that already
+    /// writes stdout) with `--out -` or an explicit `--format`. Check it
+    /// before the work; [`OutputArgs::emit`] checks it again.
+    pub fn check_stdout(&self, other: Option<&str>) -> Result<(), CliError> {
+        let out_stdout = self.out.as_ref().is_some_and(Target::is_stdout);
+        let why = match (other, out_stdout, self.format) {
+            (None, true, Some(Format::Table)) => "--out - and --format table would both write stdout: --out - prints the JSON instead of the table, so drop --format table or give --out a FILE".to_string(),
+            (Some(flag), true, _) => format!("{flag} and --out - would both write stdout: give one of them a FILE"),
+            (Some(flag), false, Some(f)) => format!(
+                "{flag} and --format {} would both write stdout: drop --format (the report then goes only to --out FILE)",
+                f.to_possible_value().expect("no skipped values").get_name()
+            ),
+            _ => return Ok(()),
+        };
+        Err(input(anyhow::Error::msg(why)))
+    }
+
+    /// Writes `json` to `--out`, then the rendering `--format` chooses to
+    /// stdout: `table()`, or `json` with `--format json` or `--out -`.
     pub fn emit(&self, table: impl FnOnce() -> String, json: &str) -> Result<(), CliError> {
-        if let Some(path) = &self.out {
-            std::fs::write(path, json)
-                .with_context(|| format!("cannot write {}", path.display()))
-                .map_err(input)?;
+        self.emit_beside(None, table, json)
+    }
+
+    /// As [`OutputArgs::emit`], but nothing goes to stdout when `other` (see
+    /// [`OutputArgs::check_stdout`]) already wrote it.
+    pub fn emit_beside(
+        &self,
+        other: Option<&str>,
+        table: impl FnOnce() -> String,
+        json: &str,
+    ) -> Result<(), CliError> {
+        self.check_stdout(other)?;
+        if let Some(t @ Target::File(_)) = &self.out {
+            t.write("the JSON report", json.as_bytes())?;
         }
-        match self.format {
-            Format::Table => print!("{}", table()),
-            Format::Json => print!("{json}"),
+        if other.is_some() {
+            return Ok(());
         }
-        Ok(())
+        let json_on_stdout = self.format == Some(Format::Json) || self.out == Some(Target::Stdout);
+        if json_on_stdout {
+            Target::Stdout.write("the JSON report", json.as_bytes())
+        } else {
+            Target::Stdout.write("the report", table().as_bytes())
+        }
     }
 }

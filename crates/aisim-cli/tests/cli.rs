@@ -1,43 +1,16 @@
 //! The `aisim` binary as a user runs it: exit codes, errors, output forms.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn aisim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aisim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{aisim, command, fixture, stderr, stdout, temp_dir, without_host};
 
 fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = temp_dir("files").join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn fixture(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn without_host(json: &str) -> serde_json::Value {
-    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
-    v.as_object_mut().unwrap().remove("host");
-    v
 }
 
 #[test]
@@ -145,8 +118,7 @@ fn print_spec_then_spec_reproduces_the_run() {
 
 #[test]
 fn out_and_per_request_files() {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("out");
     let out = dir.join("r.json");
     let per = dir.join("r.jsonl");
     let trace = fixture("traces/azure_small.csv");
@@ -186,8 +158,7 @@ fn burstgpt_skips_are_reported() {
 
 #[test]
 fn gen_trace_writes_a_trace_that_replays() {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-gen-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("gen");
     let p = dir.join("gen.jsonl");
     let o = aisim(&[
         "gen-trace",
@@ -234,4 +205,312 @@ fn a_profile_sets_timing_and_kv_capacity() {
     assert_eq!(v["timing"]["kind"], "iteration");
     // 29,707 blocks of 16 tokens = 475,312 tokens = 7,426 blocks of 64.
     assert_eq!(v["engine"]["num_gpu_blocks"], 7426);
+}
+
+#[test]
+fn input_errors_print_one_paragraph_and_no_backtrace_even_with_rust_backtrace() {
+    for args in [
+        &["replay", "--workers", "0"][..],
+        &["replay", "/no/such/trace.jsonl"],
+        &["replay", "--spec", "/no/such/spec.json"],
+        &["replay", "--timing", "table:/no/such/table.json"],
+        &["simulate", "--cdf", "/no/such/cdf.json"],
+    ] {
+        let o = command()
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.starts_with("error: "), "{args:?}: {e}");
+        assert!(
+            !e.contains("backtrace") && !e.contains("  0: ") && !e.contains("panicked"),
+            "{args:?}: {e}"
+        );
+        // Every `caused by` says something the lines above it do not.
+        let lines: Vec<&str> = e.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if let Some(cause) = line.trim().strip_prefix("caused by: ") {
+                assert!(
+                    !lines[..i].iter().any(|l| l.contains(cause)),
+                    "{args:?}: repeated cause in {e}"
+                );
+            }
+        }
+    }
+    // The typical repetition: a file error embeds the OS error once.
+    let o = aisim(&["replay", "/no/such/trace.jsonl"]);
+    assert_eq!(
+        stderr(&o).matches("No such file or directory").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn negative_numbers_reach_the_flags_own_check() {
+    for (args, flag) in [
+        (&["replay", "--workers", "-1"][..], "--workers"),
+        (&["replay", "--max-num-seqs", "-3"], "--max-num-seqs"),
+        (&["replay", "--warmup", "-1"], "--warmup"),
+        (&["replay", "--synthetic", "--seed", "-7"], "--seed"),
+        (&["replay", "--speedup", "-2"], "admission.speedup"),
+        (&["replay", "--timeout", "-0.5"], "discipline.timeout_s"),
+        (
+            &["replay", "--synthetic", "--rate", "-3"],
+            "workload.arrival.rate",
+        ),
+        (&["gen-trace", "--requests", "-5"], "--requests"),
+        (
+            &["gen-trace", "--turns", "2", "--think-ms", "-5"],
+            "think_ms",
+        ),
+        (&["simulate", "--n-s", "-3"], "--n-s"),
+        (&["optimize", "--lam", "-5"], "--lam"),
+        (&["grid-flex", "--n-gpus", "-4"], "--n-gpus"),
+    ] {
+        let o = aisim(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        let value = args[args.len() - 1];
+        assert!(e.contains(flag), "{args:?}: {e}");
+        assert!(
+            e.contains(value) && !e.contains("unexpected argument"),
+            "{args:?}: {e}"
+        );
+    }
+    let o = aisim(&["replay", "--workers", "-1"]);
+    assert!(
+        stderr(&o).contains(
+            "invalid value '-1' for '--workers <WORKERS>': must be a whole number, 0 or more"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn flags_that_would_be_ignored_are_errors_naming_them() {
+    let trace = fixture("traces/azure_small.csv");
+    let synthetic_spec = temp(
+        "synthetic-spec.json",
+        &stdout(&aisim(&[
+            "replay",
+            "--synthetic",
+            "--requests",
+            "7",
+            "--print-spec",
+        ])),
+    );
+    let spec = synthetic_spec.to_str().unwrap();
+    for (args, needles) in [
+        (
+            &["replay", &trace, "--requests", "5"][..],
+            &["--requests", "azure_small.csv"][..],
+        ),
+        (
+            &["replay", &trace, "--rate", "5"],
+            &["--rate", "--synthetic"],
+        ),
+        (&["replay", &trace, "--turns", "2"], &["--turns"]),
+        (&["replay", &trace, "--constant-rate"], &["--constant-rate"]),
+        (
+            &["replay", &trace, "--burstiness", "0.5"],
+            &["--burstiness"],
+        ),
+        (
+            &["replay", &trace, "--input-tokens", "9"],
+            &["--input-tokens"],
+        ),
+        (
+            &["replay", "--prefix-groups", "2"],
+            &["--prefix-groups", "demo"],
+        ),
+        (
+            &["replay", "--synthetic", "--trace-block-size", "16"],
+            &["--trace-block-size", "TRACE"],
+        ),
+        (
+            &["replay", "--trace-format", "azure"],
+            &["--trace-format", "demo"],
+        ),
+        (
+            &["replay", "--spec", spec, "--trace-block-size", "16"],
+            &["--trace-block-size"],
+        ),
+        (
+            &["replay", "--synthetic", "--think-ms", "5"],
+            &["--think-ms", "--turns"],
+        ),
+        (
+            &["replay", "--synthetic", "--prefix-tokens", "64"],
+            &["--prefix-tokens", "--prefix-groups"],
+        ),
+        (
+            &["replay", "--synthetic", "--concurrency", "4", "--rate", "3"],
+            &["--rate", "--concurrency"],
+        ),
+        (
+            &[
+                "replay",
+                "--backend",
+                "sglang",
+                "--max-num-batched-tokens",
+                "512",
+            ],
+            &["--max-num-batched-tokens", "sglang", "max_prefill_tokens"],
+        ),
+        (
+            &["replay", "--backend", "sglang", "--preemption", "fifo"],
+            &["--preemption", "sglang"],
+        ),
+        (
+            &["replay", "--print-spec", "--format", "json"],
+            &["--format", "--print-spec"],
+        ),
+        (
+            &["replay", "--print-spec", "--per-request", "x.jsonl"],
+            &["--per-request", "--print-spec"],
+        ),
+        (
+            &["replay", "--synthetic", "--dispatch", "tracets"],
+            &["--dispatch tracets", "--turns"],
+        ),
+        (
+            &["replay", &trace, "--seed", "3"],
+            &["--seed", "round_robin", "--router random"],
+        ),
+        (
+            &["gen-trace", "--think-ms", "5"],
+            &["--think-ms", "--turns"],
+        ),
+        (&["gen-trace", "--synthetic"], &["--synthetic"]),
+    ] {
+        let o = aisim(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        for n in needles {
+            assert!(e.contains(n), "{args:?}: `{n}` missing in {e}");
+        }
+    }
+    // Where they do apply, the same flags refine the workload, also a spec file's.
+    let o = aisim(&[
+        "replay",
+        "--spec",
+        spec,
+        "--requests",
+        "9",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["outcomes"]["offered"], 9);
+    let o = aisim(&["replay", "--spec", spec, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["outcomes"]["offered"], 7);
+}
+
+#[test]
+fn a_printed_spec_runs_from_any_folder() {
+    let here = temp_dir("here");
+    let there = temp_dir("there");
+    std::fs::copy(fixture("traces/azure_small.csv"), here.join("t.csv")).unwrap();
+    let run = |dir: &Path, args: &[&str]| command().current_dir(dir).args(args).output().unwrap();
+    // Printed with a relative TRACE in one folder, run from another.
+    let o = run(
+        &here,
+        &[
+            "replay",
+            "t.csv",
+            "--workers",
+            "2",
+            "--print-spec",
+            "--out",
+            "spec.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let spec = here.join("spec.json");
+    let a = run(
+        &here,
+        &["replay", "t.csv", "--workers", "2", "--format", "json"],
+    );
+    let b = run(
+        &there,
+        &[
+            "replay",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(b.status.success(), "{}", stderr(&b));
+    let outcomes = |o: &Output| without_host(&stdout(o))["outcomes"].clone();
+    assert_eq!(outcomes(&a), outcomes(&b));
+    assert_eq!(outcomes(&b)["completed"], 3);
+    // A hand-written spec with a relative path: relative to the spec file.
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace(here.join("t.csv").to_str().unwrap(), "t.csv");
+    assert!(text.contains("\"t.csv\""), "{text}");
+    std::fs::write(here.join("relative.json"), text).unwrap();
+    let c = run(
+        &there,
+        &[
+            "replay",
+            "--spec",
+            here.join("relative.json").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert_eq!(outcomes(&a), outcomes(&c));
+}
+
+#[test]
+fn a_bad_value_is_named_by_the_flag_that_set_it_or_the_file() {
+    for (args, first_line) in [
+        (
+            &["replay", "--speedup", "-2"][..],
+            "error: --speedup: invalid replay spec: `admission.speedup`: -2 must be a finite number above 0",
+        ),
+        (
+            &["replay", "--dp-size", "0"],
+            "error: --dp-size: invalid engine configuration: `dp_size` = 0: must be at least 1",
+        ),
+        (
+            &["replay", "--synthetic", "--turns", "0"],
+            "error: --turns: invalid replay spec: `workload.turns`: 0: at least 1 turn per session",
+        ),
+        (
+            &["replay", "--drain", "-1"],
+            "error: --drain: invalid replay spec: `discipline.drain_s`: -1 must be 0 or more",
+        ),
+        (
+            &["gen-trace", "--requests", "0"],
+            "error: --requests: invalid replay spec: `workload.requests`: 0: at least 1 request",
+        ),
+    ] {
+        let o = aisim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&o), format!("{first_line}\n"), "{args:?}");
+    }
+    let spec =
+        stdout(&aisim(&["replay", "--print-spec"])).replace("\"workers\": 4", "\"workers\": 0");
+    let file = temp("zero-workers.json", &spec);
+    let o = aisim(&["replay", "--spec", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: invalid replay spec: `topology.workers`: 0 workers: at least 1 is needed\n",
+            file.display()
+        )
+    );
 }

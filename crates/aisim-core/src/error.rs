@@ -56,6 +56,19 @@ pub enum CoreError {
 }
 
 impl CoreError {
+    /// Whether this is aisim's bug rather than the user's input. None is: a
+    /// bad pass duration comes from the timing model the user chose (a table,
+    /// fitted coefficients) and its message names that model.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            CoreError::InvalidConfig { .. }
+            | CoreError::InvalidDuration { .. }
+            | CoreError::UnknownProfile { .. }
+            | CoreError::BadFile { .. }
+            | CoreError::Io { .. } => false,
+        }
+    }
+
     pub(crate) fn config(
         field: &'static str,
         value: impl ToString,

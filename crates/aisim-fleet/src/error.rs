@@ -50,6 +50,18 @@ pub enum FleetError {
 }
 
 impl FleetError {
+    /// Whether this is aisim's bug (exit 1) rather than the user's input (exit 2).
+    pub fn is_internal(&self) -> bool {
+        match self {
+            FleetError::Core(e) => e.is_internal(),
+            FleetError::Replay(e) => e.is_internal(),
+            FleetError::BadCdf { .. }
+            | FleetError::Invalid { .. }
+            | FleetError::File { .. }
+            | FleetError::Io { .. } => false,
+        }
+    }
+
     pub(crate) fn invalid(
         field: &'static str,
         value: impl ToString,

@@ -55,9 +55,29 @@ pub enum ReplayError {
     /// An engine error (configuration, timing model).
     #[error(transparent)]
     Core(#[from] CoreError),
+    /// A broken invariant of the simulator (e.g. an engine that stalls): a
+    /// bug in aisim, not in the input.
+    #[error("internal error: {reason}; this is a bug in aisim, please report it with the spec")]
+    Internal {
+        /// What broke.
+        reason: String,
+    },
 }
 
 impl ReplayError {
+    /// Whether this is aisim's bug (exit 1) rather than the user's input (exit 2).
+    pub fn is_internal(&self) -> bool {
+        match self {
+            ReplayError::Internal { .. } => true,
+            ReplayError::Core(e) => e.is_internal(),
+            ReplayError::Trace { .. }
+            | ReplayError::TraceFile { .. }
+            | ReplayError::Spec { .. }
+            | ReplayError::SpecFile { .. }
+            | ReplayError::Io { .. } => false,
+        }
+    }
+
     pub(crate) fn spec(field: impl Into<String>, reason: impl Into<String>) -> ReplayError {
         ReplayError::Spec {
             field: field.into(),

@@ -65,24 +65,48 @@ impl<C: ReplayComposition> Replayer<C> {
     ) -> Result<ReplayOutput, ReplayError> {
         let started = Instant::now();
         let spec = &self.spec;
+        let _span = tracing::info_span!(
+            "replay",
+            workers = spec.workers(),
+            backend = ?spec.engine.backend
+        )
+        .entered();
         let timing = spec.timing.build()?;
         let engines = (0..spec.workers())
             .map(|_| Engine::new(spec.engine.clone(), timing.clone()))
             .collect::<Result<Vec<_>, _>>()?;
+        tracing::info!(timing = timing.name(), "engines built");
+        let source = match &spec.workload {
+            WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
+            WorkloadSpec::Trace { path, .. } => path.display().to_string(),
+            WorkloadSpec::Synthetic(_) => "synthetic".to_string(),
+        };
         let workload = build_workload(spec)?;
+        tracing::info!(
+            source = %source,
+            wall_ms = started.elapsed().as_millis() as u64,
+            "workload ready"
+        );
         let placement = self.composition.placement(spec);
         let _scaling = self.composition.scaling(spec);
         let mut runtime = AggRuntime::new(spec, engines, workload, placement);
         runtime.set_fast_forward(self.fast_forward);
         let (collector, mut totals) = runtime.run(observer)?;
-        totals.source = match &spec.workload {
-            WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
-            WorkloadSpec::Trace { path, .. } => path.display().to_string(),
-            WorkloadSpec::Synthetic(_) => "synthetic".to_string(),
-        };
+        totals.source = source;
         let (records, itl) = collector.finish();
         let wall_s = started.elapsed().as_secs_f64();
+        tracing::info!(
+            requests = records.len(),
+            passes = totals.workers.iter().map(|w| w.passes).sum::<u64>(),
+            simulated_s = totals.end_ns as f64 * 1e-9,
+            wall_s,
+            "replay finished"
+        );
         let report = ReplayReport::derive(spec, &records, itl, &totals, wall_s);
+        tracing::debug!(
+            wall_ms = (started.elapsed().as_secs_f64() - wall_s) * 1e3,
+            "report derived"
+        );
         Ok(ReplayOutput { report, records })
     }
 }

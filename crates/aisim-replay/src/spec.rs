@@ -132,6 +132,25 @@ pub struct SyntheticSpec {
     pub total_cdf: Option<TotalLengthCdf>,
 }
 
+impl Default for SyntheticSpec {
+    /// 1,000 single-turn requests of 1,024 prompt and 128 output tokens,
+    /// Poisson at 10 per second, no shared prefixes.
+    fn default() -> Self {
+        SyntheticSpec {
+            requests: 1000,
+            input: LengthSpec::Fixed { tokens: 1024 },
+            output: LengthSpec::Fixed { tokens: 128 },
+            arrival: ArrivalSpec::Poisson { rate: 10.0 },
+            prefix_groups: 0,
+            prefix_tokens: 0,
+            turns: one(),
+            think_ms: 0.0,
+            trace_block_size: default_block(),
+            total_cdf: None,
+        }
+    }
+}
+
 /// A CDF of total tokens per request: points `(t, F)` from (0, 0), lengths
 /// uniform within an interval, clamped to `min_tokens ..= max_tokens`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -401,12 +420,35 @@ impl ReplaySpec {
             path: path.into(),
             source,
         })?;
-        let spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
-            path: path.into(),
-            reason: format!("line {} column {}: {e}", e.line(), e.column()),
-        })?;
+        let mut spec: ReplaySpec =
+            serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
+                path: path.into(),
+                reason: format!("line {} column {}: {e}", e.line(), e.column()),
+            })?;
+        // A relative path in a spec file means relative to that file.
+        spec.resolve_paths(path.parent().unwrap_or(Path::new("")));
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// Joins every relative path the spec holds (the trace, a timing table)
+    /// onto `base`; absolute ones stay as they are.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        let paths = [
+            match &mut self.workload {
+                WorkloadSpec::Trace { path, .. } => Some(path),
+                WorkloadSpec::Demo | WorkloadSpec::Synthetic(_) => None,
+            },
+            match &mut self.timing {
+                TimingSpec::Table { path } => Some(path),
+                _ => None,
+            },
+        ];
+        for path in paths.into_iter().flatten() {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        }
     }
 
     /// The spec as pretty JSON.
@@ -526,7 +568,10 @@ impl ReplaySpec {
                     ));
                 }
                 if !(s.think_ms.is_finite() && s.think_ms >= 0.0) {
-                    return Err(ReplayError::spec("workload.think_ms", "must be 0 or more"));
+                    return Err(ReplayError::spec(
+                        "workload.think_ms",
+                        format!("{} must be 0 or more", s.think_ms),
+                    ));
                 }
                 if let Some(c) = &s.total_cdf {
                     let sorted = c
@@ -602,5 +647,51 @@ mod tests {
             "fixed:12.5".parse::<DispatchMode>(),
             Ok(DispatchMode::Fixed(12.5))
         );
+    }
+
+    fn with_paths(trace: &str, table: &str) -> ReplaySpec {
+        ReplaySpec {
+            workload: WorkloadSpec::Trace {
+                path: trace.into(),
+                format: None,
+                trace_block_size: None,
+            },
+            timing: TimingSpec::Table { path: table.into() },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_spec_files_relative_paths_are_relative_to_it() {
+        let dir = std::env::temp_dir().join(format!("aisim-spec-paths-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("run.json");
+        std::fs::write(
+            &file,
+            with_paths("t/trace.jsonl", "/abs/table.json").to_json(),
+        )
+        .unwrap();
+        let spec = ReplaySpec::from_file(&file).unwrap();
+        assert_eq!(
+            spec,
+            with_paths(
+                dir.join("t/trace.jsonl").to_str().unwrap(),
+                "/abs/table.json"
+            )
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn resolving_joins_relative_paths_and_keeps_absolute_ones(
+            rel in "[a-z]{1,8}(/[a-z]{1,8}){0,3}",
+            abs in "(/[a-z]{1,8}){1,4}",
+            base in "(/[a-z]{1,8}){0,3}",
+        ) {
+            let mut spec = with_paths(&rel, &abs);
+            spec.resolve_paths(Path::new(&base));
+            let joined = Path::new(&base).join(&rel);
+            proptest::prop_assert_eq!(spec, with_paths(joined.to_str().unwrap(), &abs));
+        }
     }
 }

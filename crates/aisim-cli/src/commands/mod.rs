@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod blame;
 pub mod fleet;
 pub mod gen_trace;
 pub mod profiles;

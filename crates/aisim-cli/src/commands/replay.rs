@@ -1,7 +1,8 @@
 //! `aisim replay`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
@@ -13,9 +14,10 @@ use aisim_replay::{ReplaySpec, Replayer};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
+use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{input, CliError};
-use crate::output::OutputArgs;
+use crate::output::{OutputArgs, Target};
 
 /// Workers the built-in demo runs on unless `--workers` says otherwise.
 const DEMO_WORKERS: u32 = 4;
@@ -69,8 +71,9 @@ pub struct ReplayArgs {
     /// When a session's next turn is sent: tracets, thinktime or fixed:MS [default: thinktime].
     #[arg(long)]
     dispatch: Option<DispatchMode>,
-    #[command(flatten)]
-    synthetic: SyntheticArgs,
+    /// Replay a generated workload instead of a trace.
+    #[arg(long)]
+    synthetic: bool,
 
     /// Workers [default: 1; 4 for the demo].
     #[arg(long)]
@@ -93,7 +96,7 @@ pub struct ReplayArgs {
     /// Most running requests per rank [default: 256].
     #[arg(long)]
     max_num_seqs: Option<u32>,
-    /// Token budget per pass [default: 8192].
+    /// Token budget per pass, vLLM and TensorRT-LLM [default: 8192].
     #[arg(long)]
     max_num_batched_tokens: Option<u32>,
     /// Turn prefix caching off.
@@ -156,17 +159,22 @@ pub struct ReplayArgs {
     /// Run this spec file (flags given as well override its fields).
     #[arg(long, value_name = "FILE")]
     spec: Option<PathBuf>,
-    /// Print the spec this invocation describes and exit.
+    /// Print the spec this invocation describes (to --out FILE if given) and
+    /// exit; its paths are absolute, so it runs from any folder.
     #[arg(long)]
     print_spec: bool,
-    /// Write one JSON line per request to FILE.
-    #[arg(long, value_name = "FILE")]
-    per_request: Option<PathBuf>,
+    /// Write one JSON line per request to FILE; `-` is stdout, which then
+    /// carries only these lines (the report goes to --out FILE).
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    per_request: Option<Target>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
     #[command(flatten)]
     output: OutputArgs,
+    // Last: the heading would carry over to the flags after it.
+    #[command(flatten, next_help_heading = "Generated workload (with --synthetic)")]
+    workload: SyntheticArgs,
 }
 
 fn parse_timing(s: &str) -> anyhow::Result<TimingSpec> {
@@ -200,27 +208,11 @@ impl ReplayArgs {
     /// The spec these flags describe (over `--spec` or the defaults).
     fn build_spec(&self) -> anyhow::Result<ReplaySpec> {
         let mut spec = match &self.spec {
-            Some(path) => ReplaySpec::from_file(path)?,
+            Some(path) => ReplaySpec::from_file(path).map_err(|e| blame_file(e, path))?,
             None => ReplaySpec::default(),
         };
-        if let Some(path) = &self.trace {
-            anyhow::ensure!(
-                !self.synthetic.synthetic,
-                "give either a TRACE file or --synthetic, not both"
-            );
-            spec.workload = WorkloadSpec::Trace {
-                path: path.clone(),
-                format: self.trace_format.map(|f| match f {
-                    FormatArg::Mooncake => TraceFormat::Mooncake,
-                    FormatArg::Bailian => TraceFormat::Bailian,
-                    FormatArg::Azure => TraceFormat::Azure,
-                    FormatArg::Burstgpt => TraceFormat::Burstgpt,
-                }),
-                trace_block_size: self.trace_block_size,
-            };
-        } else if self.synthetic.synthetic {
-            spec.workload = WorkloadSpec::Synthetic(self.synthetic.to_spec()?);
-        } else if self.spec.is_none() {
+        self.set_workload(&mut spec)?;
+        if self.spec.is_none() && matches!(spec.workload, WorkloadSpec::Demo) {
             spec.topology = TopologySpec::Aggregated {
                 workers: DEMO_WORKERS,
             };
@@ -313,18 +305,198 @@ impl ReplayArgs {
                 *field = flag;
             }
         }
-        spec.validate()?;
+        self.check_effects(&spec)?;
+        spec.validate()
+            .map_err(|e| blame_flag(e, &self.field_flags()))?;
         Ok(spec)
+    }
+
+    /// The spec (and engine) fields the flags set, for errors to name the flag.
+    fn field_flags(&self) -> Vec<FieldFlag> {
+        let timing = self.timing.is_some();
+        let mut fields = vec![
+            ("topology.workers", "--workers", self.workers.is_some()),
+            ("admission.speedup", "--speedup", self.speedup.is_some()),
+            (
+                "admission.concurrency",
+                "--concurrency",
+                self.concurrency.is_some(),
+            ),
+            (
+                "workload.trace_block_size",
+                "--trace-block-size",
+                self.trace_block_size.is_some(),
+            ),
+            ("discipline.warmup_s", "--warmup-s", self.warmup_s.is_some()),
+            ("discipline.timeout_s", "--timeout", self.timeout.is_some()),
+            ("discipline.drain_s", "--drain", self.drain.is_some()),
+            (
+                "discipline.max_sim_time_s",
+                "--max-sim-time",
+                self.max_sim_time.is_some(),
+            ),
+            ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
+            ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
+            ("sla.e2e_ms", "--sla-e2e-ms", self.sla_e2e_ms.is_some()),
+            ("timing.prefill_ms", "--timing", timing),
+            ("timing.decode_ms", "--timing", timing),
+            ("dp_size", "--dp-size", self.dp_size.is_some()),
+            ("tp_size", "--tp-size", self.tp_size.is_some()),
+            ("block_size", "--block-size", self.block_size.is_some()),
+            (
+                "num_gpu_blocks",
+                "--num-gpu-blocks",
+                self.num_gpu_blocks.is_some(),
+            ),
+            (
+                "max_num_seqs",
+                "--max-num-seqs",
+                self.max_num_seqs.is_some(),
+            ),
+            (
+                "max_num_batched_tokens",
+                "--max-num-batched-tokens",
+                self.max_num_batched_tokens.is_some(),
+            ),
+            (
+                "max_model_len",
+                "--max-model-len",
+                self.max_model_len.is_some(),
+            ),
+            (
+                "speedup_ratio",
+                "--speedup-ratio",
+                self.speedup_ratio.is_some(),
+            ),
+            (
+                "decode_speedup_ratio",
+                "--decode-speedup-ratio",
+                self.decode_speedup_ratio.is_some(),
+            ),
+        ];
+        fields.extend(self.workload.field_flags());
+        fields
+    }
+
+    /// The workload: TRACE or `--synthetic` replace the spec file's, and the
+    /// workload flags refine whichever it is.
+    fn set_workload(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        match (&self.trace, self.synthetic) {
+            (Some(_), true) => anyhow::bail!("give either a TRACE file or --synthetic, not both"),
+            (Some(path), false) => {
+                spec.workload = WorkloadSpec::Trace {
+                    path: path.clone(),
+                    format: None,
+                    trace_block_size: None,
+                }
+            }
+            (None, true) if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) => {
+                spec.workload = WorkloadSpec::Synthetic(self.workload.to_spec()?);
+                return Ok(());
+            }
+            (None, _) => {}
+        }
+        match &mut spec.workload {
+            WorkloadSpec::Synthetic(s) => self.workload.apply(s)?,
+            WorkloadSpec::Trace {
+                format,
+                trace_block_size,
+                ..
+            } => {
+                if let Some(f) = self.trace_format {
+                    *format = Some(match f {
+                        FormatArg::Mooncake => TraceFormat::Mooncake,
+                        FormatArg::Bailian => TraceFormat::Bailian,
+                        FormatArg::Azure => TraceFormat::Azure,
+                        FormatArg::Burstgpt => TraceFormat::Burstgpt,
+                    });
+                }
+                if self.trace_block_size.is_some() {
+                    *trace_block_size = self.trace_block_size;
+                }
+            }
+            WorkloadSpec::Demo => {}
+        }
+        Ok(())
+    }
+
+    /// Every flag given must change the run `spec` describes: one that would
+    /// be ignored is an error naming it and what it needs.
+    fn check_effects(&self, spec: &ReplaySpec) -> anyhow::Result<()> {
+        let workload = match &spec.workload {
+            WorkloadSpec::Demo => "the built-in demo trace".to_string(),
+            WorkloadSpec::Trace { path, .. } => format!("the trace {}", path.display()),
+            WorkloadSpec::Synthetic(_) => "a generated workload".to_string(),
+        };
+        if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) {
+            if let Some(flag) = self.workload.given().first() {
+                anyhow::bail!("{flag} has no effect on {workload}: it shapes a generated workload (--synthetic)");
+            }
+        }
+        if !matches!(spec.workload, WorkloadSpec::Trace { .. }) {
+            let trace_flags = [
+                ("--trace-format", self.trace_format.is_some()),
+                ("--trace-block-size", self.trace_block_size.is_some()),
+            ];
+            if let Some((flag, _)) = trace_flags.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect on {workload}: it applies to a TRACE file");
+            }
+        }
+        if let (Some(flag), Some(k)) = (self.workload.arrival_flag(), spec.admission.concurrency) {
+            anyhow::bail!("{flag} has no effect with --concurrency {k}: in concurrency mode a request arrives when one in flight ends");
+        }
+        let synthetic = match &spec.workload {
+            WorkloadSpec::Synthetic(s) => Some(s),
+            WorkloadSpec::Demo | WorkloadSpec::Trace { .. } => None,
+        };
+        if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
+            anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
+        }
+        if self.seed.is_some() && synthetic.is_none() && spec.router.policy != RouterKind::Random {
+            let router = serde_json::to_value(spec.router.policy)?;
+            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
+        }
+        // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
+        // core has its own.
+        let vllm_only = [
+            ("--preemption", self.preemption.is_some(), "it retracts the newest request, there is no victim to choose"),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some(), "its budgets are the spec's engine.max_prefill_tokens and engine.chunked_prefill_size"),
+        ];
+        if spec.engine.backend == Backend::Sglang {
+            if let Some((flag, _, why)) = vllm_only.iter().find(|(_, given, _)| *given) {
+                anyhow::bail!("{flag} has no effect with --backend sglang: {why}");
+            }
+        }
+        if self.print_spec {
+            let given = [
+                ("--per-request", self.per_request.is_some()),
+                ("--format", self.output.format.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect with --print-spec, which runs nothing (--out FILE writes the spec there)");
+            }
+        }
+        Ok(())
     }
 }
 
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {
-    let spec = args.build_spec().map_err(input)?;
+    let mut spec = args.build_spec().map_err(input)?;
     if args.print_spec {
-        println!("{}", spec.to_json());
-        return Ok(());
+        let here = std::env::current_dir()
+            .context("resolving the spec's paths against the current folder")
+            .map_err(input)?;
+        spec.resolve_paths(&here);
+        let target = args.output.out.clone().unwrap_or(Target::Stdout);
+        return target.write("the spec", format!("{}\n", spec.to_json()).as_bytes());
     }
+    let per_request_on_stdout = args
+        .per_request
+        .as_ref()
+        .is_some_and(Target::is_stdout)
+        .then_some("--per-request -");
+    args.output.check_stdout(per_request_on_stdout)?;
     let replayer = Replayer::new(spec, SpecComposition).map_err(input)?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let output = if show_progress {
@@ -334,27 +506,28 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         replayer.run()
     }
     .map_err(input)?;
-    if let Some(path) = &args.per_request {
-        write_per_request(path, &output.records).map_err(input)?;
+    let started = Instant::now();
+    let _span = tracing::info_span!("report").entered();
+    if let Some(target) = &args.per_request {
+        target.stream("the per-request records", |w| {
+            for r in &output.records {
+                serde_json::to_writer(&mut *w, r)?;
+                w.write_all(b"\n")?;
+            }
+            Ok(())
+        })?;
     }
     let json = aisim_report::to_json(&output.report);
-    args.output.emit(
+    args.output.emit_beside(
+        per_request_on_stdout,
         || aisim_report::replay::render_replay(&output.report),
         &json,
-    )
-}
-
-fn write_per_request(
-    path: &PathBuf,
-    records: &[aisim_replay::collector::RequestRecord],
-) -> anyhow::Result<()> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    for r in records {
-        serde_json::to_writer(&mut w, r)?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()?;
+    )?;
+    tracing::info!(
+        records = output.records.len(),
+        json_bytes = json.len(),
+        wall_ms = started.elapsed().as_millis() as u64,
+        "outputs written"
+    );
     Ok(())
 }

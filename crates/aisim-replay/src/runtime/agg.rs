@@ -584,9 +584,11 @@ impl<'a> AggRuntime<'a> {
     }
 
     fn stalled(w: u32, at: SimTime) -> ReplayError {
-        ReplayError::spec(
-            "engine",
-            format!("worker {w} has queued requests but could schedule none at t = {} s; this is a bug in aisim, please report it with the spec", at.as_secs_f64()),
-        )
+        ReplayError::Internal {
+            reason: format!(
+                "worker {w} has queued requests but could schedule none at t = {} s",
+                at.as_secs_f64()
+            ),
+        }
     }
 }

@@ -60,13 +60,33 @@ pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayErro
             format,
             trace_block_size,
         } => Box::new(TraceWorkload::new(
-            read_trace(path, *format, *trace_block_size)?,
+            read_trace_logged(path, *format, *trace_block_size)?,
             speedup,
         )),
         WorkloadSpec::Synthetic(s) => {
             Box::new(SyntheticWorkload::new(s.clone(), spec.seed, speedup))
         }
     })
+}
+
+/// Reads a trace inside a `load_trace` span and logs what it read.
+fn read_trace_logged(
+    path: &std::path::Path,
+    format: Option<crate::trace::TraceFormat>,
+    trace_block_size: Option<u32>,
+) -> Result<crate::trace::TraceData, ReplayError> {
+    let started = std::time::Instant::now();
+    let _span = tracing::info_span!("load_trace", path = %path.display()).entered();
+    let trace = read_trace(path, format, trace_block_size)?;
+    tracing::info!(
+        format = ?trace.format,
+        rows = trace.records.len(),
+        skipped = trace.skipped_failed,
+        bytes = std::fs::metadata(path).map_or(0, |m| m.len()),
+        wall_ms = started.elapsed().as_millis() as u64,
+        "trace read"
+    );
+    Ok(trace)
 }
 
 /// Seconds (or milliseconds / speedup) to a rounded duration; inputs are validated.

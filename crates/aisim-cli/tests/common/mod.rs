@@ -1,0 +1,43 @@
+//! What the binary's tests share: running it, reading its streams, fixtures
+//! and scratch folders.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The binary, to be given arguments, environment or a folder.
+pub fn command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_aisim"))
+}
+
+/// Runs the binary with `args`.
+pub fn aisim(args: &[&str]) -> Output {
+    command().args(args).output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A file of the repository's `fixtures/`.
+pub fn fixture(rel: &str) -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/").to_string() + rel
+}
+
+/// A fresh scratch folder of this test process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aisim-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A report without its `host` section (the one part that is not deterministic).
+pub fn without_host(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v.as_object_mut().unwrap().remove("host");
+    v
+}
