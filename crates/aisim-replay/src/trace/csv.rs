@@ -1,10 +1,16 @@
-//! CSV readers: Azure LLM inference traces and BurstGPT logs.
+//! CSV readers: Azure LLM inference traces and BurstGPT logs, parsed by the
+//! `csv` crate (quoted fields may hold commas, quotes and line breaks; a
+//! record's line is the line it starts on).
 
 use std::io::BufRead;
 use std::path::Path;
 
+use csv::ByteRecord;
+
+use super::lines::utf8;
+use super::number::Number;
 use super::timestamp::parse_wall_clock_ms;
-use super::{row_error, SessionInterner, TraceRecord};
+use super::{row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,29 +19,70 @@ pub(crate) enum Shape {
     BurstGpt,
 }
 
-/// Splits one CSV line, honouring double quotes (`""` inside quotes is a quote).
-pub(crate) fn split_csv(line: &str) -> Vec<String> {
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => cells.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
+/// One record with the line it starts on.
+struct Record<'a> {
+    cells: &'a ByteRecord,
+    path: &'a Path,
+    line: usize,
+}
+
+impl Record<'_> {
+    fn is_blank(&self) -> bool {
+        self.cells.iter().all(|c| c.trim_ascii().is_empty())
+    }
+
+    /// Cell `idx` (trimmed), which must be there.
+    fn cell(&self, idx: usize, field: &str) -> Result<&str, ReplayError> {
+        let bytes = self.cells.get(idx).ok_or_else(|| {
+            row_error(
+                self.path,
+                self.line,
+                field,
+                "missing (row has too few columns)",
+            )
+        })?;
+        Ok(utf8(bytes, self.path, self.line, Some(field))?.trim())
+    }
+
+    fn tokens(&self, idx: usize, field: &str) -> Result<u32, ReplayError> {
+        let s = self.cell(idx, field)?;
+        let reason = match Number::of_text(s) {
+            None => format!("`{}` is not a number of tokens", shown(s)),
+            Some(n) => match n.to_u32() {
+                Ok(v) => return Ok(v),
+                Err(e) => e.to_string(),
+            },
+        };
+        Err(row_error(self.path, self.line, field, reason))
+    }
+
+    fn seconds(&self, idx: usize, field: &str) -> Result<f64, ReplayError> {
+        let s = self.cell(idx, field)?;
+        match Number::of_text(s) {
+            Some(n) => match n {
+                Number::Unsigned(u) => Ok(u as f64),
+                Number::Negative(i) => Ok(i as f64),
+                Number::Float(x) if x.is_finite() => Ok(x),
+                Number::Float(_) => Err(row_error(
+                    self.path,
+                    self.line,
+                    field,
+                    format!("`{}` seconds is out of range", shown(s)),
+                )),
+            },
+            None => Err(row_error(
+                self.path,
+                self.line,
+                field,
+                format!("`{}` is not a number of seconds", shown(s)),
+            )),
         }
     }
-    cells.push(cur);
-    cells
 }
 
 struct Columns {
     names: Vec<String>,
+    line: usize,
 }
 
 impl Columns {
@@ -43,7 +90,7 @@ impl Columns {
         self.position(name).ok_or_else(|| {
             row_error(
                 path,
-                1,
+                self.line,
                 name,
                 format!("missing column (header has: {})", self.names.join(", ")),
             )
@@ -56,123 +103,84 @@ impl Columns {
     }
 }
 
-fn cell<'a>(
-    cells: &'a [String],
-    idx: usize,
-    path: &Path,
-    line: usize,
-    field: &str,
-) -> Result<&'a str, ReplayError> {
-    cells
-        .get(idx)
-        .map(|s| s.trim())
-        .ok_or_else(|| row_error(path, line, field, "missing (row has too few columns)"))
-}
-
-fn tokens(s: &str, path: &Path, line: usize, field: &str) -> Result<u32, ReplayError> {
-    if let Ok(v) = s.parse::<u32>() {
-        return Ok(v);
-    }
-    // Some exports write counts as floats ("12.0").
-    match s.parse::<f64>() {
-        Ok(v) if v < 0.0 => Err(row_error(path, line, field, format!("negative length {s}"))),
-        Ok(v) if v.fract() == 0.0 && v <= u32::MAX as f64 => Ok(v as u32),
-        _ => Err(row_error(
-            path,
-            line,
-            field,
-            format!("`{s}` is not a whole number of tokens"),
-        )),
-    }
-}
-
-fn seconds(s: &str, path: &Path, line: usize, field: &str) -> Result<f64, ReplayError> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(row_error(
-            path,
-            line,
-            field,
-            format!("`{s}` is not a number of seconds"),
-        )),
-    }
-}
-
 pub(crate) fn read<R: BufRead>(
     reader: R,
     path: &Path,
     shape: Shape,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
-    let mut lines = reader.lines().enumerate();
-    let header = loop {
-        match lines.next() {
-            None => {
-                return Err(ReplayError::TraceFile {
-                    path: path.to_path_buf(),
-                    reason: "empty file: no CSV header".into(),
-                })
-            }
-            Some((_, l)) => {
-                let l = l.map_err(|source| ReplayError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-                if !l.trim().is_empty() {
-                    break l;
-                }
-            }
-        }
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(reader);
+    let mut cells = ByteRecord::new();
+    let mut next = |cells: &mut ByteRecord| -> Result<Option<usize>, ReplayError> {
+        let more = csv
+            .read_byte_record(cells)
+            .map_err(|e| csv_error(path, e))?;
+        Ok(more.then(|| cells.position().map_or(0, |p| p.line() as usize)))
     };
-    let cols = Columns {
-        names: split_csv(header.trim_start_matches('\u{feff}')),
+    let header = loop {
+        let Some(line) = next(&mut cells)? else {
+            return Err(ReplayError::TraceFile {
+                path: path.to_path_buf(),
+                reason: "empty file: no CSV header".into(),
+            });
+        };
+        let rec = Record {
+            cells: &cells,
+            path,
+            line,
+        };
+        if !rec.is_blank() {
+            let names = (0..cells.len())
+                .map(|i| {
+                    rec.cell(i, "(header)")
+                        .map(|s| s.trim_start_matches('\u{feff}').to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            break Columns { names, line };
+        }
     };
     let (ts_name, in_name, out_name) = match shape {
         Shape::Azure => ("TIMESTAMP", "ContextTokens", "GeneratedTokens"),
         Shape::BurstGpt => ("Timestamp", "Request tokens", "Response tokens"),
     };
     let (ts, inp, out) = (
-        cols.find(path, ts_name)?,
-        cols.find(path, in_name)?,
-        cols.find(path, out_name)?,
+        header.find(path, ts_name)?,
+        header.find(path, in_name)?,
+        header.find(path, out_name)?,
     );
-    let session_col = cols.position("Session ID");
+    let session_col = header.position("Session ID");
     let mut sessions = SessionInterner::default();
     let mut records = Vec::new();
     let mut skipped = 0u64;
-    for (i, l) in lines {
-        let line = i + 1;
-        let text = l.map_err(|source| ReplayError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let cells = split_csv(&text);
-        let ts_text = cell(&cells, ts, path, line, ts_name)?;
-        let timestamp_ms = match shape {
-            Shape::Azure => {
-                parse_wall_clock_ms(ts_text).map_err(|r| row_error(path, line, ts_name, r))?
-            }
-            Shape::BurstGpt => seconds(ts_text, path, line, ts_name)? * 1e3,
-        };
-        let input_length = tokens(cell(&cells, inp, path, line, in_name)?, path, line, in_name)?;
-        let output_length = tokens(
-            cell(&cells, out, path, line, out_name)?,
+    while let Some(line) = next(&mut cells)? {
+        let rec = Record {
+            cells: &cells,
             path,
             line,
-            out_name,
-        )?;
+        };
+        if rec.is_blank() {
+            continue;
+        }
+        let timestamp_ms = match shape {
+            Shape::Azure => parse_wall_clock_ms(rec.cell(ts, ts_name)?)
+                .map_err(|r| row_error(path, line, ts_name, r))?,
+            Shape::BurstGpt => rec.seconds(ts, ts_name)? * 1e3,
+        };
+        let input_length = rec.tokens(inp, in_name)?;
+        let output_length = rec.tokens(out, out_name)?;
         if shape == Shape::BurstGpt && output_length == 0 {
             // A failed request in the log: skipped on purpose, and counted.
             skipped += 1;
             continue;
         }
-        let session = session_col
-            .and_then(|c| cells.get(c))
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-            .map(|s| sessions.intern(s));
+        let session = match session_col {
+            Some(c) if c < cells.len() => Some(rec.cell(c, "Session ID")?)
+                .filter(|s| !s.is_empty())
+                .map(|s| sessions.intern(s)),
+            _ => None,
+        };
         records.push(TraceRecord {
             line,
             timestamp_ms,
@@ -188,15 +196,50 @@ pub(crate) fn read<R: BufRead>(
     Ok((records, skipped))
 }
 
+/// A failure of the CSV parser itself: reading the file (byte records do
+/// not check UTF-8, and flexible records allow any column count).
+fn csv_error(path: &Path, e: csv::Error) -> ReplayError {
+    let line = e.position().map(|p| p.line() as usize);
+    match (e.into_kind(), line) {
+        (csv::ErrorKind::Io(source), _) => ReplayError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        (kind, Some(line)) => row_error(path, line, "(row)", format!("{kind:?}")),
+        (kind, None) => ReplayError::TraceFile {
+            path: path.to_path_buf(),
+            reason: format!("{kind:?}"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn read_text(text: &str) -> Result<Vec<TraceRecord>, String> {
+        read(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt)
+            .map(|(r, _)| r)
+            .map_err(|e| e.to_string())
+    }
+
     #[test]
-    fn splits_quoted_cells() {
+    fn quoted_fields_hold_commas_and_line_breaks_and_lines_stay_right() {
+        let text = "Timestamp,Model,Request tokens,Response tokens\n\
+                    1,\"gpt,4\",10,2\n\
+                    2,\"multi\nline\nmodel\",20,3\n\
+                    3,m,x,4\n";
+        let e = read_text(text).unwrap_err();
         assert_eq!(
-            split_csv("a,\"b,c\",\"d\"\"e\","),
-            vec!["a", "b,c", "d\"e", ""]
+            e,
+            "t.csv:6: field `Request tokens`: `x` is not a number of tokens"
+        );
+        let ok = read_text(&text.replace(",x,", ",30,")).unwrap();
+        assert_eq!(
+            ok.iter()
+                .map(|r| (r.line, r.input_length))
+                .collect::<Vec<_>>(),
+            vec![(2, 10), (3, 20), (6, 30)]
         );
     }
 }

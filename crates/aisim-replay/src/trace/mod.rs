@@ -4,7 +4,9 @@
 mod csv;
 mod detect;
 mod json_rows;
+mod lines;
 mod mooncake_row;
+mod number;
 mod timestamp;
 
 use std::collections::HashMap;
@@ -101,6 +103,14 @@ impl SessionInterner {
     }
 }
 
+/// A value as quoted in a message: at most 40 characters of it.
+pub(crate) fn shown(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 pub(crate) fn row_error(
     path: &Path,
     line: usize,
@@ -129,11 +139,11 @@ pub fn read_trace(
     let format = match format {
         Some(f) => f,
         None => {
+            let mut lines = lines::Lines::new(BufReader::new(File::open(path).map_err(io)?), path);
             let mut first = String::new();
-            let mut r = BufReader::new(File::open(path).map_err(io)?);
-            while first.trim().is_empty() {
-                first.clear();
-                if r.read_line(&mut first).map_err(io)? == 0 {
+            while let Some((_, text)) = lines.next_line()? {
+                if !text.trim().is_empty() {
+                    first.push_str(text);
                     break;
                 }
             }
