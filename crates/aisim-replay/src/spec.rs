@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ReplayError;
 use crate::trace::TraceFormat;
+use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
 
 /// A complete, reproducible description of a replay.
@@ -374,6 +375,22 @@ fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     }
 }
 
+/// A spec time (ms) that must fit aisim's clock once divided by `speedup`.
+fn check_clock(field: &str, ms: f64, speedup: f64) -> Result<(), ReplayError> {
+    if checked_ms(ms / speedup).is_some() {
+        return Ok(());
+    }
+    let at = if speedup == 1.0 {
+        String::new()
+    } else {
+        format!(" at admission.speedup {speedup}")
+    };
+    Err(ReplayError::spec(
+        field,
+        format!("{ms} ms{at} is beyond aisim's clock ({CLOCK_RANGE})"),
+    ))
+}
+
 fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), ReplayError> {
     match *l {
         LengthSpec::Fixed { tokens } if tokens == 0 && !allow_zero => {
@@ -484,6 +501,30 @@ impl ReplaySpec {
             if let Some(v) = v {
                 check_positive(f, v)?;
             }
+        }
+        // Times the run converts to the clock: checked once, never clamped.
+        let d = &self.discipline;
+        for (f, s) in [
+            ("discipline.warmup_s", Some(d.warmup_s)),
+            ("discipline.timeout_s", d.timeout_s),
+            ("discipline.max_sim_time_s", d.max_sim_time_s),
+            ("discipline.drain_s", d.drain_s),
+        ] {
+            if let Some(s) = s {
+                check_clock(f, s * 1e3, 1.0)?;
+            }
+        }
+        if let DispatchMode::Fixed(ms) = self.dispatch {
+            check_clock("dispatch", ms, self.admission.speedup)?;
+        }
+        if let WorkloadSpec::Synthetic(s) = &self.workload {
+            // A session's think times, one after the other.
+            let turns = s.turns.saturating_sub(1) as f64;
+            check_clock(
+                "workload.think_ms",
+                s.think_ms * turns,
+                self.admission.speedup,
+            )?;
         }
         match &self.workload {
             WorkloadSpec::Trace {
