@@ -146,6 +146,7 @@ pub(crate) fn parse(text: &str, scratch: &mut Vec<u64>) -> Option<CanonicalRow> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// What `serde_json` reads from a row with these four fields, if it is
     /// one this scanner must accept.
@@ -207,6 +208,102 @@ mod tests {
         let mut scratch = Vec::new();
         for row in rows {
             assert_eq!(parse(row, &mut scratch), None, "{row}");
+        }
+    }
+
+    /// A number as a trace might write it: mostly plain, sometimes with a
+    /// sign, a fraction, an exponent, leading zeros or past 64 bits.
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => any::<u32>().prop_map(|v| v.to_string()),
+            2 => any::<u64>().prop_map(|v| v.to_string()),
+            1 => (0u64..1000).prop_map(|v| format!("{v}.0")),
+            1 => (0u64..1000).prop_map(|v| format!("{v}.5")),
+            1 => (0u64..1000).prop_map(|v| format!("{v}e2")),
+            1 => (0u64..1000).prop_map(|v| format!("-{v}")),
+            1 => (0u64..1000).prop_map(|v| format!("0{v}")),
+            1 => Just("18446744073709551616".to_string()),
+            1 => Just("4294967296".to_string()),
+            1 => Just("null".to_string()),
+            1 => Just("\"7\"".to_string()),
+        ]
+    }
+
+    fn ws() -> impl Strategy<Value = &'static str> {
+        prop_oneof![4 => Just(""), 2 => Just(" "), 1 => Just("\t"), 1 => Just("\n  ")]
+    }
+
+    /// A row of the four keys (some missing, some repeated, an unknown one
+    /// now and then) in a random order, with random whitespace.
+    fn row() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("timestamp"),
+            Just("input_length"),
+            Just("output_length"),
+            Just("hash_ids"),
+            Just("session_id"),
+        ];
+        let field = (
+            key,
+            number(),
+            proptest::collection::vec(number(), 0..4),
+            ws(),
+            ws(),
+        );
+        proptest::collection::vec(field, 0..6).prop_map(|fields| {
+            let body: Vec<String> = fields
+                .into_iter()
+                .map(|(k, n, ids, a, b)| {
+                    let v = if k == "hash_ids" {
+                        format!("[{}]", ids.join(&format!(",{a}")))
+                    } else {
+                        n
+                    };
+                    format!("{a}\"{k}\"{b}:{a}{v}{b}")
+                })
+                .collect();
+            format!("{{{}}}", body.join(","))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the scanner reads, serde reads the same; what it cannot
+        /// read exactly, it declines.
+        #[test]
+        fn the_scanner_agrees_with_serde_or_declines(text in row()) {
+            let mut scratch = Vec::new();
+            if let Some(ours) = parse(&text, &mut scratch) {
+                prop_assert_eq!(Some(ours), by_serde(&text), "{}", text);
+            }
+        }
+
+        /// And it does read every canonical row.
+        #[test]
+        fn the_scanner_reads_every_canonical_row(
+            ts in any::<u64>(), input in any::<u32>(), output in any::<u32>(),
+            ids in proptest::collection::vec(any::<u64>(), 0..8), order in 0usize..24,
+        ) {
+            let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+            let mut fields = vec![
+                format!("\"timestamp\": {ts}"),
+                format!("\"input_length\": {input}"),
+                format!("\"output_length\": {output}"),
+                format!("\"hash_ids\": [{}]", ids.join(", ")),
+            ];
+            // One of the 24 orders of the four keys.
+            let (mut k, mut perm) = (order, Vec::new());
+            while !fields.is_empty() {
+                let n = fields.len();
+                perm.push(fields.remove(k % n));
+                k /= n;
+            }
+            let text = format!("{{{}}}", perm.join(", "));
+            let mut scratch = Vec::new();
+            let ours = parse(&text, &mut scratch);
+            prop_assert!(ours.is_some(), "{}", text);
+            prop_assert_eq!(ours, by_serde(&text), "{}", text);
         }
     }
 }
