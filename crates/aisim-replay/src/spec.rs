@@ -11,7 +11,7 @@ use aisim_core::EngineConfig;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ReplayError;
-use crate::trace::TraceFormat;
+use crate::trace::{float, TraceFormat};
 use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
 
@@ -375,19 +375,20 @@ fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     }
 }
 
-/// A spec time (ms) that must fit aisim's clock once divided by `speedup`.
-fn check_clock(field: &str, ms: f64, speedup: f64) -> Result<(), ReplayError> {
+/// A spec time (ms, written as `shown`) that must fit aisim's clock once
+/// divided by `speedup`.
+fn check_clock(field: &str, ms: f64, speedup: f64, shown: String) -> Result<(), ReplayError> {
     if checked_ms(ms / speedup).is_some() {
         return Ok(());
     }
     let at = if speedup == 1.0 {
         String::new()
     } else {
-        format!(" at admission.speedup {speedup}")
+        format!(" at admission.speedup {}", float(speedup))
     };
     Err(ReplayError::spec(
         field,
-        format!("{ms} ms{at} is beyond aisim's clock ({CLOCK_RANGE})"),
+        format!("{shown}{at} is beyond aisim's clock ({CLOCK_RANGE})"),
     ))
 }
 
@@ -511,11 +512,16 @@ impl ReplaySpec {
             ("discipline.drain_s", d.drain_s),
         ] {
             if let Some(s) = s {
-                check_clock(f, s * 1e3, 1.0)?;
+                check_clock(f, s * 1e3, 1.0, format!("{} s", float(s)))?;
             }
         }
         if let DispatchMode::Fixed(ms) = self.dispatch {
-            check_clock("dispatch", ms, self.admission.speedup)?;
+            check_clock(
+                "dispatch",
+                ms,
+                self.admission.speedup,
+                format!("fixed:{}", float(ms)),
+            )?;
         }
         if let WorkloadSpec::Synthetic(s) = &self.workload {
             // A session's think times, one after the other.
@@ -524,6 +530,7 @@ impl ReplaySpec {
                 "workload.think_ms",
                 s.think_ms * turns,
                 self.admission.speedup,
+                format!("{} ms over {turns} later turns", float(s.think_ms)),
             )?;
         }
         match &self.workload {

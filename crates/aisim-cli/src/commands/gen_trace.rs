@@ -71,5 +71,9 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
         }
     }
     sink.flush().context("writing the trace").map_err(input)?;
+    // Arrivals stop early at a time beyond the clock: that is an error.
+    if let Some(e) = w.take_failure() {
+        return Err(input(e));
+    }
     Ok(())
 }

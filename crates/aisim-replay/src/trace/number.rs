@@ -124,12 +124,22 @@ impl Number {
     }
 }
 
+/// A float as messages quote it: in exponent form when the plain one would
+/// run to many digits (`1e300`, not three hundred zeros).
+pub(crate) fn float(x: f64) -> String {
+    if x.abs() >= 1e16 || (x != 0.0 && x.abs() < 1e-6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Number::Unsigned(u) => write!(f, "{u}"),
             Number::Negative(i) => write!(f, "{i}"),
-            Number::Float(x) => write!(f, "{x}"),
+            Number::Float(x) => write!(f, "{}", float(*x)),
         }
     }
 }

@@ -11,6 +11,7 @@ use super::random::{exponential, gamma, standard_normal, uniform_int};
 use super::{ms_to_duration, Offer, Workload};
 use crate::error::ReplayError;
 use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec};
+use crate::trace::float;
 
 /// Ids of shared prefixes live in their own range so they never collide with
 /// the per-request ids.
@@ -133,10 +134,11 @@ impl SyntheticWorkload {
             self.failure = Some(ReplayError::spec(
                 "workload.arrival.rate",
                 format!(
-                    "{rate} per second plans first turn {} at {} s (speedup {}), beyond aisim's clock ({CLOCK_RANGE})",
+                    "{} per second plans first turn {} at {} s (speedup {}), beyond aisim's clock ({CLOCK_RANGE})",
+                    float(rate),
                     self.roots_made + 1,
-                    self.next_arrival_s,
-                    self.speedup
+                    float(self.next_arrival_s),
+                    float(self.speedup)
                 ),
             ));
         }

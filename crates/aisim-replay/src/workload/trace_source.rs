@@ -9,7 +9,7 @@ use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 use super::clock::{checked_ms, checked_sum, CLOCK_RANGE};
 use super::{ms_to_duration, Offer, Workload};
 use crate::error::ReplayError;
-use crate::trace::{row_error, TraceData, TraceNotes, TraceRecord};
+use crate::trace::{float, row_error, TraceData, TraceNotes, TraceRecord};
 
 const NONE: u32 = u32::MAX;
 
@@ -53,8 +53,9 @@ fn check_session_spans(
                     r.line,
                     trace.format.think_field(),
                     format!(
-                        "the session that starts on line {} would plan this turn beyond aisim's clock ({CLOCK_RANGE}) at speedup {speedup}: its think times add up to more",
-                        records[root as usize].line
+                        "the session that starts on line {} would plan this turn beyond aisim's clock ({CLOCK_RANGE}) at speedup {}: its think times add up to more",
+                        records[root as usize].line,
+                        float(speedup)
                     ),
                 )
             })?;
@@ -82,16 +83,21 @@ impl TraceWorkload {
                     &trace.path,
                     r.line,
                     field,
-                    format!("{what} is {ms} ms, beyond aisim's clock ({CLOCK_RANGE})"),
+                    format!(
+                        "{what} is {} ms, beyond aisim's clock ({CLOCK_RANGE})",
+                        float(ms)
+                    ),
                 ));
             }
             checked_ms(ms / speedup).ok_or_else(|| {
                 ReplayError::spec(
                     "admission.speedup",
                     format!(
-                        "{speedup} stretches line {} of {} (`{field}`: {what} {ms} ms) beyond aisim's clock ({CLOCK_RANGE})",
+                        "{} stretches line {} of {} (`{field}`: {what} {} ms) beyond aisim's clock ({CLOCK_RANGE})",
+                        float(speedup),
                         r.line,
-                        trace.path.display()
+                        trace.path.display(),
+                        float(ms)
                     ),
                 )
             })
