@@ -415,10 +415,7 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
-            path: path.into(),
-            source,
-        })?;
+        let text = crate::trace::read_small_file(path)?;
         let spec: ReplaySpec = serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
             path: path.into(),
             reason: format!("line {} column {}: {e}", e.line(), e.column()),

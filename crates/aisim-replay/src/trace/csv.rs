@@ -2,12 +2,14 @@
 //! `csv` crate (quoted fields may hold commas, quotes and line breaks; a
 //! record's line is the line it starts on).
 
-use std::io::BufRead;
+use std::cell::Cell;
+use std::io::{BufRead, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use csv::ByteRecord;
 
-use super::lines::utf8;
+use super::lines::{utf8, MAX_LINE_BYTES};
 use super::number::Number;
 use super::timestamp::parse_wall_clock_ms;
 use super::{row_error, shown, SessionInterner, TraceRecord};
@@ -103,20 +105,66 @@ impl Columns {
     }
 }
 
+/// Keeps a record from growing past a cap: an unclosed quote would otherwise
+/// read the rest of the file into one field.
+struct Capped<R> {
+    inner: R,
+    read: u64,
+    record_start: Rc<Cell<u64>>,
+    cap: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("record too long")]
+struct RecordTooLong;
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.read - self.record_start.get() > self.cap {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                RecordTooLong,
+            ));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
 pub(crate) fn read<R: BufRead>(
     reader: R,
     path: &Path,
     shape: Shape,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
+    read_capped(reader, path, shape, MAX_LINE_BYTES)
+}
+
+fn read_capped<R: BufRead>(
+    reader: R,
+    path: &Path,
+    shape: Shape,
+    cap: u64,
+) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
+    let record_start = Rc::new(Cell::new(0));
     let mut csv = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(reader);
+        .from_reader(Capped {
+            inner: reader,
+            read: 0,
+            record_start: record_start.clone(),
+            cap,
+        });
     let mut cells = ByteRecord::new();
+    let mut start_line = 1;
     let mut next = |cells: &mut ByteRecord| -> Result<Option<usize>, ReplayError> {
         let more = csv
             .read_byte_record(cells)
-            .map_err(|e| csv_error(path, e))?;
+            .map_err(|e| csv_error(path, start_line, cap, e))?;
+        // The next record starts where this one ended.
+        record_start.set(csv.position().byte());
+        start_line = csv.position().line() as usize;
         Ok(more.then(|| cells.position().map_or(0, |p| p.line() as usize)))
     };
     let header = loop {
@@ -196,20 +244,24 @@ pub(crate) fn read<R: BufRead>(
     Ok((records, skipped))
 }
 
-/// A failure of the CSV parser itself: reading the file (byte records do
-/// not check UTF-8, and flexible records allow any column count).
-fn csv_error(path: &Path, e: csv::Error) -> ReplayError {
-    let line = e.position().map(|p| p.line() as usize);
-    match (e.into_kind(), line) {
-        (csv::ErrorKind::Io(source), _) => ReplayError::Io {
+/// A failure of the CSV parser itself: reading the file, or a record past
+/// the cap (byte records do not check UTF-8, and flexible records allow any
+/// column count). `line` is where the record being read starts.
+fn csv_error(path: &Path, line: usize, cap: u64, e: csv::Error) -> ReplayError {
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) if source.get_ref().is_some_and(|e| e.is::<RecordTooLong>()) => {
+            row_error(
+                path,
+                line,
+                "(row)",
+                format!("a record longer than {cap} bytes (a quote left open?)"),
+            )
+        }
+        csv::ErrorKind::Io(source) => ReplayError::Io {
             path: path.to_path_buf(),
             source,
         },
-        (kind, Some(line)) => row_error(path, line, "(row)", format!("{kind:?}")),
-        (kind, None) => ReplayError::TraceFile {
-            path: path.to_path_buf(),
-            reason: format!("{kind:?}"),
-        },
+        kind => row_error(path, line, "(row)", format!("{kind:?}")),
     }
 }
 
@@ -241,6 +293,21 @@ mod tests {
                 .map(|r| (r.line, r.input_length))
                 .collect::<Vec<_>>(),
             vec![(2, 10), (3, 20), (6, 30)]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_quote_stops_at_the_cap_naming_the_record() {
+        let mut text =
+            String::from("Timestamp,Model,Request tokens,Response tokens\n0,m,1,1\n1,\"open,1,1\n");
+        for i in 0..1000 {
+            text.push_str(&format!("{i},m,1,1\n"));
+        }
+        let e =
+            read_capped(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt, 1000).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:3: field `(row)`: a record longer than 1000 bytes (a quote left open?)"
         );
     }
 

@@ -19,7 +19,6 @@ pub(crate) struct Lines<'p, R> {
     reader: R,
     path: &'p Path,
     bytes: Vec<u8>,
-    text: String,
     line: usize,
 }
 
@@ -29,7 +28,6 @@ impl<'p, R: BufRead> Lines<'p, R> {
             reader,
             path,
             bytes: Vec::new(),
-            text: String::new(),
             line: 0,
         }
     }
@@ -56,16 +54,51 @@ impl<'p, R: BufRead> Lines<'p, R> {
                 format!("line longer than {} MiB", MAX_LINE_BYTES >> 20),
             ));
         }
-        self.text.clear();
-        self.text
-            .push_str(utf8(&self.bytes, self.path, self.line, None)?);
+        let text = utf8(&self.bytes, self.path, self.line, None)?;
         let text = if self.line == 1 {
-            self.text.strip_prefix(BOM).unwrap_or(&self.text)
+            text.strip_prefix(BOM).unwrap_or(text)
         } else {
-            &self.text
+            text
         };
         Ok(Some((self.line, text)))
     }
+}
+
+/// A small file (a spec) as text, read whole but never past
+/// [`MAX_LINE_BYTES`]; see [`whole_text`].
+pub(crate) fn read_small_file(path: &Path) -> Result<String, ReplayError> {
+    let io = |source| ReplayError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_LINE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_LINE_BYTES {
+        return Err(ReplayError::TraceFile {
+            path: path.to_path_buf(),
+            reason: format!("larger than {} MiB", MAX_LINE_BYTES >> 20),
+        });
+    }
+    whole_text(&bytes, path).map(str::to_string)
+}
+
+/// A whole file as text, its byte-order mark dropped; bytes that are not
+/// UTF-8 are an error naming their line and column.
+fn whole_text<'b>(bytes: &'b [u8], path: &Path) -> Result<&'b str, ReplayError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        not_utf8(bytes[at], at - line_start, path, line, None)
+    })?;
+    Ok(text.strip_prefix(BOM).unwrap_or(text))
 }
 
 /// `bytes` as text, or an error naming the line, the field if known, and where
@@ -78,17 +111,22 @@ pub(crate) fn utf8<'b>(
 ) -> Result<&'b str, ReplayError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
-        let (field, place) = match field {
-            Some(f) => (f, format!("byte {} of the field", at + 1)),
-            None => ("(row)", format!("column {}", at + 1)),
-        };
-        row_error(
-            path,
-            line,
-            field,
-            format!("byte 0x{:02x} at {place} is not UTF-8", bytes[at]),
-        )
+        not_utf8(bytes[at], at, path, line, field)
     })
+}
+
+/// The error for byte `byte` at 0-based offset `at` of a line or field.
+fn not_utf8(byte: u8, at: usize, path: &Path, line: usize, field: Option<&str>) -> ReplayError {
+    let (field, place) = match field {
+        Some(f) => (f, format!("byte {} of the field", at + 1)),
+        None => ("(row)", format!("column {}", at + 1)),
+    };
+    row_error(
+        path,
+        line,
+        field,
+        format!("byte 0x{byte:02x} at {place} is not UTF-8"),
+    )
 }
 
 #[cfg(test)]
@@ -111,6 +149,12 @@ mod tests {
             vec![(1, "a\n".to_string()), (2, "\u{feff}b\n".to_string())]
         );
         let e = all(b"ok\nab\xffc\n").unwrap_err();
+        let whole = whole_text(b"ok\nab\xffc\n", Path::new("t.jsonl")).unwrap_err();
+        assert_eq!(whole.to_string(), e);
+        assert_eq!(
+            whole_text(b"\xef\xbb\xbf{}", Path::new("s.json")).unwrap(),
+            "{}"
+        );
         assert_eq!(
             e,
             "t.jsonl:2: field `(row)`: byte 0xff at column 3 is not UTF-8"
