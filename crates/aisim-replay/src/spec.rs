@@ -500,36 +500,6 @@ impl ReplaySpec {
                 check_positive(f, v)?;
             }
         }
-        // Times the run converts to the clock: checked once, never clamped.
-        let d = &self.discipline;
-        for (f, s) in [
-            ("discipline.warmup_s", Some(d.warmup_s)),
-            ("discipline.timeout_s", d.timeout_s),
-            ("discipline.max_sim_time_s", d.max_sim_time_s),
-            ("discipline.drain_s", d.drain_s),
-        ] {
-            if let Some(s) = s {
-                check_clock(f, s * 1e3, 1.0, format!("{} s", float(s)))?;
-            }
-        }
-        if let DispatchMode::Fixed(ms) = self.dispatch {
-            check_clock(
-                "dispatch",
-                ms,
-                self.admission.speedup,
-                format!("fixed:{}", float(ms)),
-            )?;
-        }
-        if let WorkloadSpec::Synthetic(s) = &self.workload {
-            // A session's think times, one after the other.
-            let turns = s.turns.saturating_sub(1) as f64;
-            check_clock(
-                "workload.think_ms",
-                s.think_ms * turns,
-                self.admission.speedup,
-                format!("{} ms over {turns} later turns", float(s.think_ms)),
-            )?;
-        }
         match &self.workload {
             WorkloadSpec::Trace {
                 trace_block_size: Some(0),
@@ -601,6 +571,36 @@ impl ReplaySpec {
                 }
             }
             _ => {}
+        }
+        // Times the run converts to the clock: checked once, never clamped.
+        let d = &self.discipline;
+        for (f, s) in [
+            ("discipline.warmup_s", Some(d.warmup_s)),
+            ("discipline.timeout_s", d.timeout_s),
+            ("discipline.max_sim_time_s", d.max_sim_time_s),
+            ("discipline.drain_s", d.drain_s),
+        ] {
+            if let Some(s) = s {
+                check_clock(f, s * 1e3, 1.0, format!("{} s", float(s)))?;
+            }
+        }
+        if let DispatchMode::Fixed(ms) = self.dispatch {
+            check_clock(
+                "dispatch",
+                ms,
+                self.admission.speedup,
+                format!("fixed:{}", float(ms)),
+            )?;
+        }
+        if let WorkloadSpec::Synthetic(s) = &self.workload {
+            // A session's think times, one after the other.
+            let turns = s.turns.saturating_sub(1) as f64;
+            check_clock(
+                "workload.think_ms",
+                s.think_ms * turns,
+                self.admission.speedup,
+                format!("{} ms over {turns} later turns", float(s.think_ms)),
+            )?;
         }
         Ok(())
     }

@@ -209,3 +209,37 @@ fn synthetic_arrivals_beyond_the_clock_name_the_rate() {
         "{e}"
     );
 }
+
+#[test]
+fn spec_times_beyond_the_clock_name_their_field() {
+    use aisim_replay::spec::DispatchMode;
+    let base = || trace_spec(fixture("traces/mooncake_small.jsonl"), 1, 5.0, 1.0);
+    let mut cases: Vec<(ReplaySpec, &str)> = Vec::new();
+    let mut s = base();
+    s.discipline.timeout_s = Some(1e300);
+    cases.push((s, "`discipline.timeout_s`: 1e300 s is beyond aisim's clock"));
+    let mut s = base();
+    s.discipline.drain_s = Some(1e10);
+    cases.push((s, "`discipline.drain_s`: 10000000000 s is beyond"));
+    let mut s = base();
+    s.discipline.max_sim_time_s = Some(1e300);
+    cases.push((s, "`discipline.max_sim_time_s`"));
+    let mut s = base();
+    s.discipline.warmup_s = 1e300;
+    cases.push((s, "`discipline.warmup_s`"));
+    let mut s = base();
+    s.dispatch = DispatchMode::Fixed(1000.0);
+    s.admission.speedup = 1e-300;
+    cases.push((
+        s,
+        "`dispatch`: fixed:1000 at admission.speedup 1e-300 is beyond",
+    ));
+    for (spec, says) in cases {
+        let e = spec.validate().unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
+    // The largest times that fit are accepted.
+    let mut s = base();
+    s.discipline.timeout_s = Some(9.2e9);
+    s.validate().unwrap();
+}

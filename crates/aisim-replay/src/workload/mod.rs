@@ -79,7 +79,9 @@ pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayErro
     })
 }
 
-/// Seconds (or milliseconds / speedup) to a rounded duration; inputs are validated.
+/// Milliseconds to a rounded duration. Every input is checked against the
+/// clock first (`clock.rs`, `ReplaySpec::validate`), so the fallback is never
+/// reached.
 pub(crate) fn ms_to_duration(ms: f64) -> SimDuration {
     SimDuration::from_secs_f64(ms.max(0.0) * 1e-3).unwrap_or(SimDuration(u64::MAX / 4))
 }
