@@ -4,7 +4,7 @@
 mod common;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec};
+use aisim_replay::spec::{ArrivalSpec, WorkloadSpec};
 use aisim_replay::trace::read_trace;
 use aisim_replay::{ReplaySpec, Replayer};
 use common::*;
@@ -176,18 +176,10 @@ fn an_impossible_date_names_line_and_field() {
 #[test]
 fn synthetic_arrivals_beyond_the_clock_name_the_rate() {
     let spec = ReplaySpec {
-        workload: WorkloadSpec::Synthetic(SyntheticSpec {
-            requests: 3,
-            input: LengthSpec::Fixed { tokens: 8 },
-            output: LengthSpec::Fixed { tokens: 1 },
-            arrival: ArrivalSpec::Constant { rate: 1e-300 },
-            prefix_groups: 0,
-            prefix_tokens: 0,
-            turns: 1,
-            think_ms: 0.0,
-            trace_block_size: 512,
-            total_cdf: None,
-        }),
+        workload: WorkloadSpec::Synthetic(small_synthetic(
+            3,
+            ArrivalSpec::Constant { rate: 1e-300 },
+        )),
         ..trace_spec(fixture("traces/mooncake_small.jsonl"), 1, 5.0, 1.0)
     };
     let e = replay_error(spec.clone());

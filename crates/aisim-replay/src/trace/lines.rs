@@ -20,6 +20,7 @@ pub(crate) struct Lines<'p, R> {
     path: &'p Path,
     bytes: Vec<u8>,
     line: usize,
+    cap: u64,
 }
 
 impl<'p, R: BufRead> Lines<'p, R> {
@@ -29,6 +30,7 @@ impl<'p, R: BufRead> Lines<'p, R> {
             path,
             bytes: Vec::new(),
             line: 0,
+            cap: MAX_LINE_BYTES,
         }
     }
 
@@ -36,7 +38,7 @@ impl<'p, R: BufRead> Lines<'p, R> {
     pub fn next_line(&mut self) -> Result<Option<(usize, &str)>, ReplayError> {
         self.bytes.clear();
         let read = (&mut self.reader)
-            .take(MAX_LINE_BYTES + 1)
+            .take(self.cap + 1)
             .read_until(b'\n', &mut self.bytes)
             .map_err(|source| ReplayError::Io {
                 path: self.path.to_path_buf(),
@@ -46,12 +48,12 @@ impl<'p, R: BufRead> Lines<'p, R> {
             return Ok(None);
         }
         self.line += 1;
-        if self.bytes.len() as u64 > MAX_LINE_BYTES {
+        if self.bytes.len() as u64 > self.cap {
             return Err(row_error(
                 self.path,
                 self.line,
                 "(row)",
-                format!("line longer than {} MiB", MAX_LINE_BYTES >> 20),
+                format!("line longer than {} bytes", self.cap),
             ));
         }
         let text = utf8(&self.bytes, self.path, self.line, None)?;
