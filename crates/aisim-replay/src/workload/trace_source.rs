@@ -72,10 +72,15 @@ impl TraceWorkload {
     pub fn new(mut trace: TraceData, speedup: f64) -> Result<TraceWorkload, ReplayError> {
         let records = std::mem::take(&mut trace.records);
         let n = records.len();
-        let first = records
+        let Some(first) = records
             .iter()
             .min_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms))
-            .expect("a trace has rows");
+        else {
+            return Err(ReplayError::TraceFile {
+                path: trace.path,
+                reason: "no requests in the trace".into(),
+            });
+        };
         let (t0, t0_line) = (first.timestamp_ms, first.line);
         let fit = |r: &TraceRecord, field: &str, ms: f64, what: &str| {
             if checked_ms(ms).is_none() {
