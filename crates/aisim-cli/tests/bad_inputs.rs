@@ -116,3 +116,31 @@ fn counted_oddities_show_in_json_and_table() {
         "{table}"
     );
 }
+
+#[test]
+fn spec_files_take_a_byte_order_mark_and_name_bytes_that_are_not_utf8() {
+    let spec = aisim(&["replay", "--print-spec"]).stdout;
+    let p = temp(
+        "bom-spec.json",
+        &[b"\xef\xbb\xbf".as_slice(), &spec].concat(),
+    );
+    let o = aisim(&["replay", "--spec", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let mut bad = spec.clone();
+    let second_line = bad.iter().position(|&b| b == b'\n').unwrap() + 1;
+    bad.insert(second_line + 2, 0xff);
+    let p = temp("bad-spec.json", &bad);
+    let o = aisim(&["replay", "--spec", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad-spec.json:2:") && err.contains("byte 0xff at column 3 is not UTF-8"),
+        "{err}"
+    );
+}
