@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::lines::Lines;
 use super::number::{Number, NumberError};
-use super::{mooncake_row, row_error, shown, SessionInterner, TraceRecord};
+use super::{float, mooncake_row, row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,72 +203,78 @@ pub(crate) fn read<R: BufRead>(
                 continue;
             }
         }
-        if let Some(record) = fast_record(text, line_no, shape, &mut sessions) {
-            records.push(record);
-            continue;
-        }
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            row_error(
-                path,
-                line_no,
-                "(row)",
-                format!("broken JSON at column {}: {e}", e.column()),
-            )
-        })?;
-        let Value::Object(obj) = &value else {
-            return Err(row_error(
-                path,
-                line_no,
-                "(row)",
-                "a row must be a JSON object",
-            ));
-        };
-        let row = Row {
-            obj,
-            path,
-            line: line_no,
-        };
-        let record = match shape {
-            Shape::Mooncake => TraceRecord {
-                line: line_no,
-                timestamp_ms: row.required_number(&["timestamp", "created_time"])?,
-                input_length: row.length(&["input_length", "input_tokens"])?,
-                output_length: row.length(&["output_length", "output_tokens"])?,
-                hash_ids: row.hash_ids()?,
-                session: row.session(&mut sessions),
-                chat_id: None,
-                parent_chat_id: None,
-                think_ms: match row.number(&["delay_ms"])? {
-                    Some(ms) => Some(ms),
-                    None => row.number(&["delay"])?,
-                },
-            },
-            Shape::Bailian => TraceRecord {
-                line: line_no,
-                timestamp_ms: row.required_number(&["timestamp"])? * 1e3,
-                input_length: row.length(&["input_length"])?,
-                output_length: row.length(&["output_length"])?,
-                hash_ids: row.hash_ids()?,
-                session: row.session(&mut sessions),
-                chat_id: Some(
-                    row.integer("chat_id")?
-                        .ok_or_else(|| row.err("chat_id", "missing"))?,
-                ),
-                parent_chat_id: row.integer("parent_chat_id")?,
-                think_ms: row.number(&["time_to_parent_chat"])?.map(|s| s * 1e3),
-            },
-        };
-        if let Some(t) = record.think_ms {
-            if t < 0.0 {
-                return Err(row_error(
-                    path,
-                    line_no,
-                    "think time",
-                    format!("negative think time {t} ms"),
-                ));
-            }
-        }
-        records.push(record);
+        records.push(serde_record(text, line_no, shape, path, &mut sessions)?);
     }
     Ok((records, 0))
+}
+
+/// A row read by `serde_json`, as every row but the scanner's canonical ones
+/// is: typed first, then field by field to name what is wrong.
+pub(crate) fn serde_record(
+    text: &str,
+    line_no: usize,
+    shape: Shape,
+    path: &Path,
+    sessions: &mut SessionInterner,
+) -> Result<TraceRecord, ReplayError> {
+    if let Some(record) = fast_record(text, line_no, shape, sessions) {
+        return Ok(record);
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        row_error(
+            path,
+            line_no,
+            "(row)",
+            format!("broken JSON at column {}: {e}", e.column()),
+        )
+    })?;
+    let Value::Object(obj) = &value else {
+        return Err(row_error(
+            path,
+            line_no,
+            "(row)",
+            "a row must be a JSON object",
+        ));
+    };
+    let row = Row {
+        obj,
+        path,
+        line: line_no,
+    };
+    let think_names: &[&str] = match shape {
+        Shape::Mooncake => &["delay_ms", "delay"],
+        Shape::Bailian => &["time_to_parent_chat"],
+    };
+    let think = row.number(think_names)?;
+    if let Some(t) = think.filter(|&t| t < 0.0) {
+        let (name, _) = row.get(think_names).expect("just read");
+        return Err(row.err(name, format!("negative think time {}", float(t))));
+    }
+    Ok(match shape {
+        Shape::Mooncake => TraceRecord {
+            line: line_no,
+            timestamp_ms: row.required_number(&["timestamp", "created_time"])?,
+            input_length: row.length(&["input_length", "input_tokens"])?,
+            output_length: row.length(&["output_length", "output_tokens"])?,
+            hash_ids: row.hash_ids()?,
+            session: row.session(sessions),
+            chat_id: None,
+            parent_chat_id: None,
+            think_ms: think,
+        },
+        Shape::Bailian => TraceRecord {
+            line: line_no,
+            timestamp_ms: row.required_number(&["timestamp"])? * 1e3,
+            input_length: row.length(&["input_length"])?,
+            output_length: row.length(&["output_length"])?,
+            hash_ids: row.hash_ids()?,
+            session: row.session(sessions),
+            chat_id: Some(
+                row.integer("chat_id")?
+                    .ok_or_else(|| row.err("chat_id", "missing"))?,
+            ),
+            parent_chat_id: row.integer("parent_chat_id")?,
+            think_ms: think.map(|s| s * 1e3),
+        },
+    })
 }
