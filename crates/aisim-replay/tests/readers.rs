@@ -275,3 +275,51 @@ fn quoted_csv_fields_with_commas_and_line_breaks_keep_their_lines() {
         ]
     );
 }
+
+#[test]
+fn think_times_and_chat_ids_follow_the_same_rules() {
+    let e = error_of(
+        "think.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"delay\": -5}\n",
+        None,
+    );
+    assert!(
+        e.contains("think.jsonl:1: field `delay`: negative think time -5"),
+        "{e}"
+    );
+    let e = error_of(
+        "think-b.jsonl",
+        &BAILIAN_ROW.replace(
+            "\"timestamp\"",
+            "\"time_to_parent_chat\": -1.5, \"timestamp\"",
+        ),
+        None,
+    );
+    assert!(
+        e.contains("think-b.jsonl:1: field `time_to_parent_chat`: negative"),
+        "{e}"
+    );
+    // A chat id in float form is the same id; a fractional one is an error.
+    let b = read_trace(
+        &temp_file(
+            "ids-b.jsonl",
+            &format!(
+                "{}\n",
+                BAILIAN_ROW.replace("\"chat_id\": 1,", "\"chat_id\": 1e0,")
+            ),
+        ),
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(b.records[0].chat_id, Some(1));
+    let e = error_of(
+        "frac-b.jsonl",
+        &BAILIAN_ROW.replace("\"parent_chat_id\": -1,", "\"parent_chat_id\": -1.5,"),
+        None,
+    );
+    assert!(
+        e.contains("frac-b.jsonl:1: field `parent_chat_id`: `-1.5` is not a whole number"),
+        "{e}"
+    );
+}
