@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::collector::{Outcome, RequestRecord, SortedGaps};
 use crate::metrics::{Summary, ESTIMATOR};
 use crate::spec::ReplaySpec;
+use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
 
 /// The result of a replay. Everything but `host` is identical between runs of
@@ -58,6 +59,10 @@ pub struct WorkloadInfo {
     pub source: String,
     /// Rows skipped on purpose while reading (BurstGPT failed requests).
     pub skipped_rows: u64,
+    /// Rows replayed but not quite as written (orphan turns, `hash_ids` of
+    /// the wrong length).
+    #[serde(flatten)]
+    pub notes: TraceNotes,
 }
 
 /// The discipline, stated with the results.
@@ -242,6 +247,8 @@ pub struct RunTotals {
     pub never_dispatched: u64,
     /// Rows skipped while reading.
     pub skipped_rows: u64,
+    /// What reading the trace counted without refusing it.
+    pub notes: TraceNotes,
     /// Later turns that fell back to the trace gap.
     pub think_time_fallbacks: u64,
     /// Per worker: counters, passes, KV capacity (blocks, all ranks), peak, and
@@ -460,7 +467,7 @@ impl ReplayReport {
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
-            workload: WorkloadInfo { source: totals.source.clone(), skipped_rows: totals.skipped_rows },
+            workload: WorkloadInfo { source: totals.source.clone(), skipped_rows: totals.skipped_rows, notes: totals.notes },
             discipline: DisciplineReport {
                 cohort: format!(
                     "requests planned at or after {} s of trace time, excluding the first {} offered",

@@ -11,7 +11,8 @@ use aisim_core::EngineConfig;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ReplayError;
-use crate::trace::TraceFormat;
+use crate::trace::{float, TraceFormat};
+use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
 
 /// A complete, reproducible description of a replay.
@@ -393,6 +394,23 @@ fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     }
 }
 
+/// A spec time (ms, written as `shown`) that must fit aisim's clock once
+/// divided by `speedup`.
+fn check_clock(field: &str, ms: f64, speedup: f64, shown: String) -> Result<(), ReplayError> {
+    if checked_ms(ms / speedup).is_some() {
+        return Ok(());
+    }
+    let at = if speedup == 1.0 {
+        String::new()
+    } else {
+        format!(" at admission.speedup {}", float(speedup))
+    };
+    Err(ReplayError::spec(
+        field,
+        format!("{shown}{at} is beyond aisim's clock ({CLOCK_RANGE})"),
+    ))
+}
+
 fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), ReplayError> {
     match *l {
         LengthSpec::Fixed { tokens } if tokens == 0 && !allow_zero => {
@@ -416,10 +434,7 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
-            path: path.into(),
-            source,
-        })?;
+        let text = crate::trace::read_small_file(path)?;
         let mut spec: ReplaySpec =
             serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
                 path: path.into(),
@@ -601,6 +616,36 @@ impl ReplaySpec {
                 }
             }
             _ => {}
+        }
+        // Times the run converts to the clock: checked once, never clamped.
+        let d = &self.discipline;
+        for (f, s) in [
+            ("discipline.warmup_s", Some(d.warmup_s)),
+            ("discipline.timeout_s", d.timeout_s),
+            ("discipline.max_sim_time_s", d.max_sim_time_s),
+            ("discipline.drain_s", d.drain_s),
+        ] {
+            if let Some(s) = s {
+                check_clock(f, s * 1e3, 1.0, format!("{} s", float(s)))?;
+            }
+        }
+        if let DispatchMode::Fixed(ms) = self.dispatch {
+            check_clock(
+                "dispatch",
+                ms,
+                self.admission.speedup,
+                format!("fixed:{}", float(ms)),
+            )?;
+        }
+        if let WorkloadSpec::Synthetic(s) = &self.workload {
+            // A session's think times, one after the other.
+            let turns = s.turns.saturating_sub(1) as f64;
+            check_clock(
+                "workload.think_ms",
+                s.think_ms * turns,
+                self.admission.speedup,
+                format!("{} ms over {turns} later turns", float(s.think_ms)),
+            )?;
         }
         Ok(())
     }

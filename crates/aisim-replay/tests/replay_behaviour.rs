@@ -101,18 +101,7 @@ fn gaps_cv(burstiness: Option<f64>) -> f64 {
         },
         None => ArrivalSpec::Poisson { rate: 10.0 },
     };
-    let spec = SyntheticSpec {
-        requests: 40_000,
-        input: LengthSpec::Fixed { tokens: 10 },
-        output: LengthSpec::Fixed { tokens: 1 },
-        arrival,
-        prefix_groups: 0,
-        prefix_tokens: 0,
-        turns: 1,
-        think_ms: 0.0,
-        trace_block_size: 512,
-        total_cdf: None,
-    };
+    let spec = small_synthetic(40_000, arrival);
     let mut w = SyntheticWorkload::new(spec, 42, 1.0);
     let mut times = Vec::new();
     while let Some(o) = w.next_root() {

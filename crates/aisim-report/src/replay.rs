@@ -75,6 +75,25 @@ pub fn render_replay(r: &ReplayReport) -> String {
             format!("{} (failed requests in the log)", r.workload.skipped_rows),
         ]);
     }
+    let notes = &r.workload.notes;
+    if notes.orphan_turns > 0 {
+        run.row([
+            "orphan turns".to_string(),
+            format!(
+                "{} (parent_chat_id not in the trace: replayed as first turns)",
+                notes.orphan_turns
+            ),
+        ]);
+    }
+    if notes.hash_ids_short + notes.hash_ids_long > 0 {
+        run.row([
+            "hash_ids mismatches".to_string(),
+            format!(
+                "{} short, {} long (rows whose hash_ids are not ceil(input_length / trace block size))",
+                notes.hash_ids_short, notes.hash_ids_long
+            ),
+        ]);
+    }
 
     let o = &r.outcomes;
     let mut outcomes = Table::new([

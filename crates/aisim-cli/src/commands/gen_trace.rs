@@ -60,5 +60,10 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
             }
         }
         Ok(())
-    })
+    })?;
+    // Arrivals stop early at a time beyond the clock: that is an error.
+    if let Some(e) = w.take_failure() {
+        return Err(input(e));
+    }
+    Ok(())
 }

@@ -298,6 +298,9 @@ impl<'a> AggRuntime<'a> {
             }
         }
         observer.finished();
+        if let Some(e) = self.workload.take_failure() {
+            return Err(e);
+        }
         let end = self.now.max(self.latest);
         let never_dispatched =
             self.workload.remaining() + self.pending_turns.iter().flatten().count() as u64;
@@ -319,6 +322,7 @@ impl<'a> AggRuntime<'a> {
             end_ns: end.0,
             never_dispatched,
             skipped_rows: self.workload.skipped_rows(),
+            notes: self.workload.notes(),
             think_time_fallbacks: self.think_fallbacks,
             workers,
             gpus_per_worker: self.spec.engine.dp_size * self.spec.engine.tp_size,

@@ -6,7 +6,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{mooncake_row, row_error, SessionInterner, TraceRecord};
+use super::lines::Lines;
+use super::number::{Number, NumberError};
+use super::{float, mooncake_row, row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +40,7 @@ impl Row<'_> {
             None => Ok(None),
             Some((n, v)) => match v.as_f64() {
                 Some(x) if x.is_finite() => Ok(Some(x)),
-                _ => Err(self.err(n, format!("{v} is not a number"))),
+                _ => Err(self.err(n, format!("{} is not a number", shown(&v.to_string())))),
             },
         }
     }
@@ -52,27 +54,15 @@ impl Row<'_> {
         let (n, v) = self
             .get(names)
             .ok_or_else(|| self.err(names[0], "missing"))?;
-        if let Some(x) = v.as_u64() {
-            return u32::try_from(x).map_err(|_| {
-                self.err(
-                    n,
-                    format!("{x} tokens is more than aisim supports (4,294,967,295)"),
-                )
-            });
-        }
-        match v.as_f64() {
-            Some(x) if x < 0.0 => Err(self.err(n, format!("negative length {v}"))),
-            _ => Err(self.err(n, format!("{v} is not a whole number of tokens"))),
-        }
+        whole(v, "a number of tokens", Number::to_u32).map_err(|r| self.err(n, r))
     }
 
     fn integer(&self, name: &str) -> Result<Option<i64>, ReplayError> {
         match self.get(&[name]) {
             None => Ok(None),
-            Some((n, v)) => v
-                .as_i64()
+            Some((n, v)) => whole(v, "an integer", Number::to_i64)
                 .map(Some)
-                .ok_or_else(|| self.err(n, format!("{v} is not an integer"))),
+                .map_err(|r| self.err(n, r)),
         }
     }
 
@@ -83,21 +73,32 @@ impl Row<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    v.as_u64().ok_or_else(|| {
-                        self.err(
-                            n,
-                            format!("element {i} ({v}) is not a non-negative integer"),
-                        )
-                    })
+                    whole(v, "a block id", Number::to_u64)
+                        .map_err(|r| self.err(n, format!("element {i}: {r}")))
                 })
                 .collect(),
-            Some((n, v)) => Err(self.err(n, format!("{v} is not a list of block ids"))),
+            Some((n, v)) => Err(self.err(
+                n,
+                format!("{} is not a list of block ids", shown(&v.to_string())),
+            )),
         }
     }
 
     fn session(&self, interner: &mut SessionInterner) -> Option<u64> {
         self.get(&["session_id"])
             .map(|(_, v)| intern_value(v, interner))
+    }
+}
+
+/// A whole number by the readers' one number rule, or why not.
+fn whole<T>(
+    v: &Value,
+    what: &str,
+    convert: impl Fn(Number) -> Result<T, NumberError>,
+) -> Result<T, String> {
+    match v {
+        Value::Number(x) => convert(Number::of_json(x)).map_err(|e| e.to_string()),
+        _ => Err(format!("{} is not {what}", shown(&v.to_string()))),
     }
 }
 
@@ -180,28 +181,14 @@ pub(crate) fn read<R: BufRead>(
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
     let mut records = Vec::new();
     let mut sessions = SessionInterner::default();
-    let mut reader = reader;
-    // One line buffer for the whole file rather than a fresh string per row.
-    let mut text = String::new();
+    let mut lines = Lines::new(reader, path);
     let mut ids = Vec::new();
-    let mut line_no = 0;
-    loop {
-        text.clear();
-        let read = reader
-            .read_line(&mut text)
-            .map_err(|source| ReplayError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if read == 0 {
-            break;
-        }
-        line_no += 1;
+    while let Some((line_no, text)) = lines.next_line()? {
         if text.trim().is_empty() {
             continue;
         }
         if shape == Shape::Mooncake {
-            if let Some(row) = mooncake_row::parse(&text, &mut ids) {
+            if let Some(row) = mooncake_row::parse(text, &mut ids) {
                 records.push(TraceRecord {
                     line: line_no,
                     timestamp_ms: row.timestamp_ms,
@@ -216,72 +203,78 @@ pub(crate) fn read<R: BufRead>(
                 continue;
             }
         }
-        if let Some(record) = fast_record(&text, line_no, shape, &mut sessions) {
-            records.push(record);
-            continue;
-        }
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            row_error(
-                path,
-                line_no,
-                "(row)",
-                format!("broken JSON at column {}: {e}", e.column()),
-            )
-        })?;
-        let Value::Object(obj) = &value else {
-            return Err(row_error(
-                path,
-                line_no,
-                "(row)",
-                "a row must be a JSON object",
-            ));
-        };
-        let row = Row {
-            obj,
-            path,
-            line: line_no,
-        };
-        let record = match shape {
-            Shape::Mooncake => TraceRecord {
-                line: line_no,
-                timestamp_ms: row.required_number(&["timestamp", "created_time"])?,
-                input_length: row.length(&["input_length", "input_tokens"])?,
-                output_length: row.length(&["output_length", "output_tokens"])?,
-                hash_ids: row.hash_ids()?,
-                session: row.session(&mut sessions),
-                chat_id: None,
-                parent_chat_id: None,
-                think_ms: match row.number(&["delay_ms"])? {
-                    Some(ms) => Some(ms),
-                    None => row.number(&["delay"])?,
-                },
-            },
-            Shape::Bailian => TraceRecord {
-                line: line_no,
-                timestamp_ms: row.required_number(&["timestamp"])? * 1e3,
-                input_length: row.length(&["input_length"])?,
-                output_length: row.length(&["output_length"])?,
-                hash_ids: row.hash_ids()?,
-                session: row.session(&mut sessions),
-                chat_id: Some(
-                    row.integer("chat_id")?
-                        .ok_or_else(|| row.err("chat_id", "missing"))?,
-                ),
-                parent_chat_id: row.integer("parent_chat_id")?,
-                think_ms: row.number(&["time_to_parent_chat"])?.map(|s| s * 1e3),
-            },
-        };
-        if let Some(t) = record.think_ms {
-            if t < 0.0 {
-                return Err(row_error(
-                    path,
-                    line_no,
-                    "think time",
-                    format!("negative think time {t} ms"),
-                ));
-            }
-        }
-        records.push(record);
+        records.push(serde_record(text, line_no, shape, path, &mut sessions)?);
     }
     Ok((records, 0))
+}
+
+/// A row read by `serde_json`, as every row but the scanner's canonical ones
+/// is: typed first, then field by field to name what is wrong.
+pub(crate) fn serde_record(
+    text: &str,
+    line_no: usize,
+    shape: Shape,
+    path: &Path,
+    sessions: &mut SessionInterner,
+) -> Result<TraceRecord, ReplayError> {
+    if let Some(record) = fast_record(text, line_no, shape, sessions) {
+        return Ok(record);
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        row_error(
+            path,
+            line_no,
+            "(row)",
+            format!("broken JSON at column {}: {e}", e.column()),
+        )
+    })?;
+    let Value::Object(obj) = &value else {
+        return Err(row_error(
+            path,
+            line_no,
+            "(row)",
+            "a row must be a JSON object",
+        ));
+    };
+    let row = Row {
+        obj,
+        path,
+        line: line_no,
+    };
+    let think_names: &[&str] = match shape {
+        Shape::Mooncake => &["delay_ms", "delay"],
+        Shape::Bailian => &["time_to_parent_chat"],
+    };
+    let think = row.number(think_names)?;
+    if let Some(t) = think.filter(|&t| t < 0.0) {
+        let (name, _) = row.get(think_names).expect("just read");
+        return Err(row.err(name, format!("negative think time {}", float(t))));
+    }
+    Ok(match shape {
+        Shape::Mooncake => TraceRecord {
+            line: line_no,
+            timestamp_ms: row.required_number(&["timestamp", "created_time"])?,
+            input_length: row.length(&["input_length", "input_tokens"])?,
+            output_length: row.length(&["output_length", "output_tokens"])?,
+            hash_ids: row.hash_ids()?,
+            session: row.session(sessions),
+            chat_id: None,
+            parent_chat_id: None,
+            think_ms: think,
+        },
+        Shape::Bailian => TraceRecord {
+            line: line_no,
+            timestamp_ms: row.required_number(&["timestamp"])? * 1e3,
+            input_length: row.length(&["input_length"])?,
+            output_length: row.length(&["output_length"])?,
+            hash_ids: row.hash_ids()?,
+            session: row.session(sessions),
+            chat_id: Some(
+                row.integer("chat_id")?
+                    .ok_or_else(|| row.err("chat_id", "missing"))?,
+            ),
+            parent_chat_id: row.integer("parent_chat_id")?,
+            think_ms: think.map(|s| s * 1e3),
+        },
+    })
 }

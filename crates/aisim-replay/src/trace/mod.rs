@@ -1,10 +1,13 @@
 //! Trace readers. Every reader streams its file line by line and reports the
 //! file, line and field of any bad row; rows skipped on purpose are counted.
 
+mod chat_links;
 mod csv;
 mod detect;
 mod json_rows;
+mod lines;
 mod mooncake_row;
+mod number;
 mod timestamp;
 
 use std::collections::HashMap;
@@ -15,6 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use detect::detect_format;
+pub(crate) use lines::read_small_file;
+pub(crate) use number::float;
 
 use crate::error::ReplayError;
 
@@ -38,6 +43,23 @@ impl TraceFormat {
         match self {
             TraceFormat::Bailian => 16,
             _ => 512,
+        }
+    }
+
+    /// The field that holds a row's arrival, as errors name it.
+    pub fn timestamp_field(self) -> &'static str {
+        match self {
+            TraceFormat::Mooncake | TraceFormat::Bailian => "timestamp",
+            TraceFormat::Azure => "TIMESTAMP",
+            TraceFormat::Burstgpt => "Timestamp",
+        }
+    }
+
+    /// The field that holds a turn's think time, as errors name it.
+    pub fn think_field(self) -> &'static str {
+        match self {
+            TraceFormat::Bailian => "time_to_parent_chat",
+            _ => "delay_ms",
         }
     }
 
@@ -88,6 +110,32 @@ pub struct TraceData {
     pub records: Vec<TraceRecord>,
     /// Rows skipped on purpose (BurstGPT failed requests).
     pub skipped_failed: u64,
+    /// What reading noticed without refusing the trace.
+    pub notes: TraceNotes,
+}
+
+/// Rows a trace holds that aisim replays, but not quite as written; counted
+/// so a report shows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TraceNotes {
+    /// Rows whose `parent_chat_id` is not in the trace: replayed as first turns.
+    pub orphan_turns: u64,
+    /// Rows with fewer `hash_ids` than `ceil(input_length / trace_block_size)`
+    /// (rows without any are not counted: they carry no prefix information).
+    pub hash_ids_short: u64,
+    /// Rows with more `hash_ids` than `ceil(input_length / trace_block_size)`.
+    pub hash_ids_long: u64,
+}
+
+impl TraceNotes {
+    fn count_hash_ids(&mut self, records: &[TraceRecord], trace_block_size: u32) {
+        for r in records.iter().filter(|r| !r.hash_ids.is_empty()) {
+            let want = (r.input_length as u64).div_ceil(trace_block_size.max(1) as u64);
+            let have = r.hash_ids.len() as u64;
+            self.hash_ids_short += u64::from(have < want);
+            self.hash_ids_long += u64::from(have > want);
+        }
+    }
 }
 
 /// Interns session ids (strings or numbers) to dense integers, by first appearance.
@@ -98,6 +146,14 @@ impl SessionInterner {
     pub fn intern(&mut self, key: &str) -> u64 {
         let next = self.0.len() as u64;
         *self.0.entry(key.to_string()).or_insert(next)
+    }
+}
+
+/// A value as quoted in a message: at most 40 characters of it.
+pub(crate) fn shown(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
     }
 }
 
@@ -129,11 +185,11 @@ pub fn read_trace(
     let format = match format {
         Some(f) => f,
         None => {
+            let mut lines = lines::Lines::new(BufReader::new(File::open(path).map_err(io)?), path);
             let mut first = String::new();
-            let mut r = BufReader::new(File::open(path).map_err(io)?);
-            while first.trim().is_empty() {
-                first.clear();
-                if r.read_line(&mut first).map_err(io)? == 0 {
+            while let Some((_, text)) = lines.next_line()? {
+                if !text.trim().is_empty() {
+                    first.push_str(text);
                     break;
                 }
             }
@@ -163,12 +219,19 @@ pub fn read_trace_from<R: BufRead>(
             reason: "no requests in the trace".into(),
         });
     }
+    let trace_block_size = trace_block_size.unwrap_or(format.default_block_size());
+    let mut notes = TraceNotes {
+        orphan_turns: chat_links::check(&records, path)?,
+        ..TraceNotes::default()
+    };
+    notes.count_hash_ids(&records, trace_block_size);
     Ok(TraceData {
         path: path.to_path_buf(),
         format,
-        trace_block_size: trace_block_size.unwrap_or(format.default_block_size()),
+        trace_block_size,
         records,
         skipped_failed,
+        notes,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Workloads: where requests come from. A workload hands out first turns in
 //! planned-arrival order and, when a turn ends, the next turn of its session.
 
+pub(crate) mod clock;
 mod demo;
 pub mod random;
 pub mod synthetic;
@@ -14,7 +15,7 @@ pub use trace_source::TraceWorkload;
 
 use crate::error::ReplayError;
 use crate::spec::{ReplaySpec, WorkloadSpec};
-use crate::trace::read_trace;
+use crate::trace::{read_trace, TraceNotes};
 
 /// One request as the workload offers it.
 #[derive(Debug, Clone)]
@@ -48,13 +49,22 @@ pub trait Workload {
     fn skipped_rows(&self) -> u64 {
         0
     }
+    /// Why the workload stopped early, if it did (a time beyond the clock);
+    /// the run then fails with it.
+    fn take_failure(&mut self) -> Option<ReplayError> {
+        None
+    }
+    /// What reading the trace counted without refusing it.
+    fn notes(&self) -> TraceNotes {
+        TraceNotes::default()
+    }
 }
 
 /// Builds the workload a spec describes.
 pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayError> {
     let speedup = spec.admission.speedup;
     Ok(match &spec.workload {
-        WorkloadSpec::Demo => Box::new(TraceWorkload::new(demo_trace()?, speedup)),
+        WorkloadSpec::Demo => Box::new(TraceWorkload::new(demo_trace()?, speedup)?),
         WorkloadSpec::Trace {
             path,
             format,
@@ -62,7 +72,7 @@ pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayErro
         } => Box::new(TraceWorkload::new(
             read_trace_logged(path, *format, *trace_block_size)?,
             speedup,
-        )),
+        )?),
         WorkloadSpec::Synthetic(s) => {
             Box::new(SyntheticWorkload::new(s.clone(), spec.seed, speedup))
         }
@@ -89,7 +99,9 @@ fn read_trace_logged(
     Ok(trace)
 }
 
-/// Seconds (or milliseconds / speedup) to a rounded duration; inputs are validated.
+/// Milliseconds to a rounded duration. Every input is checked against the
+/// clock first (`clock.rs`, `ReplaySpec::validate`), so the fallback is never
+/// reached.
 pub(crate) fn ms_to_duration(ms: f64) -> SimDuration {
     SimDuration::from_secs_f64(ms.max(0.0) * 1e-3).unwrap_or(SimDuration(u64::MAX / 4))
 }

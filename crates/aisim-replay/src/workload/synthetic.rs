@@ -6,9 +6,12 @@ use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 
+use super::clock::{checked_ms, CLOCK_RANGE};
 use super::random::{exponential, gamma, standard_normal, uniform_int};
 use super::{ms_to_duration, Offer, Workload};
+use crate::error::ReplayError;
 use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec};
+use crate::trace::float;
 
 /// Ids of shared prefixes live in their own range so they never collide with
 /// the per-request ids.
@@ -22,6 +25,10 @@ pub struct SyntheticWorkload {
     rng: Pcg64,
     speedup: f64,
     next_arrival_s: f64,
+    /// Planned arrival of the next first turn; `None` once all are made, or
+    /// when the next would be beyond the clock (then `failure` says so).
+    next_at: Option<SimTime>,
+    failure: Option<ReplayError>,
     roots_made: u64,
     ids_made: u64,
     turns_left: u64,
@@ -76,6 +83,8 @@ impl SyntheticWorkload {
             spec,
             speedup,
             next_arrival_s: 0.0,
+            next_at: Some(SimTime::ZERO),
+            failure: None,
             roots_made: 0,
             ids_made: 0,
             turns_left,
@@ -110,6 +119,32 @@ impl SyntheticWorkload {
         base
     }
 
+    /// The next first turn's planned arrival, if one is due and on the clock.
+    fn planned_next(&mut self) -> Option<SimTime> {
+        if self.roots_made >= self.spec.requests {
+            return None;
+        }
+        let at = checked_ms(self.next_arrival_s * 1e3 / self.speedup).map(|d| SimTime(d.0));
+        if at.is_none() {
+            let rate = match self.spec.arrival {
+                ArrivalSpec::Constant { rate }
+                | ArrivalSpec::Poisson { rate }
+                | ArrivalSpec::Gamma { rate, .. } => rate,
+            };
+            self.failure = Some(ReplayError::spec(
+                "workload.arrival.rate",
+                format!(
+                    "{} per second plans first turn {} at {} s (speedup {}), beyond aisim's clock ({CLOCK_RANGE})",
+                    float(rate),
+                    self.roots_made + 1,
+                    float(self.next_arrival_s),
+                    float(self.speedup)
+                ),
+            ));
+        }
+        at
+    }
+
     fn make(
         &mut self,
         input: u32,
@@ -135,16 +170,16 @@ impl SyntheticWorkload {
 
 impl Workload for SyntheticWorkload {
     fn peek_root(&self) -> Option<SimTime> {
-        (self.roots_made < self.spec.requests)
-            .then(|| SimTime(ms_to_duration(self.next_arrival_s * 1e3 / self.speedup).0))
+        self.next_at
     }
 
     fn next_root(&mut self) -> Option<Offer> {
-        let at = self.peek_root()?;
+        let at = self.next_at?;
         let session = self.roots_made;
         self.roots_made += 1;
         let gap = self.gap_s();
         self.next_arrival_s += gap;
+        self.next_at = self.planned_next();
         let (input, output) = match &self.spec.total_cdf {
             Some(c) => split_total(sample_cdf_total(
                 &c.points,
@@ -203,6 +238,10 @@ impl Workload for SyntheticWorkload {
 
     fn may_have_sessions(&self) -> bool {
         self.spec.turns > 1
+    }
+
+    fn take_failure(&mut self) -> Option<ReplayError> {
+        self.failure.take()
     }
 
     fn remaining(&self) -> u64 {

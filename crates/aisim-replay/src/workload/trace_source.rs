@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 
-use aisim_core::{Request, RequestId, SessionId, SimTime};
+use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 
+use super::clock::{checked_ms, checked_sum, CLOCK_RANGE};
 use super::{ms_to_duration, Offer, Workload};
-use crate::trace::{TraceData, TraceRecord};
+use crate::error::ReplayError;
+use crate::trace::{float, row_error, TraceData, TraceNotes, TraceRecord};
 
 const NONE: u32 = u32::MAX;
 
@@ -24,21 +26,99 @@ pub struct TraceWorkload {
     handed: u64,
     speedup: f64,
     skipped: u64,
+    notes: TraceNotes,
+}
+
+/// Each session's turns, if every think time were taken in full one after the
+/// other from its first arrival, must stay on the clock: the sum is checked
+/// once here so no turn is ever planned at a clamped instant.
+fn check_session_spans(
+    records: &[TraceRecord],
+    planned: &[SimTime],
+    next_of: &[u32],
+    roots: &[u32],
+    speedup: f64,
+    trace: &TraceData,
+) -> Result<(), ReplayError> {
+    for &root in roots {
+        let mut at = SimDuration(planned[root as usize].0);
+        let (mut prev, mut cur) = (root, next_of[root as usize]);
+        while cur != NONE {
+            let r = &records[cur as usize];
+            let gap = planned[cur as usize].since(planned[prev as usize]);
+            let think = r.think_ms.map_or(gap, |ms| ms_to_duration(ms / speedup));
+            at = checked_sum(at, think.max(gap)).ok_or_else(|| {
+                row_error(
+                    &trace.path,
+                    r.line,
+                    trace.format.think_field(),
+                    format!(
+                        "the session that starts on line {} would plan this turn beyond aisim's clock ({CLOCK_RANGE}) at speedup {}: its think times add up to more",
+                        records[root as usize].line,
+                        float(speedup)
+                    ),
+                )
+            })?;
+            (prev, cur) = (cur, next_of[cur as usize]);
+        }
+    }
+    Ok(())
 }
 
 impl TraceWorkload {
-    /// Prepares a trace for replay at `speedup`.
-    pub fn new(trace: TraceData, speedup: f64) -> TraceWorkload {
-        let records = trace.records;
+    /// Prepares a trace for replay at `speedup`; a time that does not fit
+    /// aisim's clock is an error naming its row (or the speedup that
+    /// stretched it out of range).
+    pub fn new(mut trace: TraceData, speedup: f64) -> Result<TraceWorkload, ReplayError> {
+        let records = std::mem::take(&mut trace.records);
         let n = records.len();
-        let t0 = records
+        let Some(first) = records
             .iter()
-            .map(|r| r.timestamp_ms)
-            .fold(f64::INFINITY, f64::min);
+            .min_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms))
+        else {
+            return Err(ReplayError::TraceFile {
+                path: trace.path,
+                reason: "no requests in the trace".into(),
+            });
+        };
+        let (t0, t0_line) = (first.timestamp_ms, first.line);
+        let fit = |r: &TraceRecord, field: &str, ms: f64, what: &str| {
+            if checked_ms(ms).is_none() {
+                return Err(row_error(
+                    &trace.path,
+                    r.line,
+                    field,
+                    format!(
+                        "{what} is {} ms, beyond aisim's clock ({CLOCK_RANGE})",
+                        float(ms)
+                    ),
+                ));
+            }
+            checked_ms(ms / speedup).ok_or_else(|| {
+                ReplayError::spec(
+                    "admission.speedup",
+                    format!(
+                        "{} stretches line {} of {} (`{field}`: {what} {} ms) beyond aisim's clock ({CLOCK_RANGE})",
+                        float(speedup),
+                        r.line,
+                        trace.path.display(),
+                        float(ms)
+                    ),
+                )
+            })
+        };
+        let ts_field = trace.format.timestamp_field();
+        let since_first = format!("the time since the earliest request (line {t0_line})");
         let planned: Vec<SimTime> = records
             .iter()
-            .map(|r| SimTime(ms_to_duration((r.timestamp_ms - t0) / speedup).0))
-            .collect();
+            .map(|r| fit(r, ts_field, r.timestamp_ms - t0, &since_first).map(|d| SimTime(d.0)))
+            .collect::<Result<_, _>>()?;
+        let think_field = trace.format.think_field();
+        for r in &records {
+            if let Some(ms) = r.think_ms {
+                fit(r, think_field, ms, "the think time")?;
+            }
+        }
         let mut next_of = vec![NONE; n];
         let mut follow = vec![false; n];
         let mut session_of: Vec<Option<u64>> = vec![None; n];
@@ -87,6 +167,7 @@ impl TraceWorkload {
             .copied()
             .filter(|&i| !follow[i as usize])
             .collect();
+        let mut reached = roots.len();
         for &root in &roots {
             if next_of[root as usize] == NONE {
                 continue;
@@ -95,9 +176,34 @@ impl TraceWorkload {
             while cur != NONE {
                 session_of[cur as usize] = Some(root as u64);
                 cur = next_of[cur as usize];
+                reached += usize::from(cur != NONE);
             }
         }
-        TraceWorkload {
+        if reached < n {
+            // Every row has at most one turn before it and one after, so the
+            // rows no first turn leads to are cycles; the readers refuse
+            // cycles of parents, so this one mixes parents and session ids.
+            let start = (0..n)
+                .find(|&i| follow[i] && session_of[i].is_none())
+                .expect("unreached");
+            let mut lines = vec![records[start].line.to_string()];
+            let mut cur = next_of[start] as usize;
+            while cur != start {
+                lines.push(records[cur].line.to_string());
+                cur = next_of[cur] as usize;
+            }
+            return Err(row_error(
+                &trace.path,
+                records[start].line,
+                "session_id",
+                format!(
+                    "the turns on lines {} follow one another in a cycle (their parent_chat_id and session_id links disagree)",
+                    lines.join(" -> ")
+                ),
+            ));
+        }
+        check_session_spans(&records, &planned, &next_of, &roots, speedup, &trace)?;
+        Ok(TraceWorkload {
             records,
             trace_block_size: trace.trace_block_size,
             planned,
@@ -108,7 +214,8 @@ impl TraceWorkload {
             handed: 0,
             speedup,
             skipped: trace.skipped_failed,
-        }
+            notes: trace.notes,
+        })
     }
 
     fn offer(&mut self, idx: u32, turn: u32, prev: Option<u32>) -> Offer {
@@ -164,5 +271,9 @@ impl Workload for TraceWorkload {
 
     fn skipped_rows(&self) -> u64 {
         self.skipped
+    }
+
+    fn notes(&self) -> TraceNotes {
+        self.notes
     }
 }

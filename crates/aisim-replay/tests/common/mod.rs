@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::TimingSpec;
 use aisim_replay::collector::RequestRecord;
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayOutput, ReplaySpec, Replayer};
 
 /// A file under the workspace's `fixtures/`.
@@ -40,6 +40,22 @@ pub fn trace_spec(path: PathBuf, workers: u32, prefill_ms: f64, decode_ms: f64) 
             decode_ms,
         },
         ..ReplaySpec::default()
+    }
+}
+
+/// A synthetic workload of single-turn 10-token prompts with 1-token outputs.
+pub fn small_synthetic(requests: u64, arrival: ArrivalSpec) -> SyntheticSpec {
+    SyntheticSpec {
+        requests,
+        input: LengthSpec::Fixed { tokens: 10 },
+        output: LengthSpec::Fixed { tokens: 1 },
+        arrival,
+        prefix_groups: 0,
+        prefix_tokens: 0,
+        turns: 1,
+        think_ms: 0.0,
+        trace_block_size: 512,
+        total_cdf: None,
     }
 }
 

@@ -1,0 +1,146 @@
+//! Bad trace files and out-of-range flags through the binary: exit code 2 and
+//! one message naming the file, line and field (or the flag's spec field).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn aisim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aisim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aisim-bad-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Runs `aisim replay FILE extra...` and returns its stderr, checking exit code 2.
+fn fails(name: &str, bytes: &[u8], extra: &[&str]) -> String {
+    let p = temp(name, bytes);
+    let mut args = vec!["replay", p.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = aisim(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    err
+}
+
+const ROW: &str = r#"{"timestamp": 0, "input_length": 10, "output_length": 2}"#;
+
+#[test]
+fn bad_trace_rows_exit_2_naming_file_line_and_field() {
+    let cases: [(&str, Vec<u8>, &str); 8] = [
+        ("utf8.jsonl", [ROW.as_bytes(), b"\n{\"timestamp\": 1\xff}\n"].concat(), ":2: field `(row)`: byte 0xff at column 16 is not UTF-8"),
+        ("frac.jsonl", format!("{ROW}\n{}\n", ROW.replace("10,", "10.5,")).into_bytes(), ":2: field `input_length`: `10.5` is not a whole number"),
+        ("range.csv", b"Timestamp,Model,Request tokens,Response tokens\n0,m,1e300,1\n".to_vec(), ":2: field `Request tokens`: `1e300` is out of range (allowed: 0 ..= 4294967295)"),
+        ("date.csv", b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-30 00:00:00,8,1\n".to_vec(), ":2: field `TIMESTAMP`: `2023-02-30 00:00:00` is not a timestamp like 2023-11-16 18:15:46.6805900: day 30 does not exist in February 2023 (28 days)"),
+        ("far.jsonl", format!("{ROW}\n{}\n", ROW.replace("\"timestamp\": 0", "\"timestamp\": 1e300")).into_bytes(), ":2: field `timestamp`:"),
+        ("cycle.jsonl", b"{\"chat_id\": 1, \"parent_chat_id\": 2, \"timestamp\": 0, \"input_length\": 8, \"output_length\": 1}\n{\"chat_id\": 2, \"parent_chat_id\": 1, \"timestamp\": 1, \"input_length\": 8, \"output_length\": 1}\n".to_vec(), ":1: field `parent_chat_id`: the parents of lines 1 -> 2 form a cycle"),
+        ("dup.jsonl", b"{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 0, \"input_length\": 8, \"output_length\": 1}\n{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 1, \"input_length\": 8, \"output_length\": 1}\n".to_vec(), ":2: field `chat_id`: chat_id 1 repeats line 1"),
+        ("quoted.csv", b"Timestamp,Model,Request tokens,Response tokens\n0,\"a,\nb\",8,1\n1,m,x,1\n".to_vec(), ":4: field `Request tokens`: `x` is not a number of tokens"),
+    ];
+    for (name, bytes, says) in cases {
+        let err = fails(name, &bytes, &[]);
+        assert!(err.contains(&format!("{name}{says}")), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_is_no_error() {
+    let p = temp("bom.jsonl", format!("\u{feff}{ROW}\n").as_bytes());
+    let o = aisim(&["replay", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn speedup_and_rate_beyond_the_clock_exit_2_naming_them() {
+    let two = format!(
+        "{ROW}\n{}\n",
+        ROW.replace("\"timestamp\": 0", "\"timestamp\": 1000")
+    );
+    let err = fails("speedup.jsonl", two.as_bytes(), &["--speedup", "1e-300"]);
+    assert!(
+        err.contains("`admission.speedup`") && err.contains("line 2 of"),
+        "{err}"
+    );
+
+    let o = aisim(&[
+        "replay",
+        "--synthetic",
+        "--requests",
+        "3",
+        "--rate",
+        "1e-300",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`workload.arrival.rate`") && err.contains("beyond aisim's clock"),
+        "{err}"
+    );
+
+    let o = aisim(&["gen-trace", "--requests", "3", "--rate", "1e-300"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`workload.arrival.rate`"), "{err}");
+}
+
+#[test]
+fn counted_oddities_show_in_json_and_table() {
+    let text = "{\"chat_id\": 1, \"parent_chat_id\": 7, \"timestamp\": 0, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [1]}\n";
+    let p = temp("odd.jsonl", text.as_bytes());
+    let o = aisim(&["replay", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["workload"]["orphan_turns"], 1);
+    assert_eq!(
+        v["workload"]["hash_ids_short"], 1,
+        "32 tokens at 16 per block need 2 ids"
+    );
+    assert_eq!(v["workload"]["hash_ids_long"], 0);
+    let table =
+        String::from_utf8_lossy(&aisim(&["replay", p.to_str().unwrap()]).stdout).into_owned();
+    assert!(
+        table.contains("orphan turns") && table.contains("1 short, 0 long"),
+        "{table}"
+    );
+}
+
+#[test]
+fn spec_files_take_a_byte_order_mark_and_name_bytes_that_are_not_utf8() {
+    let spec = aisim(&["replay", "--print-spec"]).stdout;
+    let p = temp(
+        "bom-spec.json",
+        &[b"\xef\xbb\xbf".as_slice(), &spec].concat(),
+    );
+    let o = aisim(&["replay", "--spec", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let mut bad = spec.clone();
+    let second_line = bad.iter().position(|&b| b == b'\n').unwrap() + 1;
+    bad.insert(second_line + 2, 0xff);
+    let p = temp("bad-spec.json", &bad);
+    let o = aisim(&["replay", "--spec", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad-spec.json:2:") && err.contains("byte 0xff at column 3 is not UTF-8"),
+        "{err}"
+    );
+}

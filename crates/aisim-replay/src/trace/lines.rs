@@ -1,0 +1,165 @@
+//! Lines of a text trace as every reader sees them: numbered from 1, a UTF-8
+//! byte-order mark at the start of the file dropped, bytes that are not UTF-8
+//! reported with their line and byte column, and no line longer than
+//! [`MAX_LINE_BYTES`] held in memory.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use super::row_error;
+use crate::error::ReplayError;
+
+/// Longest line read (the longest real rows are some hundred kilobytes of ids).
+pub(crate) const MAX_LINE_BYTES: u64 = 64 << 20;
+
+const BOM: &str = "\u{feff}";
+
+/// Reads numbered lines into one reused buffer.
+pub(crate) struct Lines<'p, R> {
+    reader: R,
+    path: &'p Path,
+    bytes: Vec<u8>,
+    line: usize,
+    cap: u64,
+}
+
+impl<'p, R: BufRead> Lines<'p, R> {
+    pub fn new(reader: R, path: &'p Path) -> Self {
+        Lines {
+            reader,
+            path,
+            bytes: Vec::new(),
+            line: 0,
+            cap: MAX_LINE_BYTES,
+        }
+    }
+
+    /// The next line (with its end of line) and its number, or `None` at the end.
+    pub fn next_line(&mut self) -> Result<Option<(usize, &str)>, ReplayError> {
+        self.bytes.clear();
+        let read = (&mut self.reader)
+            .take(self.cap + 1)
+            .read_until(b'\n', &mut self.bytes)
+            .map_err(|source| ReplayError::Io {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.bytes.len() as u64 > self.cap {
+            return Err(row_error(
+                self.path,
+                self.line,
+                "(row)",
+                format!("line longer than {} bytes", self.cap),
+            ));
+        }
+        let text = utf8(&self.bytes, self.path, self.line, None)?;
+        let text = if self.line == 1 {
+            text.strip_prefix(BOM).unwrap_or(text)
+        } else {
+            text
+        };
+        Ok(Some((self.line, text)))
+    }
+}
+
+/// A small file (a spec) as text, read whole but never past
+/// [`MAX_LINE_BYTES`]; see [`whole_text`].
+pub(crate) fn read_small_file(path: &Path) -> Result<String, ReplayError> {
+    let io = |source| ReplayError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_LINE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_LINE_BYTES {
+        return Err(ReplayError::TraceFile {
+            path: path.to_path_buf(),
+            reason: format!("larger than {} MiB", MAX_LINE_BYTES >> 20),
+        });
+    }
+    whole_text(&bytes, path).map(str::to_string)
+}
+
+/// A whole file as text, its byte-order mark dropped; bytes that are not
+/// UTF-8 are an error naming their line and column.
+fn whole_text<'b>(bytes: &'b [u8], path: &Path) -> Result<&'b str, ReplayError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        not_utf8(bytes[at], at - line_start, path, line, None)
+    })?;
+    Ok(text.strip_prefix(BOM).unwrap_or(text))
+}
+
+/// `bytes` as text, or an error naming the line, the field if known, and where
+/// the first bad byte is (1-based: its column in the line, or its byte in the field).
+pub(crate) fn utf8<'b>(
+    bytes: &'b [u8],
+    path: &Path,
+    line: usize,
+    field: Option<&str>,
+) -> Result<&'b str, ReplayError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        not_utf8(bytes[at], at, path, line, field)
+    })
+}
+
+/// The error for byte `byte` at 0-based offset `at` of a line or field.
+fn not_utf8(byte: u8, at: usize, path: &Path, line: usize, field: Option<&str>) -> ReplayError {
+    let (field, place) = match field {
+        Some(f) => (f, format!("byte {} of the field", at + 1)),
+        None => ("(row)", format!("column {}", at + 1)),
+    };
+    row_error(
+        path,
+        line,
+        field,
+        format!("byte 0x{byte:02x} at {place} is not UTF-8"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(input: &[u8]) -> Result<Vec<(usize, String)>, String> {
+        let mut l = Lines::new(input, Path::new("t.jsonl"));
+        let mut out = Vec::new();
+        while let Some((n, t)) = l.next_line().map_err(|e| e.to_string())? {
+            out.push((n, t.to_string()));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn drops_a_leading_bom_only_and_names_bad_bytes() {
+        assert_eq!(
+            all(b"\xef\xbb\xbfa\n\xef\xbb\xbfb\n").unwrap(),
+            vec![(1, "a\n".to_string()), (2, "\u{feff}b\n".to_string())]
+        );
+        let e = all(b"ok\nab\xffc\n").unwrap_err();
+        let whole = whole_text(b"ok\nab\xffc\n", Path::new("t.jsonl")).unwrap_err();
+        assert_eq!(whole.to_string(), e);
+        assert_eq!(
+            whole_text(b"\xef\xbb\xbf{}", Path::new("s.json")).unwrap(),
+            "{}"
+        );
+        assert_eq!(
+            e,
+            "t.jsonl:2: field `(row)`: byte 0xff at column 3 is not UTF-8"
+        );
+    }
+}

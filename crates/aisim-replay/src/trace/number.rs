@@ -1,0 +1,217 @@
+//! The one rule every reader applies to counts and ids, whether the number
+//! came from JSON or from a CSV cell: a number that is exactly whole is read,
+//! in any form (`300`, `300.0`, `3e2`); a fraction is an error; a whole number
+//! outside the field's range is an error of its own that states the range.
+//! A number written with a fraction or an exponent is read as a 64-bit float:
+//! exact up to 15 significant digits (`serde_json` rounds longer ones within
+//! a unit in the last place), and above 2^53 it may not be the integer that
+//! was written at all, so it is refused: such a number must be written as an
+//! integer.
+
+use std::fmt;
+
+/// A number as a reader found it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    /// Written as an integer that fits 64 bits (unsigned).
+    Unsigned(u64),
+    /// Written as a negative integer that fits 64 bits.
+    Negative(i64),
+    /// Written with a fraction or exponent, or an integer too large for 64 bits.
+    Float(f64),
+}
+
+/// Largest integer every float below it represents exactly.
+const EXACT_FLOAT: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// Why a number is not a value of its field.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum NumberError {
+    /// Not whole (or not finite).
+    NotWhole(String),
+    /// Whole, but outside `lo ..= hi`.
+    OutOfRange { text: String, lo: i128, hi: i128 },
+    /// Whole, written as a float above 2^53: not read exactly.
+    Inexact(String),
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NumberError::NotWhole(t) => write!(f, "`{t}` is not a whole number"),
+            NumberError::OutOfRange { text, lo, hi } => {
+                let what = if *lo == 0 && text.starts_with('-') {
+                    "negative"
+                } else {
+                    "out of range"
+                };
+                write!(f, "`{text}` is {what} (allowed: {lo} ..= {hi})")
+            }
+            NumberError::Inexact(t) => write!(
+                f,
+                "`{t}` is beyond 2^53 in float form and cannot be read exactly; write it as an integer"
+            ),
+        }
+    }
+}
+
+impl Number {
+    /// A JSON number.
+    pub fn of_json(n: &serde_json::Number) -> Number {
+        if let Some(u) = n.as_u64() {
+            Number::Unsigned(u)
+        } else if let Some(i) = n.as_i64() {
+            Number::Negative(i)
+        } else {
+            Number::Float(n.as_f64().unwrap_or(f64::NAN))
+        }
+    }
+
+    /// A CSV cell (already trimmed), or `None` when it is not a number.
+    pub fn of_text(s: &str) -> Option<Number> {
+        if let Ok(u) = s.parse::<u64>() {
+            return Some(Number::Unsigned(u));
+        }
+        if let Ok(i) = s.parse::<i64>() {
+            return Some(Number::Negative(i));
+        }
+        // Only what JSON would call a number (no `inf`, `nan`, hex...).
+        let numeric = !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+        numeric.then(|| s.parse::<f64>().ok().map(Number::Float))?
+    }
+
+    /// The value as a whole number within `lo ..= hi`.
+    pub fn whole(self, lo: i128, hi: i128) -> Result<i128, NumberError> {
+        let text = self.to_string();
+        let v = match self {
+            Number::Unsigned(u) => u as i128,
+            Number::Negative(i) => i as i128,
+            Number::Float(x) if !x.is_finite() || x.fract() != 0.0 => {
+                return Err(NumberError::NotWhole(text))
+            }
+            // Beyond i128 (1e300): surely out of range; saturating is fine here.
+            Number::Float(x) => {
+                let v = x as i128;
+                if (lo..=hi).contains(&v) && x.abs() > EXACT_FLOAT {
+                    return Err(NumberError::Inexact(text));
+                }
+                v
+            }
+        };
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(NumberError::OutOfRange { text, lo, hi })
+        }
+    }
+
+    /// A whole number that fits `u32`.
+    pub fn to_u32(self) -> Result<u32, NumberError> {
+        self.whole(0, u32::MAX as i128).map(|v| v as u32)
+    }
+
+    /// A whole number that fits `u64`.
+    pub fn to_u64(self) -> Result<u64, NumberError> {
+        self.whole(0, u64::MAX as i128).map(|v| v as u64)
+    }
+
+    /// A whole number that fits `i64`.
+    pub fn to_i64(self) -> Result<i64, NumberError> {
+        self.whole(i64::MIN as i128, i64::MAX as i128)
+            .map(|v| v as i64)
+    }
+}
+
+/// A float as messages quote it: in exponent form when the plain one would
+/// run to many digits (`1e300`, not three hundred zeros).
+pub(crate) fn float(x: f64) -> String {
+    if x.abs() >= 1e16 || (x != 0.0 && x.abs() < 1e-6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Unsigned(u) => write!(f, "{u}"),
+            Number::Negative(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{}", float(*x)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json(s: &str) -> Number {
+        Number::of_json(&serde_json::from_str(s).unwrap())
+    }
+
+    #[test]
+    fn whole_forms_agree_and_range_is_its_own_error() {
+        for s in ["300", "300.0", "3e2", "3E2", "30000e-2", "3.0e+2"] {
+            assert_eq!(json(s).to_u32(), Ok(300), "{s}");
+            assert_eq!(Number::of_text(s).unwrap().to_u32(), Ok(300), "{s}");
+        }
+        for s in ["300.5", "3.5e0", "1e-3"] {
+            assert!(
+                matches!(json(s).to_u32(), Err(NumberError::NotWhole(_))),
+                "{s}"
+            );
+            assert!(
+                matches!(
+                    Number::of_text(s).unwrap().to_u32(),
+                    Err(NumberError::NotWhole(_))
+                ),
+                "{s}"
+            );
+        }
+        for s in ["1e300", "18446744073709551616", "4294967296", "-1", "-1.0"] {
+            let e = json(s).to_u32().unwrap_err();
+            assert!(matches!(e, NumberError::OutOfRange { .. }), "{s}: {e}");
+            assert!(e.to_string().contains("0 ..= 4294967295"), "{e}");
+            let word = if s.starts_with('-') {
+                "negative"
+            } else {
+                "out of range"
+            };
+            assert!(e.to_string().contains(word), "{e}");
+            assert_eq!(Number::of_text(s).unwrap().to_u32().unwrap_err(), e, "{s}");
+        }
+        assert_eq!(json("18446744073709551615").to_u64(), Ok(u64::MAX));
+        assert!(matches!(
+            json("18446744073709551616").to_u64(),
+            Err(NumberError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            json("9007199254740994.0").to_u64(),
+            Err(NumberError::Inexact(_))
+        ));
+        assert_eq!(json("9007199254740992.0").to_u64(), Ok(1 << 53));
+        assert_eq!(json("-1.0").to_i64(), Ok(-1));
+        for s in ["", "inf", "NaN", "0x10", "ten", "1,5"] {
+            assert_eq!(Number::of_text(s), None, "{s}");
+        }
+    }
+
+    proptest! {
+        /// Any integer of up to 14 digits, written as an integer, a float or
+        /// with an exponent, reads as itself in JSON and in CSV.
+        #[test]
+        fn every_written_form_of_a_whole_number_reads_as_it(v in 0u64..100_000_000_000_000, form in 0..3) {
+            let s = match form {
+                0 => v.to_string(),
+                1 => format!("{v}.0"),
+                _ => format!("{:e}", v as f64),
+            };
+            prop_assert_eq!(json(&s).to_u64(), Ok(v));
+            prop_assert_eq!(Number::of_text(&s).unwrap().to_u64(), Ok(v));
+        }
+    }
+}
