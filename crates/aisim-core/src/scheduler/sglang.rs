@@ -10,12 +10,12 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, SeqTable};
+use super::seq::{count_admission, Admissibility, DecodeBatch, SeqTable};
 use super::vllm::cached_prefix;
-use super::{DecodeBatch, RankPlan, SchedulerCore};
+use super::{RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
-use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
+use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 use crate::timing::PrefillChunk;
