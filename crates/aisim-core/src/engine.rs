@@ -41,6 +41,9 @@ pub struct Engine {
     timing: Arc<dyn TimingModel>,
     in_pass: bool,
     passes: u64,
+    /// A rank's KV capacity in tokens, for the timing model: worked out once
+    /// (the budget's division by the block size), not per pass.
+    kv_capacity_tokens: u64,
     /// Scratch for `run_decode_passes`: the requests of a quiet stretch and
     /// when its passes end.
     quiet_ids: Vec<RequestId>,
@@ -64,6 +67,7 @@ impl Engine {
             .collect();
         Ok(Engine {
             plans: vec![RankPlan::default(); config.dp_size as usize],
+            kv_capacity_tokens: config.kv_capacity_tokens(),
             config,
             ranks,
             timing,
@@ -107,7 +111,7 @@ impl Engine {
     /// no rank has anything to do.
     pub fn start_pass(&mut self, now: SimTime) -> Result<Option<SimDuration>, CoreError> {
         debug_assert!(!self.in_pass, "start_pass during a pass");
-        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let kv_capacity_tokens = self.kv_capacity_tokens;
         let mut longest: Option<SimDuration> = None;
         for (rank, plan) in self.ranks.iter_mut().zip(self.plans.iter_mut()) {
             plan.clear();
@@ -155,7 +159,7 @@ impl Engine {
         let [rank] = self.ranks.as_mut_slice() else {
             return Ok(start);
         };
-        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let kv_capacity_tokens = self.kv_capacity_tokens;
         let duration = |batch: &DecodeBatch| {
             let shape = PassShape {
                 prefill: &[],

@@ -83,10 +83,10 @@ pub struct ReplayArgs {
     /// Tensor-parallel GPUs per rank, for GPU counts and GPU-hours [default: 1, or the profile's tp].
     #[arg(long)]
     tp_size: Option<u32>,
-    /// Tokens per KV block; the KV capacity in tokens stays [default: 64 vllm, 32 trtllm, 16 sglang].
+    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 16 sglang].
     #[arg(long)]
     block_size: Option<u32>,
-    /// KV blocks per rank, overriding the capacity in tokens [default: 16384 blocks of the backend's default size, or the profile's capacity, in blocks of --block-size].
+    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].
     #[arg(long)]
     num_gpu_blocks: Option<u32>,
     /// Most running requests per rank [default: 256].
@@ -110,7 +110,7 @@ pub struct ReplayArgs {
     /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS or table:FILE [default: polynomial].
     #[arg(long)]
     timing: Option<String>,
-    /// Iteration timing from a GPU profile (a100, h100/llama-3.1-70b/tp8, ...); also sets the KV capacity.
+    /// Iteration timing from a GPU profile (a100, h100/llama-3.1-70b/tp8, ...); also sets the KV capacity and tp.
     #[arg(long, conflicts_with = "timing")]
     profile: Option<String>,
     /// Divide every pass time by this [default: 1.0].
