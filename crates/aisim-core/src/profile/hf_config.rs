@@ -169,46 +169,30 @@ mod tests {
         assert_eq!(ds.prefill_flops(512, 64), builtin.prefill_flops(512, 64));
     }
 
+    /// The error for `json` names the file and each of `words`.
+    fn assert_rejected(name: &str, json: &str, words: &[&str]) {
+        let e = read(name, json).unwrap_err().to_string();
+        assert!(e.contains("config.json"), "{e}");
+        for w in words {
+            assert!(e.contains(w), "{e} lacks {w}");
+        }
+    }
+
     #[test]
     fn bad_shapes_name_the_field() {
-        let e = read(
-            "nodiv",
-            r#"{"num_hidden_layers": 2, "num_attention_heads": 3,
-            "hidden_size": 8, "vocab_size": 10}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.contains("num_attention_heads") && e.contains("head_dim"),
-            "{e}"
-        );
+        let no_div = r#"{"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 8,
+            "vocab_size": 10}"#;
+        assert_rejected("nodiv", no_div, &["num_attention_heads", "head_dim"]);
         // With head_dim given, heads need not divide the hidden size.
-        let ok = read(
-            "hd",
-            r#"{"num_hidden_layers": 2, "num_attention_heads": 3,
-            "hidden_size": 8, "head_dim": 4, "vocab_size": 10}"#,
-        )
-        .unwrap();
+        let with_head_dim = r#"{"num_hidden_layers": 2, "num_attention_heads": 3,
+            "hidden_size": 8, "head_dim": 4, "vocab_size": 10}"#;
+        let ok = read("hd", with_head_dim).unwrap();
         assert_eq!(ok.kv_bytes_per_token(1.0), (2 * 3 * 2 * 4) as f64);
-        let e = read(
-            "mla",
-            r#"{"num_hidden_layers": 2, "num_attention_heads": 4,
-            "hidden_size": 8, "vocab_size": 10, "kv_lora_rank": 4, "qk_rope_head_dim": 2,
-            "v_head_dim": 2}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.contains("qk_nope_head_dim") && e.contains("config.json"),
-            "{e}"
-        );
-        let e = read(
-            "zero",
-            r#"{"num_hidden_layers": 0, "num_attention_heads": 4,
-            "hidden_size": 8, "vocab_size": 10}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("num_hidden_layers"), "{e}");
+        let mla = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10, "kv_lora_rank": 4, "qk_rope_head_dim": 2, "v_head_dim": 2}"#;
+        assert_rejected("mla", mla, &["qk_nope_head_dim"]);
+        let no_layers = r#"{"num_hidden_layers": 0, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10}"#;
+        assert_rejected("zero", no_layers, &["num_hidden_layers"]);
     }
 }
