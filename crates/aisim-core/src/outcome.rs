@@ -84,11 +84,18 @@ pub enum RejectReason {
         max_model_len: u32,
     },
     /// Needs more KV blocks than the whole pool has.
-    #[error("prompt + output needs {blocks} KV blocks but the pool has only {capacity}")]
+    #[error(
+        "prompt + output = {tokens} tokens needs {blocks} KV blocks of {block_size} tokens but the pool has only {capacity} ({} tokens)",
+        *capacity as u64 * *block_size as u64
+    )]
     LargerThanKvCache {
+        /// Prompt plus output tokens.
+        tokens: u64,
         /// Blocks needed.
         blocks: u64,
-        /// Pool capacity.
+        /// Tokens per block.
+        block_size: u32,
+        /// Pool capacity, blocks.
         capacity: u32,
     },
     /// Without chunked prefill, a prompt longer than the pass budget never fits.

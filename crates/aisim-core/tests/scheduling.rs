@@ -314,13 +314,20 @@ fn impossible_requests_are_rejected_with_a_reason() {
         num_gpu_blocks: Some(10),
         ..Default::default()
     });
-    assert!(matches!(
-        e.add_request(&Request::new(1, SimTime::ZERO, 600, 100), 0),
+    let e600 = e.add_request(&Request::new(1, SimTime::ZERO, 600, 100), 0);
+    assert_eq!(
+        e600,
         Err(RejectReason::LargerThanKvCache {
+            tokens: 700,
             blocks: 11,
+            block_size: 64,
             capacity: 10
         })
-    ));
+    );
+    assert_eq!(
+        e600.unwrap_err().to_string(),
+        "prompt + output = 700 tokens needs 11 KV blocks of 64 tokens but the pool has only 10 (640 tokens)"
+    );
     assert_eq!(
         e.add_request(&Request::new(1, SimTime::ZERO, 0, 1), 0),
         Err(RejectReason::EmptyPrompt)

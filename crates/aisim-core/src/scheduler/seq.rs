@@ -71,7 +71,9 @@ impl Admissibility {
         let blocks = total.div_ceil(self.block_size as u64);
         if blocks > self.num_gpu_blocks as u64 {
             return Err(RejectReason::LargerThanKvCache {
+                tokens: total,
                 blocks,
+                block_size: self.block_size,
                 capacity: self.num_gpu_blocks,
             });
         }
