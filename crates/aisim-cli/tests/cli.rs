@@ -267,3 +267,30 @@ fn a_profile_sets_timing_and_kv_capacity() {
     let e = stderr(&o);
     assert!(e.contains("engine.tp_size") && e.contains("tp 2"), "{e}");
 }
+
+#[test]
+fn the_block_size_keeps_the_kv_capacity_in_tokens_and_num_gpu_blocks_overrides_it() {
+    let pool = |args: &[&str]| {
+        let o = aisim(&[&["replay", "--format", "json"], args].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let p = &v["pools"][0];
+        (
+            p["kv_capacity_tokens"].as_u64().unwrap(),
+            p["kv_capacity_blocks"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(pool(&[]), (1_048_576, 16_384));
+    assert_eq!(pool(&["--block-size", "16"]), (1_048_576, 65_536));
+    assert_eq!(
+        pool(&["--backend", "sglang", "--block-size", "1"]),
+        (262_144, 262_144)
+    );
+    assert_eq!(
+        pool(&["--block-size", "16", "--num-gpu-blocks", "1000"]),
+        (16_000, 1000)
+    );
+    let o = aisim(&["replay", "--dp-size", "5000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("dp_size"), "{}", stderr(&o));
+}

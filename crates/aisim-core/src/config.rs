@@ -139,6 +139,11 @@ impl Default for EngineConfig {
 /// given, at the backend's default block size.
 pub const DEFAULT_GPU_BLOCKS: u32 = 16_384;
 
+/// The most attention-DP ranks, and the most tensor-parallel GPUs per rank:
+/// far above any serving instance, low enough that `dp × tp` GPUs, and one
+/// scheduler per rank, stay small.
+pub const MAX_PARALLEL: u32 = 1024;
+
 /// The most KV blocks a rank can have (block ids are 32-bit, with two values
 /// reserved; 2^31 leaves a margin no GPU comes near).
 pub const MAX_GPU_BLOCKS: u32 = 1 << 31;
@@ -187,8 +192,16 @@ impl EngineConfig {
         self.validate_gpu_blocks()?;
         positive("max_num_seqs", self.max_num_seqs)?;
         positive("max_num_batched_tokens", self.max_num_batched_tokens)?;
-        positive("dp_size", self.dp_size)?;
-        positive("tp_size", self.tp_size)?;
+        for (field, v) in [("dp_size", self.dp_size), ("tp_size", self.tp_size)] {
+            positive(field, v)?;
+            if v > MAX_PARALLEL {
+                return Err(CoreError::config(
+                    field,
+                    v,
+                    format!("must be at most {MAX_PARALLEL} (one serving instance; each DP rank has its own scheduler and KV pool)"),
+                ));
+            }
+        }
         positive("max_prefill_tokens", self.max_prefill_tokens)?;
         positive("chunked_prefill_size", self.chunked_prefill_size)?;
         if let Some(m) = self.max_model_len {
@@ -282,6 +295,25 @@ mod tests {
         };
         assert_eq!(c.gpu_blocks(), 1000);
         assert_eq!(c.kv_capacity_tokens(), 16_000);
+    }
+
+    #[test]
+    fn parallelism_is_bounded() {
+        for dp_tp in [(0, 1), (1, 0), (1025, 1), (1, u32::MAX)] {
+            let c = EngineConfig {
+                dp_size: dp_tp.0,
+                tp_size: dp_tp.1,
+                ..EngineConfig::default()
+            };
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("dp_size") || e.contains("tp_size"), "{e}");
+        }
+        let c = EngineConfig {
+            dp_size: 1024,
+            tp_size: 1024,
+            ..EngineConfig::default()
+        };
+        assert!(c.validate().is_ok());
     }
 
     #[test]
