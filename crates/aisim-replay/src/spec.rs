@@ -444,8 +444,17 @@ impl ReplaySpec {
             ));
         }
         e.tp_size = tp;
-        if e.kv_budget_tokens.is_none() {
-            e.kv_budget_tokens = Some(p.total_kv_blks().saturating_mul(p.blk_size() as u64));
+        if e.kv_budget_tokens.is_none() && e.num_gpu_blocks.is_none() {
+            let tokens = p.total_kv_blks().saturating_mul(p.blk_size() as u64);
+            if tokens == 0 {
+                return Err(ReplayError::spec(
+                    "timing.profile",
+                    format!(
+                        "{profile}: the weights leave no GPU memory for KV; use more tensor parallelism (/tpN), a smaller dtype (/fp8) or a larger GPU"
+                    ),
+                ));
+            }
+            e.kv_budget_tokens = Some(tokens);
         }
         Ok(())
     }

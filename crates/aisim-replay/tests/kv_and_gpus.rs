@@ -102,3 +102,16 @@ fn a_profiles_kv_capacity_reaches_spec_files_in_tokens() {
         assert_eq!(pool.kv_capacity_tokens, tokens / b * b);
     }
 }
+
+#[test]
+fn a_profile_without_room_for_kv_is_an_error_naming_it() {
+    let mut spec = with_profile("b60/llama-3.1-70b", 1);
+    let e = spec.apply_profile().unwrap_err();
+    assert!(matches!(&e, ReplayError::Spec { field, .. } if field == "timing.profile"));
+    assert!(e.to_string().contains("no GPU memory for KV"), "{e}");
+    // An explicit block count is the user's word for the memory.
+    let mut spec = with_profile("b60/llama-3.1-70b", 1);
+    spec.engine.num_gpu_blocks = Some(100);
+    spec.apply_profile().unwrap();
+    assert_eq!(spec.engine.kv_budget_tokens, None);
+}

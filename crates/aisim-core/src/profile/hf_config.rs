@@ -53,20 +53,17 @@ impl ModelSpec {
             field: field.into(),
             reason,
         };
-        if c.num_hidden_layers == 0 {
-            return Err(bad(
-                "num_hidden_layers",
-                "0: at least one layer is needed".into(),
-            ));
-        }
-        if c.num_attention_heads == 0 {
-            return Err(bad(
-                "num_attention_heads",
-                "0: at least one head is needed".into(),
-            ));
-        }
-        if c.head_dim == Some(0) {
-            return Err(bad("head_dim", "0: a head needs a width".into()));
+        for (field, v) in [
+            ("num_hidden_layers", Some(c.num_hidden_layers)),
+            ("num_attention_heads", Some(c.num_attention_heads)),
+            ("num_key_value_heads", c.num_key_value_heads),
+            ("hidden_size", Some(c.hidden_size)),
+            ("head_dim", c.head_dim),
+            ("kv_lora_rank", c.kv_lora_rank),
+        ] {
+            if v == Some(0) {
+                return Err(bad(field, "0: must be at least 1".into()));
+            }
         }
         if c.head_dim.is_none() && !c.hidden_size.is_multiple_of(c.num_attention_heads) {
             return Err(bad(
@@ -93,6 +90,14 @@ impl ModelSpec {
             }
         };
         let experts = c.num_local_experts.or(c.num_experts).or(c.n_routed_experts);
+        if let (Some(e), Some(k)) = (experts, c.num_experts_per_tok) {
+            if e > 0 && k > e {
+                return Err(bad(
+                    "num_experts_per_tok",
+                    format!("{k} is more than the {e} experts"),
+                ));
+            }
+        }
         let moe = match (experts, c.num_experts_per_tok) {
             (Some(e), Some(k)) if e > 0 => Some(MoeSpec {
                 experts: e,
@@ -194,5 +199,11 @@ mod tests {
         let no_layers = r#"{"num_hidden_layers": 0, "num_attention_heads": 4, "hidden_size": 8,
             "vocab_size": 10}"#;
         assert_rejected("zero", no_layers, &["num_hidden_layers"]);
+        let no_kv = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "num_key_value_heads": 0, "vocab_size": 10}"#;
+        assert_rejected("nokv", no_kv, &["num_key_value_heads", "at least 1"]);
+        let top_k = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 8}"#;
+        assert_rejected("topk", top_k, &["num_experts_per_tok", "8"]);
     }
 }

@@ -79,6 +79,12 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+/// The product, saturating: shapes come from user files, and an absurd one
+/// must give absurd numbers, not an overflow.
+fn mul(factors: &[u64]) -> u64 {
+    factors.iter().fold(1u64, |p, &f| p.saturating_mul(f))
+}
+
 impl ModelSpec {
     /// Width of one attention head: `head_dim` when given, else `hidden / heads`.
     pub fn head_dim(&self) -> u64 {
@@ -90,8 +96,8 @@ impl ModelSpec {
     /// of `kv_lora_rank + qk_rope_head_dim`.
     fn kv_entries(&self) -> (u64, u64) {
         match &self.mla {
-            Some(m) => (1, m.kv_lora_rank + m.qk_rope_head_dim),
-            None => (self.kv_heads, 2 * self.head_dim()),
+            Some(m) => (1, m.kv_lora_rank.saturating_add(m.qk_rope_head_dim)),
+            None => (self.kv_heads, mul(&[2, self.head_dim()])),
         }
     }
 
@@ -100,7 +106,7 @@ impl ModelSpec {
     /// `layers × (kv_lora_rank + qk_rope_head_dim) × dtype_bytes`.
     pub fn kv_bytes_per_token(&self, dtype_bytes: f64) -> f64 {
         let (heads, width) = self.kv_entries();
-        (self.layers * heads * width) as f64 * dtype_bytes
+        mul(&[self.layers, heads, width]) as f64 * dtype_bytes
     }
 
     /// KV bytes per token on each GPU of a `tp`-way tensor-parallel group:
@@ -110,7 +116,7 @@ impl ModelSpec {
     pub fn kv_bytes_per_token_per_gpu(&self, dtype_bytes: f64, tp: u32) -> f64 {
         let (heads, width) = self.kv_entries();
         let per_gpu = heads.div_ceil(tp.max(1) as u64).max(1);
-        (self.layers * per_gpu * width) as f64 * dtype_bytes
+        mul(&[self.layers, per_gpu, width]) as f64 * dtype_bytes
     }
 
     /// Attention weights of one layer: Q, K, V and O projections
@@ -119,16 +125,24 @@ impl ModelSpec {
     fn attention_params_per_layer(&self) -> u64 {
         let (h, n) = (self.hidden, self.heads);
         match &self.mla {
-            None => 2 * h * n * self.head_dim() + 2 * h * self.kv_heads * self.head_dim(),
+            None => mul(&[2, h, n.saturating_add(self.kv_heads), self.head_dim()]),
             Some(m) => {
-                let q_width = n * (m.qk_nope_head_dim + m.qk_rope_head_dim);
+                let qk = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim);
+                let q_width = mul(&[n, qk]);
                 let q = match m.q_lora_rank {
-                    Some(r) => h * r + r * q_width,
-                    None => h * q_width,
+                    Some(r) => mul(&[h, r]).saturating_add(mul(&[r, q_width])),
+                    None => mul(&[h, q_width]),
                 };
-                let kv = h * (m.kv_lora_rank + m.qk_rope_head_dim)
-                    + m.kv_lora_rank * n * (m.qk_nope_head_dim + m.v_head_dim);
-                q + kv + n * m.v_head_dim * h
+                let kv_down = mul(&[h, m.kv_lora_rank.saturating_add(m.qk_rope_head_dim)]);
+                let kv_up = mul(&[
+                    m.kv_lora_rank,
+                    n,
+                    m.qk_nope_head_dim.saturating_add(m.v_head_dim),
+                ]);
+                let o = mul(&[n, m.v_head_dim, h]);
+                q.saturating_add(kv_down)
+                    .saturating_add(kv_up)
+                    .saturating_add(o)
             }
         }
     }
@@ -137,25 +151,34 @@ impl ModelSpec {
     /// (`2 × head_dim`; MLA: `qk_nope + qk_rope + v_head_dim`).
     fn attention_score_width(&self) -> u64 {
         match &self.mla {
-            None => 2 * self.head_dim(),
-            Some(m) => m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim,
+            None => mul(&[2, self.head_dim()]),
+            Some(m) => m
+                .qk_nope_head_dim
+                .saturating_add(m.qk_rope_head_dim)
+                .saturating_add(m.v_head_dim),
         }
     }
 
     fn attention_and_embedding_params(&self) -> u64 {
-        self.vocab * self.hidden + self.layers * self.attention_params_per_layer()
+        mul(&[self.vocab, self.hidden])
+            .saturating_add(mul(&[self.layers, self.attention_params_per_layer()]))
     }
 
     /// FFN weights with `experts` routed experts per MoE layer counted.
     fn ffn_params(&self, experts: u64) -> u64 {
         let h = self.hidden;
         match &self.moe {
-            None => self.layers * 3 * h * self.intermediate,
+            None => mul(&[self.layers, 3, h, self.intermediate]),
             Some(m) => {
                 let dense = m.dense_layers.min(self.layers);
-                let per_expert = 3 * h * m.expert_intermediate;
-                dense * 3 * h * self.intermediate
-                    + (self.layers - dense) * (experts + m.shared_experts as u64) * per_expert
+                let per_layer = mul(&[
+                    experts + m.shared_experts as u64,
+                    3,
+                    h,
+                    m.expert_intermediate,
+                ]);
+                mul(&[dense, 3, h, self.intermediate])
+                    .saturating_add(mul(&[self.layers - dense, per_layer]))
             }
         }
     }
@@ -163,13 +186,15 @@ impl ModelSpec {
     /// Every parameter (all experts), embeddings counted once (engine.md).
     pub fn params(&self) -> u64 {
         let experts = self.moe.as_ref().map_or(0, |m| m.experts as u64);
-        self.attention_and_embedding_params() + self.ffn_params(experts)
+        self.attention_and_embedding_params()
+            .saturating_add(self.ffn_params(experts))
     }
 
     /// Parameters a token touches (`top_k` experts).
     pub fn active_params(&self) -> u64 {
         let experts = self.moe.as_ref().map_or(0, |m| m.top_k as u64);
-        self.attention_and_embedding_params() + self.ffn_params(experts)
+        self.attention_and_embedding_params()
+            .saturating_add(self.ffn_params(experts))
     }
 
     /// Prefill FLOPs of a chunk of `c` tokens with `q` already in context, over
@@ -180,9 +205,87 @@ impl ModelSpec {
         let (c, q) = (c as f64, q as f64);
         let layers = self.layers as f64;
         let active_ffn = self.ffn_params(self.moe.as_ref().map_or(0, |m| m.top_k as u64));
-        let weights = self.layers * self.attention_params_per_layer() + active_ffn;
+        let weights =
+            mul(&[self.layers, self.attention_params_per_layer()]).saturating_add(active_ffn);
         let attn =
             2.0 * self.heads as f64 * self.attention_score_width() as f64 * c * (c / 2.0 + q);
         2.0 * c * weights as f64 + attn * layers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_moe() -> impl Strategy<Value = Option<MoeSpec>> {
+        let parts = (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u32>(),
+            any::<u64>(),
+        );
+        proptest::option::of(
+            parts.prop_map(|(experts, top_k, width, shared, dense)| MoeSpec {
+                experts,
+                top_k,
+                expert_intermediate: width,
+                shared_experts: shared,
+                dense_layers: dense,
+            }),
+        )
+    }
+
+    fn any_mla() -> impl Strategy<Value = Option<MlaSpec>> {
+        let parts = (
+            any::<u64>(),
+            any::<u64>(),
+            any::<Option<u64>>(),
+            any::<u64>(),
+            any::<u64>(),
+        );
+        proptest::option::of(parts.prop_map(|(kv, rope, q, nope, v)| MlaSpec {
+            kv_lora_rank: kv,
+            qk_rope_head_dim: rope,
+            q_lora_rank: q,
+            qk_nope_head_dim: nope,
+            v_head_dim: v,
+        }))
+    }
+
+    proptest! {
+        /// Shapes come from user files: however large, the derived numbers
+        /// saturate instead of overflowing, and none is NaN.
+        #[test]
+        fn any_shape_gives_numbers_not_a_panic(
+            dims in proptest::array::uniform7(any::<u64>()),
+            head_dim in any::<Option<u64>>(),
+            moe in any_moe(),
+            mla in any_mla(),
+            tp in 1u32..2048,
+        ) {
+            let [layers, heads, kv_heads, hidden, intermediate, vocab, max_position] = dims;
+            let m = ModelSpec {
+                name: "x".into(),
+                display: "x".into(),
+                layers,
+                heads,
+                kv_heads,
+                hidden,
+                head_dim,
+                intermediate,
+                vocab,
+                max_position,
+                moe,
+                mla,
+            };
+            let top_k_fits = m.moe.as_ref().is_none_or(|e| e.top_k <= e.experts);
+            prop_assert!(!top_k_fits || m.active_params() <= m.params());
+            prop_assert!(!m.kv_bytes_per_token(2.0).is_nan());
+            prop_assert!(m.kv_bytes_per_token_per_gpu(2.0, tp) <= m.kv_bytes_per_token(2.0));
+            prop_assert!(!m.prefill_flops(512, 1024).is_nan());
+        }
     }
 }
