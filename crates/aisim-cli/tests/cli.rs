@@ -203,8 +203,67 @@ fn a_profile_sets_timing_and_kv_capacity() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["timing"]["kind"], "iteration");
-    // 29,707 blocks of 16 tokens = 475,312 tokens = 7,426 blocks of 64.
-    assert_eq!(v["engine"]["num_gpu_blocks"], 7426);
+    // 29,707 blocks of 16 tokens = 475,312 tokens (7,426 blocks of 64), and
+    // tp 1: the profile's facts, whatever the block size.
+    assert_eq!(v["engine"]["kv_budget_tokens"], 475_312);
+    assert_eq!(v["engine"]["num_gpu_blocks"], serde_json::Value::Null);
+    assert_eq!(v["engine"]["tp_size"], 1);
+    let o = aisim(&[
+        "replay",
+        "--profile",
+        "h200/llama-3.1-70b/tp2",
+        "--print-spec",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["engine"]["tp_size"], 2);
+    let table = stdout(&aisim(&[
+        "replay",
+        "--profile",
+        "h200/llama-3.1-70b/tp2",
+        "--workers",
+        "2",
+    ]));
+    assert!(
+        table.contains("(dp 1 x tp 2: 2 GPUs each, 4 in all)"),
+        "{table}"
+    );
+    let o = aisim(&[
+        "replay",
+        "--profile",
+        "h200/llama-3.1-70b/tp2",
+        "--tp-size",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("engine.tp_size") && e.contains("tp 2"), "{e}");
+}
+
+#[test]
+fn the_block_size_keeps_the_kv_capacity_in_tokens_and_num_gpu_blocks_overrides_it() {
+    let pool = |args: &[&str]| {
+        let o = aisim(&[&["replay", "--format", "json"], args].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let p = &v["pools"][0];
+        (
+            p["kv_capacity_tokens"].as_u64().unwrap(),
+            p["kv_capacity_blocks"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(pool(&[]), (1_048_576, 16_384));
+    assert_eq!(pool(&["--block-size", "16"]), (1_048_576, 65_536));
+    assert_eq!(
+        pool(&["--backend", "sglang", "--block-size", "1"]),
+        (262_144, 262_144)
+    );
+    assert_eq!(
+        pool(&["--block-size", "16", "--num-gpu-blocks", "1000"]),
+        (16_000, 1000)
+    );
+    let o = aisim(&["replay", "--dp-size", "5000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("dp_size"), "{}", stderr(&o));
 }
 
 #[test]

@@ -33,7 +33,7 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 
 fn engine(num_gpu_blocks: u32) -> Engine {
     let cfg = EngineConfig {
-        num_gpu_blocks,
+        num_gpu_blocks: Some(num_gpu_blocks),
         ..EngineConfig::default()
     };
     Engine::new(cfg, Arc::new(FixedTiming::new(1.0, 1.0).unwrap())).unwrap()

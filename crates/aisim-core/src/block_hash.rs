@@ -270,4 +270,78 @@ mod tests {
             }
         }
     }
+
+    mod props {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Trace ids from a small alphabet, so that prompts often agree for a
+        /// while: a shared stem, then each prompt's own tail.
+        fn two_prompts() -> impl Strategy<Value = (Vec<u64>, Vec<u64>)> {
+            let ids = || proptest::collection::vec(0u64..3, 0..6);
+            (proptest::collection::vec(0u64..3, 1..6), ids(), ids())
+                .prop_map(|(stem, a, b)| ([stem.clone(), a].concat(), [stem, b].concat()))
+        }
+
+        /// The trace block engine block `j` ends in, and its lane number there.
+        fn place(j: u64, b: u64, t: u64) -> (u64, u64) {
+            let end = (j + 1) * b;
+            let k = (end - 1) / t;
+            (k, (end - k * t - 1) / b)
+        }
+
+        proptest! {
+            /// Two prompts share engine block `j` exactly when their trace ids
+            /// agree on every trace block up to the one it ends in.
+            #[test]
+            fn blocks_are_shared_exactly_while_the_ids_agree(
+                (a, b) in two_prompts(),
+                t in 1u32..40,
+                bs in 1u32..40,
+                len_a in 1u32..300,
+                len_b in 1u32..300,
+            ) {
+                let ha = prompt_block_hashes(&a, t, len_a, bs);
+                let hb = prompt_block_hashes(&b, t, len_b, bs);
+                for (j, (x, y)) in ha.iter().zip(&hb).enumerate() {
+                    let (k, _) = place(j as u64, bs as u64, t as u64);
+                    let agree = a[..=k as usize] == b[..=k as usize];
+                    prop_assert_eq!(x == y, agree, "block {} ends in trace block {}", j, k);
+                }
+                // Only complete blocks covered by ids are hashed.
+                let covered = |ids: &[u64], len: u32| (ids.len() as u64 * t as u64).min(len as u64);
+                prop_assert_eq!(ha.len() as u64, covered(&a, len_a) / bs as u64);
+            }
+
+            /// Whatever the block size, a block's group is fixed by the trace
+            /// block it ends in and which eight of its lanes it falls among, and
+            /// its lane by how far into that trace block it ends: blocks of
+            /// different sizes ending in the same place of a trace block have
+            /// the same group.
+            #[test]
+            fn groups_and_lanes_agree_across_block_sizes(
+                ids in proptest::collection::vec(0u64..1000, 1..8),
+                t in 1u32..200,
+                b1 in 1u32..100,
+                b2 in 1u32..100,
+            ) {
+                let len = ids.len() as u32 * t;
+                let h1 = prompt_block_hashes(&ids, t, len, b1);
+                let h2 = prompt_block_hashes(&ids, t, len, b2);
+                let (t, b1, b2) = (t as u64, b1 as u64, b2 as u64);
+                for (j1, x) in h1.iter().enumerate() {
+                    let (k1, n1) = place(j1 as u64, b1, t);
+                    prop_assert_eq!(x.lane() as u64, n1 % 8);
+                    prop_assert!(x.group() != 0);
+                    for (j2, y) in h2.iter().enumerate() {
+                        let (k2, n2) = place(j2 as u64, b2, t);
+                        let same_group = (k1, n1 / 8) == (k2, n2 / 8);
+                        prop_assert_eq!(x.group() == y.group(), same_group,
+                            "b {} block {} vs b {} block {}", b1, j1, b2, j2);
+                    }
+                }
+            }
+        }
+    }
 }

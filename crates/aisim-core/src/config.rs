@@ -17,6 +17,18 @@ pub enum Backend {
     Trtllm,
 }
 
+impl Backend {
+    /// The backend's default block (page) size: vLLM 64, TensorRT-LLM 32,
+    /// SGLang 16 (see docs/engine.md for why SGLang's page is 16 rather than 1).
+    pub fn default_block_size(self) -> u32 {
+        match self {
+            Backend::Vllm => 64,
+            Backend::Trtllm => 32,
+            Backend::Sglang => 16,
+        }
+    }
+}
+
 /// Which running request vLLM preempts when blocks run out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -58,8 +70,13 @@ pub struct EngineConfig {
     pub backend: Backend,
     /// Tokens per KV block (page). `None` takes the backend's default.
     pub block_size: Option<u32>,
-    /// KV blocks per rank.
-    pub num_gpu_blocks: u32,
+    /// KV blocks per rank, overriding the budget (vLLM's
+    /// `num_gpu_blocks_override`). `None`: `kv_budget_tokens / block_size`.
+    pub num_gpu_blocks: Option<u32>,
+    /// KV memory of one rank, in tokens: what the GPU memory left for KV holds,
+    /// whatever the block size. `None`: 16,384 blocks of the backend's default
+    /// block size (a GPU profile's capacity when the timing comes from one).
+    pub kv_budget_tokens: Option<u64>,
     /// Most requests running at once per rank.
     pub max_num_seqs: u32,
     /// Token budget of one pass (vLLM, TensorRT-LLM).
@@ -97,7 +114,8 @@ impl Default for EngineConfig {
         EngineConfig {
             backend: Backend::Vllm,
             block_size: None,
-            num_gpu_blocks: 16_384,
+            num_gpu_blocks: None,
+            kv_budget_tokens: None,
             max_num_seqs: 256,
             max_num_batched_tokens: 8_192,
             enable_prefix_caching: true,
@@ -117,6 +135,15 @@ impl Default for EngineConfig {
     }
 }
 
+/// KV blocks per rank when neither `num_gpu_blocks` nor `kv_budget_tokens` is
+/// given, at the backend's default block size.
+pub const DEFAULT_GPU_BLOCKS: u32 = 16_384;
+
+/// The most attention-DP ranks, and the most tensor-parallel GPUs per rank:
+/// far above any serving instance, low enough that `dp × tp` GPUs, and one
+/// scheduler per rank, stay small.
+pub const MAX_PARALLEL: u32 = 1024;
+
 /// The most KV blocks a rank can have (block ids are 32-bit, with two values
 /// reserved; 2^31 leaves a margin no GPU comes near).
 pub const MAX_GPU_BLOCKS: u32 = 1 << 31;
@@ -126,16 +153,30 @@ impl EngineConfig {
     /// (vLLM 64, TensorRT-LLM 32, SGLang 16; see docs/engine.md for why SGLang's
     /// page is 16 rather than 1).
     pub fn effective_block_size(&self) -> u32 {
-        self.block_size.unwrap_or(match self.backend {
-            Backend::Vllm => 64,
-            Backend::Trtllm => 32,
-            Backend::Sglang => 16,
+        self.block_size.unwrap_or(self.backend.default_block_size())
+    }
+
+    /// The KV memory of one rank in tokens: the configured budget or
+    /// `DEFAULT_GPU_BLOCKS` of the backend's default block size.
+    pub fn kv_budget(&self) -> u64 {
+        self.kv_budget_tokens
+            .unwrap_or(DEFAULT_GPU_BLOCKS as u64 * self.backend.default_block_size() as u64)
+    }
+
+    /// KV blocks of one rank: `num_gpu_blocks` when given, else as many blocks
+    /// of the block size in effect as the budget holds (rounded down, so a
+    /// block size that does not divide it loses under one block). Saturates at
+    /// `u32::MAX`, which `validate` rejects.
+    pub fn gpu_blocks(&self) -> u32 {
+        self.num_gpu_blocks.unwrap_or_else(|| {
+            let blocks = self.kv_budget() / self.effective_block_size().max(1) as u64;
+            u32::try_from(blocks).unwrap_or(u32::MAX)
         })
     }
 
-    /// KV capacity of one rank, in tokens.
+    /// KV capacity of one rank, in tokens (`gpu_blocks × block size`).
     pub fn kv_capacity_tokens(&self) -> u64 {
-        self.num_gpu_blocks as u64 * self.effective_block_size() as u64
+        self.gpu_blocks() as u64 * self.effective_block_size() as u64
     }
 
     /// Checks every limit; the error names the field and what would be right.
@@ -148,18 +189,19 @@ impl EngineConfig {
             }
         };
         positive("block_size", self.effective_block_size())?;
-        positive("num_gpu_blocks", self.num_gpu_blocks)?;
-        if self.num_gpu_blocks > MAX_GPU_BLOCKS {
-            return Err(CoreError::config(
-                "num_gpu_blocks",
-                self.num_gpu_blocks,
-                "must be at most 2^31 (KV blocks are numbered with 32 bits)",
-            ));
-        }
+        self.validate_gpu_blocks()?;
         positive("max_num_seqs", self.max_num_seqs)?;
         positive("max_num_batched_tokens", self.max_num_batched_tokens)?;
-        positive("dp_size", self.dp_size)?;
-        positive("tp_size", self.tp_size)?;
+        for (field, v) in [("dp_size", self.dp_size), ("tp_size", self.tp_size)] {
+            positive(field, v)?;
+            if v > MAX_PARALLEL {
+                return Err(CoreError::config(
+                    field,
+                    v,
+                    format!("must be at most {MAX_PARALLEL} (one serving instance; each DP rank has its own scheduler and KV pool)"),
+                ));
+            }
+        }
         positive("max_prefill_tokens", self.max_prefill_tokens)?;
         positive("chunked_prefill_size", self.chunked_prefill_size)?;
         if let Some(m) = self.max_model_len {
@@ -179,5 +221,147 @@ impl EngineConfig {
             }
         }
         Ok(())
+    }
+
+    /// The pool has 1 to 2^31 blocks; the error names the field that set them.
+    fn validate_gpu_blocks(&self) -> Result<(), CoreError> {
+        let blocks = self.gpu_blocks();
+        let too_many = "must be at most 2^31 (KV blocks are numbered with 32 bits)";
+        match self.num_gpu_blocks {
+            Some(0) => Err(CoreError::config("num_gpu_blocks", 0, "must be at least 1")),
+            Some(n) if n > MAX_GPU_BLOCKS => Err(CoreError::config("num_gpu_blocks", n, too_many)),
+            Some(_) => Ok(()),
+            None if blocks == 0 => Err(CoreError::config(
+                "kv_budget_tokens",
+                self.kv_budget(),
+                format!(
+                    "holds no KV block of {} tokens: give at least one block's worth",
+                    self.effective_block_size()
+                ),
+            )),
+            None if blocks > MAX_GPU_BLOCKS => Err(CoreError::config(
+                "kv_budget_tokens",
+                self.kv_budget(),
+                format!(
+                    "makes more than 2^31 blocks of {} tokens (KV blocks are numbered with 32 bits): use a larger block size",
+                    self.effective_block_size()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn config(backend: Backend, block_size: Option<u32>) -> EngineConfig {
+        EngineConfig {
+            backend,
+            block_size,
+            ..EngineConfig::default()
+        }
+    }
+
+    #[test]
+    fn the_block_size_keeps_the_backends_token_capacity() {
+        for (backend, tokens) in [
+            (Backend::Vllm, 1_048_576),
+            (Backend::Trtllm, 524_288),
+            (Backend::Sglang, 262_144),
+        ] {
+            assert_eq!(config(backend, None).kv_capacity_tokens(), tokens);
+            for bs in [1, 16, 32, 64, 128] {
+                let c = config(backend, Some(bs));
+                assert_eq!(c.kv_capacity_tokens(), tokens, "{backend:?} block {bs}");
+                assert_eq!(c.gpu_blocks() as u64, tokens / bs as u64);
+            }
+        }
+        // The defaults stay what they were: 16,384 blocks.
+        assert_eq!(config(Backend::Vllm, None).gpu_blocks(), DEFAULT_GPU_BLOCKS);
+        assert_eq!(config(Backend::Sglang, Some(1)).gpu_blocks(), 262_144);
+    }
+
+    #[test]
+    fn num_gpu_blocks_overrides_the_budget() {
+        let c = EngineConfig {
+            block_size: Some(16),
+            num_gpu_blocks: Some(1000),
+            kv_budget_tokens: Some(1 << 20),
+            ..EngineConfig::default()
+        };
+        assert_eq!(c.gpu_blocks(), 1000);
+        assert_eq!(c.kv_capacity_tokens(), 16_000);
+    }
+
+    #[test]
+    fn parallelism_is_bounded() {
+        for dp_tp in [(0, 1), (1, 0), (1025, 1), (1, u32::MAX)] {
+            let c = EngineConfig {
+                dp_size: dp_tp.0,
+                tp_size: dp_tp.1,
+                ..EngineConfig::default()
+            };
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("dp_size") || e.contains("tp_size"), "{e}");
+        }
+        let c = EngineConfig {
+            dp_size: 1024,
+            tp_size: 1024,
+            ..EngineConfig::default()
+        };
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn a_budget_without_a_whole_block_or_with_too_many_is_an_error() {
+        let small = EngineConfig {
+            kv_budget_tokens: Some(63),
+            ..EngineConfig::default()
+        };
+        let e = small.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("kv_budget_tokens") && e.contains("63") && e.contains("64 tokens"),
+            "{e}"
+        );
+        let huge = EngineConfig {
+            block_size: Some(1),
+            kv_budget_tokens: Some(u64::MAX),
+            ..EngineConfig::default()
+        };
+        let e = huge.validate().unwrap_err().to_string();
+        assert!(e.contains("kv_budget_tokens") && e.contains("2^31"), "{e}");
+        let zero = EngineConfig {
+            num_gpu_blocks: Some(0),
+            ..EngineConfig::default()
+        };
+        assert!(zero
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("num_gpu_blocks"));
+    }
+
+    proptest! {
+        /// Any block size loses less than one block of the budget, and none when
+        /// it divides it.
+        #[test]
+        fn capacity_is_the_budget_rounded_down_to_blocks(
+            budget in 1u64..1 << 40,
+            bs in 1u32..4096,
+        ) {
+            let c = EngineConfig {
+                block_size: Some(bs),
+                kv_budget_tokens: Some(budget),
+                ..EngineConfig::default()
+            };
+            prop_assume!(c.validate().is_ok());
+            let cap = c.kv_capacity_tokens();
+            prop_assert!(cap <= budget && budget < cap + bs as u64);
+            prop_assert_eq!(cap == budget, budget % bs as u64 == 0);
+        }
     }
 }

@@ -5,162 +5,14 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::{Backend, EngineConfig};
 use crate::error::CoreError;
 use crate::kv::{KvBlockPool, KvEvent};
+use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::scheduler::{DecodeBatch, RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
 use crate::timing::{PassShape, PassTime, TimingModel};
-
-/// Something that became visible at the end of a pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineEvent {
-    /// The request was scheduled for the first time, or again after preemption,
-    /// at the start of the pass.
-    Admitted {
-        /// The request.
-        id: RequestId,
-        /// Prompt tokens served from the prefix cache.
-        reused_tokens: u32,
-        /// Whether it had been admitted before (and preempted).
-        readmission: bool,
-    },
-    /// The request was preempted (vLLM, TensorRT-LLM) or retracted (SGLang) at
-    /// the start of the pass; it will be recomputed.
-    Preempted {
-        /// The request.
-        id: RequestId,
-    },
-    /// One output token.
-    Token {
-        /// The request.
-        id: RequestId,
-        /// Whether it is the request's first.
-        first: bool,
-    },
-    /// The request emitted its last token (or finished its prompt, with output 0)
-    /// and released its KV.
-    Completed {
-        /// The request.
-        id: RequestId,
-    },
-}
-
-/// Receives what a run of decode passes does (`Engine::run_decode_passes`):
-/// for each pass its tokens and completions, then the pass itself.
-pub trait DecodeSink {
-    /// One output token (never a request's first: first tokens end a prefill).
-    fn token(&mut self, id: RequestId, at: SimTime);
-    /// The request emitted its last token and released its KV.
-    fn completed(&mut self, id: RequestId, at: SimTime);
-    /// The pass ran from `start` to `end`; the rank held `kv_during` blocks
-    /// during it and `kv_after` once its completions released theirs.
-    fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32);
-    /// `ends.len()` passes in a row in which each of `ids` emitted one token
-    /// and nothing else happened: pass `k` ran from `ends[k - 1]` (`start`
-    /// for the first) to `ends[k]`, holding `kv` blocks throughout. The same
-    /// as, pass by pass, a `token` for each id and then the `pass`; a sink
-    /// that can take them in bulk says so by overriding this.
-    fn quiet(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime], kv: u32) {
-        let mut from = start;
-        for &end in ends {
-            for &id in ids {
-                self.token(id, end);
-            }
-            self.pass(from, end, kv, kv);
-            from = end;
-        }
-    }
-}
-
-/// Why a request can never be served by an engine.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum RejectReason {
-    /// The prompt has no tokens.
-    #[error("the prompt is empty: at least one prompt token is needed")]
-    EmptyPrompt,
-    /// Longer than `max_model_len`.
-    #[error("prompt + output = {tokens} tokens exceeds max_model_len {max_model_len}")]
-    LongerThanMaxModelLen {
-        /// Prompt plus output tokens.
-        tokens: u64,
-        /// The limit.
-        max_model_len: u32,
-    },
-    /// Needs more KV blocks than the whole pool has.
-    #[error("prompt + output needs {blocks} KV blocks but the pool has only {capacity}")]
-    LargerThanKvCache {
-        /// Blocks needed.
-        blocks: u64,
-        /// Pool capacity.
-        capacity: u32,
-    },
-    /// Without chunked prefill, a prompt longer than the pass budget never fits.
-    #[error("without chunked prefill a prompt of {input_length} tokens can never fit the {budget}-token pass budget")]
-    PromptOverBatchBudget {
-        /// Prompt tokens.
-        input_length: u32,
-        /// The budget.
-        budget: u32,
-    },
-}
-
-/// Load of one rank, as routers see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct RankLoad {
-    /// Requests running (admitted, holding KV).
-    pub running: u32,
-    /// Requests queued.
-    pub waiting: u32,
-    /// KV blocks in use.
-    pub active_kv_blocks: u32,
-    /// Prompt tokens still to compute (waiting and partly prefilled requests).
-    pub pending_prefill_tokens: u64,
-}
-
-impl std::ops::AddAssign for RankLoad {
-    fn add_assign(&mut self, o: RankLoad) {
-        self.running += o.running;
-        self.waiting += o.waiting;
-        self.active_kv_blocks += o.active_kv_blocks;
-        self.pending_prefill_tokens += o.pending_prefill_tokens;
-    }
-}
-
-/// Counters of an engine (summed over its ranks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct EngineStats {
-    /// Preemptions (vLLM) or retractions (SGLang).
-    pub preemptions: u64,
-    /// Admissions, counting readmissions.
-    pub admissions: u64,
-    /// Completed requests.
-    pub completed: u64,
-    /// Prompt tokens at first admission.
-    pub prompt_tokens_first: u64,
-    /// Of which served from the prefix cache.
-    pub reused_tokens_first: u64,
-    /// Prompt tokens over every admission (recomputes included).
-    pub prompt_tokens_all: u64,
-    /// Of which served from the prefix cache.
-    pub reused_tokens_all: u64,
-}
-
-impl std::ops::AddAssign for EngineStats {
-    fn add_assign(&mut self, o: EngineStats) {
-        self.preemptions += o.preemptions;
-        self.admissions += o.admissions;
-        self.completed += o.completed;
-        self.prompt_tokens_first += o.prompt_tokens_first;
-        self.reused_tokens_first += o.reused_tokens_first;
-        self.prompt_tokens_all += o.prompt_tokens_all;
-        self.reused_tokens_all += o.reused_tokens_all;
-    }
-}
 
 /// What became visible at the end of a pass. Reuse one across passes: its
 /// vectors keep their capacity, so steady passes allocate nothing.
@@ -189,6 +41,9 @@ pub struct Engine {
     timing: Arc<dyn TimingModel>,
     in_pass: bool,
     passes: u64,
+    /// A rank's KV capacity in tokens, for the timing model: worked out once
+    /// (the budget's division by the block size), not per pass.
+    kv_capacity_tokens: u64,
     /// Scratch for `run_decode_passes`: the requests of a quiet stretch and
     /// when its passes end.
     quiet_ids: Vec<RequestId>,
@@ -212,6 +67,7 @@ impl Engine {
             .collect();
         Ok(Engine {
             plans: vec![RankPlan::default(); config.dp_size as usize],
+            kv_capacity_tokens: config.kv_capacity_tokens(),
             config,
             ranks,
             timing,
@@ -255,7 +111,7 @@ impl Engine {
     /// no rank has anything to do.
     pub fn start_pass(&mut self, now: SimTime) -> Result<Option<SimDuration>, CoreError> {
         debug_assert!(!self.in_pass, "start_pass during a pass");
-        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let kv_capacity_tokens = self.kv_capacity_tokens;
         let mut longest: Option<SimDuration> = None;
         for (rank, plan) in self.ranks.iter_mut().zip(self.plans.iter_mut()) {
             plan.clear();
@@ -303,7 +159,7 @@ impl Engine {
         let [rank] = self.ranks.as_mut_slice() else {
             return Ok(start);
         };
-        let kv_capacity_tokens = self.config.kv_capacity_tokens();
+        let kv_capacity_tokens = self.kv_capacity_tokens;
         let duration = |batch: &DecodeBatch| {
             let shape = PassShape {
                 prefill: &[],

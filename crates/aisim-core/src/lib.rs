@@ -38,6 +38,7 @@ mod engine;
 mod error;
 pub mod hashing;
 pub mod kv;
+mod outcome;
 pub mod profile;
 mod request;
 mod scheduler;
@@ -46,9 +47,8 @@ pub mod timing;
 
 pub use block_hash::BlockHash;
 pub use config::{Backend, CapacityPolicy, EngineConfig, PreemptionMode, SchedulePolicy};
-pub use engine::{
-    DecodeSink, Engine, EngineEvent, EngineStats, PassOutcome, RankLoad, RejectReason,
-};
+pub use engine::{Engine, PassOutcome};
 pub use error::CoreError;
+pub use outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 pub use request::{Request, RequestId, SessionId};
 pub use time::{SimDuration, SimTime};

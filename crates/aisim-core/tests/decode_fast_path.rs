@@ -173,7 +173,7 @@ fn long_quiet_stretches_match_too() {
         let cfg = EngineConfig {
             backend: pick(&mut rng, &[Backend::Vllm, Backend::Trtllm]),
             block_size: Some(4096),
-            num_gpu_blocks: 16,
+            num_gpu_blocks: Some(16),
             enable_prefix_caching: below(&mut rng, 2) == 0,
             ..Default::default()
         };

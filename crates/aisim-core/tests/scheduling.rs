@@ -43,7 +43,7 @@ fn fully_cached_prompt_reuses_all_but_the_last_token_rounded_to_blocks() {
                     let cfg = EngineConfig {
                         backend,
                         block_size: Some(block_size),
-                        num_gpu_blocks: 4096,
+                        num_gpu_blocks: Some(4096),
                         ..Default::default()
                     };
                     let mut e = engine(cfg);
@@ -123,7 +123,7 @@ fn small_pool(backend: Backend) -> EngineConfig {
     EngineConfig {
         backend,
         block_size: Some(16),
-        num_gpu_blocks: 100,
+        num_gpu_blocks: Some(100),
         ..Default::default()
     }
 }
@@ -202,7 +202,7 @@ fn sglang_retracts_the_request_with_fewest_generated_tokens() {
     let cfg = EngineConfig {
         backend: Backend::Sglang,
         block_size: Some(16),
-        num_gpu_blocks: 200,
+        num_gpu_blocks: Some(200),
         ..Default::default()
     };
     let passes = two_long_requests(cfg, (1200, 1000), (400, 1000), 300);
@@ -298,7 +298,7 @@ fn without_chunked_prefill_a_prompt_waits_for_a_pass_that_holds_it_whole() {
 #[test]
 fn impossible_requests_are_rejected_with_a_reason() {
     let cfg = EngineConfig {
-        num_gpu_blocks: 10,
+        num_gpu_blocks: Some(10),
         max_model_len: Some(500),
         ..Default::default()
     };
@@ -311,16 +311,23 @@ fn impossible_requests_are_rejected_with_a_reason() {
         })
     ));
     let mut e = engine(EngineConfig {
-        num_gpu_blocks: 10,
+        num_gpu_blocks: Some(10),
         ..Default::default()
     });
-    assert!(matches!(
-        e.add_request(&Request::new(1, SimTime::ZERO, 600, 100), 0),
+    let e600 = e.add_request(&Request::new(1, SimTime::ZERO, 600, 100), 0);
+    assert_eq!(
+        e600,
         Err(RejectReason::LargerThanKvCache {
+            tokens: 700,
             blocks: 11,
+            block_size: 64,
             capacity: 10
         })
-    ));
+    );
+    assert_eq!(
+        e600.unwrap_err().to_string(),
+        "prompt + output = 700 tokens needs 11 KV blocks of 64 tokens but the pool has only 10 (640 tokens)"
+    );
     assert_eq!(
         e.add_request(&Request::new(1, SimTime::ZERO, 0, 1), 0),
         Err(RejectReason::EmptyPrompt)
@@ -376,7 +383,7 @@ fn bad_configuration_is_a_clear_error() {
         .to_string()
         .contains("speedup_ratio"));
     let cfg = EngineConfig {
-        num_gpu_blocks: u32::MAX,
+        num_gpu_blocks: Some(u32::MAX),
         ..Default::default()
     };
     let e = Engine::new(cfg, fixed(1.0, 1.0)).unwrap_err().to_string();

@@ -53,9 +53,11 @@ pub fn pool_replay_spec(
         },
         ..ReplaySpec::default()
     };
-    spec.engine.num_gpu_blocks = u32::try_from(kv_tokens / block_size as u64)
-        .unwrap_or(u32::MAX)
-        .max(1);
+    spec.engine.num_gpu_blocks = Some(
+        u32::try_from(kv_tokens / block_size as u64)
+            .unwrap_or(u32::MAX)
+            .max(1),
+    );
     spec.engine.max_num_seqs = u32::try_from(pool.cal.n_slots).unwrap_or(u32::MAX).max(1);
     spec.router.policy = RouterKind::LeastLoaded;
     spec.discipline.warmup_requests = n_req / 5;

@@ -30,8 +30,10 @@ pub struct Replayer<C: ReplayComposition> {
 }
 
 impl<C: ReplayComposition> Replayer<C> {
-    /// Validates the spec.
-    pub fn new(spec: ReplaySpec, composition: C) -> Result<Replayer<C>, ReplayError> {
+    /// Takes the GPU profile's engine facts into the spec
+    /// (`ReplaySpec::apply_profile`) and validates it.
+    pub fn new(mut spec: ReplaySpec, composition: C) -> Result<Replayer<C>, ReplayError> {
+        spec.apply_profile()?;
         spec.validate()?;
         Ok(Replayer {
             spec,

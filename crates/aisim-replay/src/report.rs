@@ -200,14 +200,22 @@ pub struct PoolReport {
     pub workers: u32,
     /// GPUs per worker (`dp_size × tp_size`).
     pub gpus_per_worker: u32,
-    /// Workers × duration.
+    /// GPUs of the pool (`workers × gpus_per_worker`).
+    pub gpus: u64,
+    /// Workers × duration, s.
     pub worker_seconds: f64,
     /// GPUs × duration, hours.
     pub gpu_hours: f64,
-    /// KV blocks per worker.
+    /// Tokens per KV block.
+    pub kv_block_size: u32,
+    /// KV blocks per worker (all its ranks).
     pub kv_capacity_blocks: u64,
+    /// KV capacity per worker in tokens (`kv_capacity_blocks × kv_block_size`).
+    pub kv_capacity_tokens: u64,
     /// Highest KV blocks in use on any worker.
     pub kv_peak_blocks: u64,
+    /// The same in tokens (blocks × block size: held, not necessarily filled).
+    pub kv_peak_tokens: u64,
     /// Mean KV occupancy over workers and time.
     pub kv_mean_occupancy: f64,
 }
@@ -225,6 +233,8 @@ pub struct WorkerReport {
     pub preemptions: u64,
     /// Highest KV blocks in use.
     pub kv_peak_blocks: u64,
+    /// The same in tokens (blocks × block size).
+    pub kv_peak_tokens: u64,
     /// Mean KV occupancy over the duration.
     pub kv_mean_occupancy: f64,
 }
@@ -437,6 +447,7 @@ impl ReplayReport {
         };
 
         let sessions = session_report(spec, records, totals);
+        let block_size = spec.engine.effective_block_size() as u64;
         let workers: Vec<WorkerReport> = totals
             .workers
             .iter()
@@ -447,19 +458,27 @@ impl ReplayReport {
                 completed: w.stats.completed,
                 preemptions: w.stats.preemptions,
                 kv_peak_blocks: w.kv_peak,
+                kv_peak_tokens: w.kv_peak * block_size,
                 kv_mean_occupancy: w.kv_block_ns
                     / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
             })
             .collect();
         let n_workers = totals.workers.len() as u32;
+        let gpus = n_workers as u64 * totals.gpus_per_worker as u64;
+        let kv_capacity_blocks = totals.workers.first().map_or(0, |w| w.kv_capacity);
+        let kv_peak_blocks = totals.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
         let pools = vec![PoolReport {
             pool: "workers".into(),
             workers: n_workers,
             gpus_per_worker: totals.gpus_per_worker,
+            gpus,
             worker_seconds: n_workers as f64 * duration_s,
-            gpu_hours: (n_workers * totals.gpus_per_worker) as f64 * duration_s / 3600.0,
-            kv_capacity_blocks: totals.workers.first().map_or(0, |w| w.kv_capacity),
-            kv_peak_blocks: totals.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0),
+            gpu_hours: gpus as f64 * duration_s / 3600.0,
+            kv_block_size: spec.engine.effective_block_size(),
+            kv_capacity_blocks,
+            kv_capacity_tokens: kv_capacity_blocks * block_size,
+            kv_peak_blocks,
+            kv_peak_tokens: kv_peak_blocks * block_size,
             kv_mean_occupancy: workers.iter().map(|w| w.kv_mean_occupancy).sum::<f64>()
                 / n_workers.max(1) as f64,
         }];

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
 use aisim_core::EngineConfig;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -476,6 +477,43 @@ impl ReplaySpec {
         match self.topology {
             TopologySpec::Aggregated { workers } => workers,
         }
+    }
+
+    /// Fills in the engine facts the timing's GPU profile fixes, when the
+    /// timing comes from one: its tensor parallelism (`engine.tp_size`, which
+    /// must be 1, taken as unset, or the profile's) and its KV memory
+    /// (`engine.kv_budget_tokens`, unless given). Idempotent; a no-op for
+    /// other timing models. `Replayer::new` calls it.
+    pub fn apply_profile(&mut self) -> Result<(), ReplayError> {
+        let TimingSpec::Iteration { profile } = &self.timing else {
+            return Ok(());
+        };
+        let p = resolve_profile(profile)?;
+        let tp = p.gpus();
+        let e = &mut self.engine;
+        if e.tp_size != 1 && e.tp_size != tp {
+            return Err(ReplayError::spec(
+                "engine.tp_size",
+                format!(
+                    "{} conflicts with profile {profile}, which is tp {tp}: leave tp_size out or set it to {tp}",
+                    e.tp_size
+                ),
+            ));
+        }
+        e.tp_size = tp;
+        if e.kv_budget_tokens.is_none() && e.num_gpu_blocks.is_none() {
+            let tokens = p.total_kv_blks().saturating_mul(p.blk_size() as u64);
+            if tokens == 0 {
+                return Err(ReplayError::spec(
+                    "timing.profile",
+                    format!(
+                        "{profile}: the weights leave no GPU memory for KV; use more tensor parallelism (/tpN), a smaller dtype (/fp8) or a larger GPU"
+                    ),
+                ));
+            }
+            e.kv_budget_tokens = Some(tokens);
+        }
+        Ok(())
     }
 
     /// Checks every field before anything runs.

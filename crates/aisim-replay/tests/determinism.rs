@@ -20,7 +20,7 @@ fn identical_runs_give_identical_reports() {
             spec.topology = aisim_replay::spec::TopologySpec::Aggregated { workers: 3 };
             spec.engine.backend = backend;
             // 25,600 tokens of KV per worker: tight enough to preempt.
-            spec.engine.num_gpu_blocks = 25_600 / spec.engine.effective_block_size();
+            spec.engine.num_gpu_blocks = Some(25_600 / spec.engine.effective_block_size());
             spec.router.policy = policy;
             let a = run(spec.clone());
             let b = run(spec);
@@ -83,7 +83,7 @@ fn fast_forward_changes_nothing_but_speed() {
             topology: aisim_replay::spec::TopologySpec::Aggregated { workers: 3 },
             ..ReplaySpec::default()
         };
-        spec.engine.num_gpu_blocks = 300;
+        spec.engine.num_gpu_blocks = Some(300);
         spec.router.policy = policy;
         spec.discipline.timeout_s = timeout;
         let on = Replayer::new(spec.clone(), SpecComposition)

@@ -316,7 +316,7 @@ fn synthetic_replay_conserves_tokens_and_respects_kv_capacity() {
         }),
         topology: aisim_replay::spec::TopologySpec::Aggregated { workers: 3 },
         engine: aisim_core::EngineConfig {
-            num_gpu_blocks: 600,
+            num_gpu_blocks: Some(600),
             ..Default::default()
         },
         ..Default::default()

@@ -48,11 +48,18 @@ pub fn render_replay(r: &ReplayReport) -> String {
     run.row([
         "workers".to_string(),
         format!(
-            "{} x {} (dp {}, {} GPU each)",
+            "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
             spec.workers(),
             name_of(&spec.engine.backend),
             spec.engine.dp_size,
-            r.pools[0].gpus_per_worker
+            spec.engine.tp_size,
+            r.pools[0].gpus_per_worker,
+            if r.pools[0].gpus_per_worker == 1 {
+                ""
+            } else {
+                "s"
+            },
+            r.pools[0].gpus
         ),
     ]);
     run.row(["router".to_string(), name_of(&spec.router.policy)]);
@@ -185,9 +192,10 @@ pub fn render_replay(r: &ReplayReport) -> String {
     let mut pools = Table::new([
         "pool",
         "workers",
+        "GPUs",
         "GPU-hours",
-        "KV capacity",
-        "KV peak",
+        "KV capacity (tokens / blocks)",
+        "KV peak (tokens / blocks)",
         "KV mean",
     ])
     .titled("Pools");
@@ -195,9 +203,13 @@ pub fn render_replay(r: &ReplayReport) -> String {
         pools.row([
             p.pool.clone(),
             p.workers.to_string(),
+            p.gpus.to_string(),
             num(p.gpu_hours, 4),
-            p.kv_capacity_blocks.to_string(),
-            p.kv_peak_blocks.to_string(),
+            format!(
+                "{} / {} x {}",
+                p.kv_capacity_tokens, p.kv_capacity_blocks, p.kv_block_size
+            ),
+            format!("{} / {}", p.kv_peak_tokens, p.kv_peak_blocks),
             format!("{:.1}%", p.kv_mean_occupancy * 100.0),
         ]);
     }

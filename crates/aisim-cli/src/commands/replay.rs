@@ -4,7 +4,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
 use aisim_core::{Backend, PreemptionMode};
 use aisim_replay::policy::SpecComposition;
@@ -84,13 +83,13 @@ pub struct ReplayArgs {
     /// Attention data-parallel ranks per worker [default: 1].
     #[arg(long)]
     dp_size: Option<u32>,
-    /// Tensor-parallel GPUs per rank, for GPU counts [default: 1].
+    /// Tensor-parallel GPUs per rank, for GPU counts and GPU-hours [default: 1, or the profile's tp].
     #[arg(long)]
     tp_size: Option<u32>,
-    /// Tokens per KV block [default: 64 vllm, 32 trtllm, 16 sglang].
+    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 16 sglang].
     #[arg(long)]
     block_size: Option<u32>,
-    /// KV blocks per rank [default: 16384, or the profile's capacity].
+    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].
     #[arg(long)]
     num_gpu_blocks: Option<u32>,
     /// Most running requests per rank [default: 256].
@@ -114,7 +113,7 @@ pub struct ReplayArgs {
     /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS or table:FILE [default: polynomial].
     #[arg(long)]
     timing: Option<String>,
-    /// Iteration timing from a GPU profile (a100, h100/llama-3.1-70b/tp8, ...); also sets the KV capacity.
+    /// Iteration timing from a GPU profile (a100, h100/llama-3.1-70b/tp8, ...); also sets the KV capacity and tp.
     #[arg(long, conflicts_with = "timing")]
     profile: Option<String>,
     /// Divide every pass time by this [default: 1.0].
@@ -265,19 +264,14 @@ impl ReplayArgs {
             spec.timing = parse_timing(t)?;
         }
         if let Some(key) = &self.profile {
-            let p = resolve_profile(key)?;
             spec.timing = TimingSpec::Iteration {
                 profile: key.clone(),
             };
-            if self.num_gpu_blocks.is_none() {
-                let tokens = p.total_kv_blks() * p.blk_size() as u64;
-                let blocks = tokens / spec.engine.effective_block_size() as u64;
-                spec.engine.num_gpu_blocks = u32::try_from(blocks).unwrap_or(u32::MAX);
-            }
         }
-        if let Some(n) = self.num_gpu_blocks {
-            spec.engine.num_gpu_blocks = n;
+        if self.num_gpu_blocks.is_some() {
+            spec.engine.num_gpu_blocks = self.num_gpu_blocks;
         }
+        spec.apply_profile()?;
         if let Some(r) = self.router {
             spec.router.policy = match r {
                 RouterArg::RoundRobin => RouterKind::RoundRobin,

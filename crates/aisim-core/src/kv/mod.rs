@@ -3,6 +3,8 @@
 mod event;
 mod index;
 mod pool;
+#[cfg(test)]
+mod pool_props;
 
 pub use event::KvEvent;
 pub use pool::{BlockId, KvBlockPool, PrefixMatch};

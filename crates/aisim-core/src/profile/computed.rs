@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::catalog::{HardwareSpec, ModelSpec};
+use super::catalog::HardwareSpec;
+use super::model::ModelSpec;
 use super::{unknown, GpuProfile, PowerModel};
 use crate::error::CoreError;
 
@@ -98,13 +99,14 @@ impl ComputedProfile {
         let active_bytes_per_gpu = model.active_params() as f64 * serving.dtype_bytes / tp;
         let weight_bytes_per_gpu = model.params() as f64 * serving.dtype_bytes / tp;
         let w_s = active_bytes_per_gpu / eff_bw + 3e-6 * model.layers as f64;
-        let kv_bytes = model.kv_bytes_per_token(serving.dtype_bytes);
-        let h_s = serving.mean_ctx_tokens as f64 * kv_bytes / eff_bw / tp;
+        // KV is sharded across the tensor-parallel ranks: each GPU holds its
+        // share of every token's KV heads (at least one head; MLA's latent whole).
+        let kv_bytes_per_gpu = model.kv_bytes_per_token_per_gpu(serving.dtype_bytes, serving.tp);
+        let h_s = serving.mean_ctx_tokens as f64 * kv_bytes_per_gpu / eff_bw;
         let usable = (hardware.mem_capacity_bytes as f64 * serving.gpu_memory_utilization).floor();
         let free_for_kv = (usable - weight_bytes_per_gpu - nccl_bytes(serving.tp)).max(0.0);
-        // KV is sharded across the tensor-parallel ranks: each GPU holds 1/tp of every token.
         let total_kv_blks =
-            (free_for_kv / (kv_bytes / tp * serving.blk_size as f64)).floor() as u64;
+            (free_for_kv / (kv_bytes_per_gpu * serving.blk_size as f64)).floor() as u64;
         let peak_tflops = if serving.dtype_bytes <= 1.0 && hardware.fp8_tflops > 0.0 {
             hardware.fp8_tflops
         } else {
@@ -175,28 +177,10 @@ impl ComputedProfile {
         &self.serving
     }
 
-    /// Prefill FLOPs of a chunk of `c` tokens with `q` already in context, per GPU.
+    /// Prefill FLOPs of a chunk of `c` tokens with `q` already in context, per
+    /// GPU (the model's, split evenly over the tensor-parallel group).
     pub fn prefill_flops(&self, c: u32, q: u32) -> f64 {
-        let m = &self.model;
-        let (c, q) = (c as f64, q as f64);
-        let (h, heads, kvh, hd) = (
-            m.hidden as f64,
-            m.heads as f64,
-            m.kv_heads as f64,
-            m.head_dim() as f64,
-        );
-        let ffn = match &m.moe {
-            None => 6.0 * h * m.intermediate as f64 * c,
-            Some(moe) => {
-                6.0 * (moe.top_k as f64 * moe.expert_intermediate as f64
-                    + moe.shared_experts as f64 * m.intermediate as f64)
-                    * h
-                    * c
-            }
-        };
-        let proj = 2.0 * c * h * (2.0 * heads + 2.0 * kvh) * hd;
-        let attn = 4.0 * heads * hd * c * (c / 2.0 + q);
-        (proj + attn + ffn) * m.layers as f64 / self.serving.tp as f64
+        self.model.prefill_flops(c, q) / self.serving.tp as f64
     }
 }
 
@@ -254,7 +238,10 @@ impl GpuProfile for ComputedProfile {
         }
     }
     fn kv_bytes_per_token(&self) -> Option<f64> {
-        Some(self.model.kv_bytes_per_token(self.serving.dtype_bytes))
+        let per_gpu = self
+            .model
+            .kv_bytes_per_token_per_gpu(self.serving.dtype_bytes, self.serving.tp);
+        Some(per_gpu * self.serving.tp as f64)
     }
     fn prefill_roofline_s(&self, c: u32, q: u32) -> Option<f64> {
         Some(self.prefill_flops(c, q) / self.peak_flops)

@@ -3,7 +3,9 @@
 
 mod catalog;
 mod computed;
+mod hf_config;
 mod manual;
+mod model;
 mod overrides;
 mod power;
 mod summary;
@@ -11,11 +13,10 @@ mod summary;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-pub use catalog::{
-    hardware_catalog, manual_profile_catalog, model_catalog, HardwareSpec, ModelSpec, MoeSpec,
-};
+pub use catalog::{hardware_catalog, manual_profile_catalog, model_catalog, HardwareSpec};
 pub use computed::{ComputedProfile, ServingConfig};
 pub use manual::ManualProfile;
+pub use model::{MlaSpec, ModelSpec, MoeSpec};
 pub use overrides::ProfileOverride;
 pub use power::PowerModel;
 pub use summary::{

@@ -10,11 +10,12 @@ mod vllm;
 
 use std::fmt::Debug;
 
+pub(crate) use seq::DecodeBatch;
 pub(crate) use sglang::SglangCore;
 pub(crate) use vllm::VllmCore;
 
-use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
+use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 use crate::timing::PrefillChunk;
@@ -35,43 +36,6 @@ impl RankPlan {
     }
     pub fn is_empty(&self) -> bool {
         self.prefill.is_empty() && self.decode_requests == 0
-    }
-}
-
-/// A pass in which every running request feeds exactly one token and nothing
-/// else happens: no waiting request, no prefill, no preemption.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DecodeBatch {
-    pub requests: u32,
-    pub context_tokens: u64,
-    /// Passes from this one on in which the requests only emit tokens: no
-    /// block is allocated, filled or registered and nobody finishes (see
-    /// `Seq::quiet_passes`).
-    pub quiet: u32,
-}
-
-impl DecodeBatch {
-    /// No request yet.
-    pub const EMPTY: DecodeBatch = DecodeBatch {
-        requests: 0,
-        context_tokens: 0,
-        quiet: u32::MAX,
-    };
-
-    /// The batch, unless it is empty or `pool` lacks the `new_blocks` its
-    /// tokens need (then the core would preempt or retract).
-    #[inline]
-    pub fn within(self, new_blocks: u64, pool: &KvBlockPool) -> Option<DecodeBatch> {
-        (self.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(self)
-    }
-
-    /// Adds a decoding request; returns the blocks it needs for its token.
-    #[inline]
-    pub fn add(&mut self, seq: &seq::Seq, block_size: u32, prefix_caching: bool) -> u64 {
-        self.requests += 1;
-        self.context_tokens += seq.total() as u64;
-        self.quiet = self.quiet.min(seq.quiet_passes(block_size, prefix_caching));
-        seq.blocks_short(seq.total(), block_size) as u64
     }
 }
 

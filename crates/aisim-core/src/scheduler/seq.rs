@@ -1,11 +1,47 @@
 //! Per-request scheduler state and the KV operations every core shares.
 
 use crate::block_hash::{private_block_hash, BlockHash};
-use crate::engine::{DecodeSink, EngineStats, RejectReason};
 use crate::kv::{BlockId, KvBlockPool, PrefixMatch};
+use crate::outcome::{DecodeSink, EngineStats, RejectReason};
 use crate::request::{Request, RequestId};
-use crate::scheduler::DecodeBatch;
 use crate::time::SimTime;
+
+/// A pass in which every running request feeds exactly one token and nothing
+/// else happens: no waiting request, no prefill, no preemption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DecodeBatch {
+    pub requests: u32,
+    pub context_tokens: u64,
+    /// Passes from this one on in which the requests only emit tokens: no
+    /// block is allocated, filled or registered and nobody finishes (see
+    /// `Seq::quiet_passes`).
+    pub quiet: u32,
+}
+
+impl DecodeBatch {
+    /// No request yet.
+    pub const EMPTY: DecodeBatch = DecodeBatch {
+        requests: 0,
+        context_tokens: 0,
+        quiet: u32::MAX,
+    };
+
+    /// The batch, unless it is empty or `pool` lacks the `new_blocks` its
+    /// tokens need (then the core would preempt or retract).
+    #[inline]
+    pub fn within(self, new_blocks: u64, pool: &KvBlockPool) -> Option<DecodeBatch> {
+        (self.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(self)
+    }
+
+    /// Adds a decoding request; returns the blocks it needs for its token.
+    #[inline]
+    pub fn add(&mut self, seq: &Seq, block_size: u32, prefix_caching: bool) -> u64 {
+        self.requests += 1;
+        self.context_tokens += seq.total() as u64;
+        self.quiet = self.quiet.min(seq.quiet_passes(block_size, prefix_caching));
+        seq.blocks_short(seq.total(), block_size) as u64
+    }
+}
 
 /// Limits every core checks at enqueue time.
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +71,9 @@ impl Admissibility {
         let blocks = total.div_ceil(self.block_size as u64);
         if blocks > self.num_gpu_blocks as u64 {
             return Err(RejectReason::LargerThanKvCache {
+                tokens: total,
                 blocks,
+                block_size: self.block_size,
                 capacity: self.num_gpu_blocks,
             });
         }

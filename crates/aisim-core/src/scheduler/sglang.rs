@@ -10,12 +10,12 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, SeqTable};
+use super::seq::{count_admission, Admissibility, DecodeBatch, SeqTable};
 use super::vllm::cached_prefix;
-use super::{DecodeBatch, RankPlan, SchedulerCore};
+use super::{RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
-use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
+use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 use crate::timing::PrefillChunk;
@@ -81,12 +81,12 @@ impl SglangCore {
             policy: cfg.schedule_policy,
             admissibility: Admissibility {
                 block_size,
-                num_gpu_blocks: cfg.num_gpu_blocks,
+                num_gpu_blocks: cfg.gpu_blocks(),
                 max_model_len: cfg.max_model_len,
                 whole_prompt_budget: (!cfg.enable_chunked_prefill)
                     .then_some(cfg.max_prefill_tokens),
             },
-            pool: KvBlockPool::new(cfg.num_gpu_blocks),
+            pool: KvBlockPool::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -487,7 +487,7 @@ mod tests {
     fn decoding_core() -> SglangCore {
         let cfg = EngineConfig {
             backend: Backend::Sglang,
-            num_gpu_blocks: 400,
+            num_gpu_blocks: Some(400),
             ..Default::default()
         };
         let mut core = SglangCore::new(&cfg);

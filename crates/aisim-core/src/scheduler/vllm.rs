@@ -8,11 +8,11 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, SeqTable};
-use super::{DecodeBatch, RankPlan, SchedulerCore};
+use super::seq::{count_admission, Admissibility, DecodeBatch, SeqTable};
+use super::{RankPlan, SchedulerCore};
 use crate::config::{CapacityPolicy, EngineConfig, PreemptionMode};
-use crate::engine::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::kv::KvBlockPool;
+use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 use crate::timing::PrefillChunk;
@@ -52,12 +52,12 @@ impl VllmCore {
             capacity,
             admissibility: Admissibility {
                 block_size,
-                num_gpu_blocks: cfg.num_gpu_blocks,
+                num_gpu_blocks: cfg.gpu_blocks(),
                 max_model_len: cfg.max_model_len,
                 whole_prompt_budget: (!cfg.enable_chunked_prefill)
                     .then_some(cfg.max_num_batched_tokens),
             },
-            pool: KvBlockPool::new(cfg.num_gpu_blocks),
+            pool: KvBlockPool::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
             waiting: VecDeque::new(),
             running: Vec::new(),

@@ -26,7 +26,7 @@ pub fn random_config(rng: &mut Pcg64) -> EngineConfig {
     EngineConfig {
         backend: pick(rng, &[Backend::Vllm, Backend::Sglang, Backend::Trtllm]),
         block_size: Some(pick(rng, &[1, 16, 32, 64])),
-        num_gpu_blocks: pick(rng, &[40, 120, 400, 5000]),
+        num_gpu_blocks: Some(pick(rng, &[40, 120, 400, 5000])),
         max_num_seqs: pick(rng, &[1, 4, 64]),
         max_num_batched_tokens: pick(rng, &[256, 2048, 8192]),
         enable_prefix_caching: below(rng, 4) != 0,

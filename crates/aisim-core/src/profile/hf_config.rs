@@ -1,0 +1,209 @@
+//! Reading a model architecture from a HuggingFace `config.json`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::model::{MlaSpec, ModelSpec, MoeSpec};
+use crate::error::CoreError;
+
+/// The fields of a HuggingFace `config.json` that the profile needs.
+#[derive(Deserialize)]
+struct HfConfig {
+    num_hidden_layers: u64,
+    num_attention_heads: u64,
+    num_key_value_heads: Option<u64>,
+    hidden_size: u64,
+    head_dim: Option<u64>,
+    intermediate_size: Option<u64>,
+    vocab_size: u64,
+    max_position_embeddings: Option<u64>,
+    // MoE under the names used by Mixtral, Qwen-MoE and DeepSeek.
+    num_local_experts: Option<u32>,
+    num_experts: Option<u32>,
+    n_routed_experts: Option<u32>,
+    num_experts_per_tok: Option<u32>,
+    moe_intermediate_size: Option<u64>,
+    n_shared_experts: Option<u32>,
+    first_k_dense_replace: Option<u64>,
+    // Multi-head latent attention (DeepSeek-V2/V3).
+    kv_lora_rank: Option<u64>,
+    q_lora_rank: Option<u64>,
+    qk_rope_head_dim: Option<u64>,
+    qk_nope_head_dim: Option<u64>,
+    v_head_dim: Option<u64>,
+}
+
+impl ModelSpec {
+    /// Reads a HuggingFace `config.json`. `head_dim` is taken when present
+    /// (else `hidden_size / num_attention_heads`, which must divide), and a
+    /// `kv_lora_rank` makes the attention MLA.
+    pub fn from_hf_config(path: &Path) -> Result<ModelSpec, CoreError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let c: HfConfig = serde_json::from_str(&text).map_err(|e| CoreError::BadFile {
+            path: path.to_path_buf(),
+            field: format!("line {} column {}", e.line(), e.column()),
+            reason: e.to_string(),
+        })?;
+        let bad = |field: &str, reason: String| CoreError::BadFile {
+            path: path.to_path_buf(),
+            field: field.into(),
+            reason,
+        };
+        for (field, v) in [
+            ("num_hidden_layers", Some(c.num_hidden_layers)),
+            ("num_attention_heads", Some(c.num_attention_heads)),
+            ("num_key_value_heads", c.num_key_value_heads),
+            ("hidden_size", Some(c.hidden_size)),
+            ("head_dim", c.head_dim),
+            ("kv_lora_rank", c.kv_lora_rank),
+        ] {
+            if v == Some(0) {
+                return Err(bad(field, "0: must be at least 1".into()));
+            }
+        }
+        if c.head_dim.is_none() && !c.hidden_size.is_multiple_of(c.num_attention_heads) {
+            return Err(bad(
+                "num_attention_heads",
+                format!(
+                    "{} does not divide hidden_size {} (and there is no head_dim)",
+                    c.num_attention_heads, c.hidden_size
+                ),
+            ));
+        }
+        let mla = match c.kv_lora_rank {
+            None => None,
+            Some(kv_lora_rank) => {
+                let need = |field: &str, v: Option<u64>| {
+                    v.ok_or_else(|| bad(field, "missing: MLA (kv_lora_rank) needs it".into()))
+                };
+                Some(MlaSpec {
+                    kv_lora_rank,
+                    qk_rope_head_dim: need("qk_rope_head_dim", c.qk_rope_head_dim)?,
+                    q_lora_rank: c.q_lora_rank,
+                    qk_nope_head_dim: need("qk_nope_head_dim", c.qk_nope_head_dim)?,
+                    v_head_dim: need("v_head_dim", c.v_head_dim)?,
+                })
+            }
+        };
+        let experts = c.num_local_experts.or(c.num_experts).or(c.n_routed_experts);
+        if let (Some(e), Some(k)) = (experts, c.num_experts_per_tok) {
+            if e > 0 && k > e {
+                return Err(bad(
+                    "num_experts_per_tok",
+                    format!("{k} is more than the {e} experts"),
+                ));
+            }
+        }
+        let moe = match (experts, c.num_experts_per_tok) {
+            (Some(e), Some(k)) if e > 0 => Some(MoeSpec {
+                experts: e,
+                top_k: k,
+                expert_intermediate: c.moe_intermediate_size.or(c.intermediate_size).unwrap_or(0),
+                shared_experts: c.n_shared_experts.unwrap_or(0),
+                dense_layers: c.first_k_dense_replace.unwrap_or(0),
+            }),
+            _ => None,
+        };
+        let name = path.display().to_string();
+        Ok(ModelSpec {
+            display: name.clone(),
+            name,
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            kv_heads: c.num_key_value_heads.unwrap_or(c.num_attention_heads),
+            hidden: c.hidden_size,
+            head_dim: c.head_dim,
+            intermediate: c.intermediate_size.unwrap_or(0),
+            vocab: c.vocab_size,
+            max_position: c.max_position_embeddings.unwrap_or(0),
+            moe,
+            mla,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, json: &str) -> Result<ModelSpec, CoreError> {
+        let dir = std::env::temp_dir().join(format!("aisim-hf-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        std::fs::write(&path, json).unwrap();
+        let m = ModelSpec::from_hf_config(&path);
+        std::fs::remove_dir_all(&dir).ok();
+        m
+    }
+
+    /// The published configs (the fields aisim reads) give what the catalog has.
+    #[test]
+    fn head_dim_and_mla_from_config_json_match_the_catalog() {
+        let qwen = read(
+            "qwen",
+            r#"{"num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4,
+                "hidden_size": 4096, "head_dim": 128, "intermediate_size": 12288,
+                "moe_intermediate_size": 1536, "num_experts": 128, "num_experts_per_tok": 8,
+                "vocab_size": 151936, "max_position_embeddings": 40960}"#,
+        )
+        .unwrap();
+        let builtin = ModelSpec::find("qwen3-235b-a22b").unwrap();
+        assert_eq!(qwen.head_dim(), 128);
+        assert_eq!(
+            qwen.kv_bytes_per_token(2.0),
+            builtin.kv_bytes_per_token(2.0)
+        );
+        assert_eq!(qwen.prefill_flops(512, 0), builtin.prefill_flops(512, 0));
+        assert_eq!(qwen.params(), builtin.params());
+
+        let deepseek = r#"{"num_hidden_layers": 61, "num_attention_heads": 128,
+            "num_key_value_heads": 128, "hidden_size": 7168, "intermediate_size": 18432,
+            "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+            "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
+            "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "vocab_size": 129280, "max_position_embeddings": 163840}"#;
+        let ds = read("deepseek", deepseek).unwrap();
+        let builtin = ModelSpec::find("deepseek-v3").unwrap();
+        assert_eq!(ds.kv_bytes_per_token(2.0), 70_272.0);
+        assert_eq!(ds.params(), builtin.params());
+        assert_eq!(ds.active_params(), builtin.active_params());
+        assert_eq!(ds.prefill_flops(512, 64), builtin.prefill_flops(512, 64));
+    }
+
+    /// The error for `json` names the file and each of `words`.
+    fn assert_rejected(name: &str, json: &str, words: &[&str]) {
+        let e = read(name, json).unwrap_err().to_string();
+        assert!(e.contains("config.json"), "{e}");
+        for w in words {
+            assert!(e.contains(w), "{e} lacks {w}");
+        }
+    }
+
+    #[test]
+    fn bad_shapes_name_the_field() {
+        let no_div = r#"{"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 8,
+            "vocab_size": 10}"#;
+        assert_rejected("nodiv", no_div, &["num_attention_heads", "head_dim"]);
+        // With head_dim given, heads need not divide the hidden size.
+        let with_head_dim = r#"{"num_hidden_layers": 2, "num_attention_heads": 3,
+            "hidden_size": 8, "head_dim": 4, "vocab_size": 10}"#;
+        let ok = read("hd", with_head_dim).unwrap();
+        assert_eq!(ok.kv_bytes_per_token(1.0), (2 * 3 * 2 * 4) as f64);
+        let mla = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10, "kv_lora_rank": 4, "qk_rope_head_dim": 2, "v_head_dim": 2}"#;
+        assert_rejected("mla", mla, &["qk_nope_head_dim"]);
+        let no_layers = r#"{"num_hidden_layers": 0, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10}"#;
+        assert_rejected("zero", no_layers, &["num_hidden_layers"]);
+        let no_kv = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "num_key_value_heads": 0, "vocab_size": 10}"#;
+        assert_rejected("nokv", no_kv, &["num_key_value_heads", "at least 1"]);
+        let top_k = r#"{"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 8,
+            "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 8}"#;
+        assert_rejected("topk", top_k, &["num_experts_per_tok", "8"]);
+    }
+}

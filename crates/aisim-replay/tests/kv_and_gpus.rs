@@ -1,0 +1,117 @@
+//! What a worker holds and costs: its KV capacity is a memory budget in tokens
+//! whatever the block size, and its GPU count includes the profile's tensor
+//! parallelism (engine.md, "KV capacity" and "Workers and GPUs").
+
+mod common;
+
+use aisim_core::profile::resolve_profile;
+use aisim_core::timing::TimingSpec;
+use aisim_core::Backend;
+use aisim_replay::spec::TopologySpec;
+use aisim_replay::{ReplayError, ReplaySpec};
+use common::*;
+
+fn demo(backend: Backend, block_size: Option<u32>) -> ReplaySpec {
+    let mut spec = ReplaySpec::default();
+    spec.engine.backend = backend;
+    spec.engine.block_size = block_size;
+    spec
+}
+
+#[test]
+fn the_block_size_keeps_the_token_capacity_in_the_report() {
+    for (backend, tokens, sizes) in [
+        (Backend::Vllm, 1_048_576, [None, Some(16), Some(128)]),
+        (Backend::Sglang, 262_144, [None, Some(1), Some(64)]),
+        (Backend::Trtllm, 524_288, [None, Some(16), Some(64)]),
+    ] {
+        for bs in sizes {
+            let out = run(demo(backend, bs));
+            let pool = &out.report.pools[0];
+            let b = bs.unwrap_or(backend.default_block_size()) as u64;
+            assert_eq!(pool.kv_capacity_tokens, tokens, "{backend:?} {bs:?}");
+            assert_eq!(pool.kv_block_size as u64, b);
+            assert_eq!(pool.kv_capacity_blocks, tokens / b);
+            assert_eq!(pool.kv_peak_tokens, pool.kv_peak_blocks * b);
+            assert!(pool.kv_peak_blocks > 0 && pool.kv_peak_blocks <= pool.kv_capacity_blocks);
+            for w in &out.report.workers {
+                assert_eq!(w.kv_peak_tokens, w.kv_peak_blocks * b);
+            }
+        }
+    }
+}
+
+#[test]
+fn num_gpu_blocks_is_still_honoured_at_any_block_size() {
+    let mut spec = demo(Backend::Vllm, Some(16));
+    spec.engine.num_gpu_blocks = Some(1000);
+    let pool = &run(spec).report.pools[0];
+    assert_eq!(pool.kv_capacity_blocks, 1000);
+    assert_eq!(pool.kv_capacity_tokens, 16_000);
+}
+
+fn with_profile(key: &str, workers: u32) -> ReplaySpec {
+    ReplaySpec {
+        topology: TopologySpec::Aggregated { workers },
+        timing: TimingSpec::Iteration {
+            profile: key.to_string(),
+        },
+        ..ReplaySpec::default()
+    }
+}
+
+#[test]
+fn a_profiles_tensor_parallelism_reaches_gpu_counts_and_gpu_hours() {
+    let key = "h200/llama-3.1-70b/tp2";
+    for (dp, per_worker) in [(1, 2), (2, 4)] {
+        let mut spec = with_profile(key, 2);
+        spec.engine.dp_size = dp;
+        let r = run(spec).report;
+        let pool = &r.pools[0];
+        assert_eq!(r.spec.engine.tp_size, 2);
+        assert_eq!(pool.gpus_per_worker, per_worker);
+        assert_eq!(pool.gpus, 2 * per_worker as u64);
+        let hours = (2 * per_worker) as f64 * r.duration_s / 3600.0;
+        assert_eq!(pool.gpu_hours, hours);
+        assert!(pool.gpu_hours > 0.0);
+    }
+    // Giving the profile's tp again is fine; another one is an error.
+    let mut same = with_profile(key, 1);
+    same.engine.tp_size = 2;
+    assert_eq!(run(same).report.pools[0].gpus_per_worker, 2);
+    let mut other = with_profile(key, 1);
+    other.engine.tp_size = 4;
+    let e = other.apply_profile().unwrap_err();
+    assert!(matches!(&e, ReplayError::Spec { field, .. } if field == "engine.tp_size"));
+    assert!(e.to_string().contains("tp 2"), "{e}");
+}
+
+#[test]
+fn a_profiles_kv_capacity_reaches_spec_files_in_tokens() {
+    let key = "h100/llama-3.1-8b";
+    let p = resolve_profile(key).unwrap();
+    let tokens = p.total_kv_blks() * p.blk_size() as u64;
+    for bs in [None, Some(16), Some(32)] {
+        let mut spec = with_profile(key, 1);
+        spec.engine.block_size = bs;
+        // What `--print-spec` writes and `--spec` reads back runs the same.
+        let back: ReplaySpec = serde_json::from_str(&spec.to_json()).unwrap();
+        let pool = &run(back).report.pools[0];
+        let b = bs.unwrap_or(64) as u64;
+        assert_eq!(pool.kv_capacity_blocks, tokens / b, "{bs:?}");
+        assert_eq!(pool.kv_capacity_tokens, tokens / b * b);
+    }
+}
+
+#[test]
+fn a_profile_without_room_for_kv_is_an_error_naming_it() {
+    let mut spec = with_profile("b60/llama-3.1-70b", 1);
+    let e = spec.apply_profile().unwrap_err();
+    assert!(matches!(&e, ReplayError::Spec { field, .. } if field == "timing.profile"));
+    assert!(e.to_string().contains("no GPU memory for KV"), "{e}");
+    // An explicit block count is the user's word for the memory.
+    let mut spec = with_profile("b60/llama-3.1-70b", 1);
+    spec.engine.num_gpu_blocks = Some(100);
+    spec.apply_profile().unwrap();
+    assert_eq!(spec.engine.kv_budget_tokens, None);
+}
