@@ -4,6 +4,12 @@
 use serde::Serialize;
 
 use crate::plan::{Candidate, Planner};
+use crate::validate;
+use crate::FleetError;
+
+/// Most γ values of one sweep: past `γ·b_short ≥ long_max_ctx` more steps
+/// change nothing, and this keeps a typo from sizing a million plans.
+pub const MAX_GAMMA_STEPS: u32 = 1000;
 
 /// Optimize parameters beyond the planner's.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -46,9 +52,12 @@ pub struct OptimizeReport {
     pub engine: Vec<Candidate>,
     /// Cheapest analytic candidate meeting the SLO.
     pub best: Option<Candidate>,
-    /// Cheapest candidate meeting the SLO by the deepest verification run
-    /// (engine, then slot-level simulation, else analytic).
+    /// Cheapest candidate meeting the SLO by the deepest check that ran
+    /// (`recommended_by`); none when no candidate passed that check, even
+    /// if a shallower check passed one.
     pub recommended: Option<Candidate>,
+    /// The check the recommendation rests on: `engine`, `simulated` or `analytic`.
+    pub recommended_by: &'static str,
     /// One pool for everything.
     pub baseline: Candidate,
 }
@@ -60,11 +69,23 @@ fn cheapest_ok(c: &[Candidate]) -> Option<Candidate> {
         .cloned()
 }
 
+impl OptimizeParams {
+    /// Checks the threshold, the sweep, the compression probability and the
+    /// verification sizes.
+    pub fn validate(&self, planner: &Planner) -> Result<(), FleetError> {
+        planner.validate_threshold(self.b_short)?;
+        let max_gamma = 1.0 + 0.1 * MAX_GAMMA_STEPS as f64;
+        validate::within("--gamma-max", self.gamma_max, 1.0, max_gamma)?;
+        validate::within("--p-compress", self.p_compress, 0.0, 1.0)?;
+        validate::count("--n-sim-req", self.n_sim_req, validate::MAX_REQUESTS)?;
+        validate::count("--seeds", self.seeds, validate::MAX_SEEDS)
+    }
+}
+
 /// Runs the sweep.
-pub fn optimize(
-    planner: &Planner,
-    p: &OptimizeParams,
-) -> Result<OptimizeReport, crate::FleetError> {
+pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport, FleetError> {
+    planner.validate()?;
+    p.validate(planner)?;
     let steps = ((p.gamma_max - 1.0) / 0.1).round().max(0.0) as u32;
     let plans: Vec<_> = (0..=steps)
         .map(|i| {
@@ -87,7 +108,7 @@ pub fn optimize(
         .iter()
         .take(p.verify_top)
         .map(|&i| planner.verify_seeds(&plans[i], p.n_sim_req, p.seeds))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let engine = if p.verify_engine {
         order
             .iter()
@@ -98,9 +119,14 @@ pub fn optimize(
         Vec::new()
     };
     let best = cheapest_ok(&candidates);
-    let recommended = cheapest_ok(&engine)
-        .or_else(|| cheapest_ok(&simulated))
-        .or_else(|| best.clone());
+    // The deepest check that ran has the last word.
+    let (recommended, recommended_by) = if !engine.is_empty() {
+        (cheapest_ok(&engine), "engine")
+    } else if !simulated.is_empty() {
+        (cheapest_ok(&simulated), "simulated")
+    } else {
+        (best.clone(), "analytic")
+    };
     Ok(OptimizeReport {
         schema_version: crate::SCHEMA_VERSION,
         cdf: planner.cdf.name.clone(),
@@ -112,6 +138,7 @@ pub fn optimize(
         engine,
         best,
         recommended,
+        recommended_by,
         baseline: planner.one_pool().candidate,
     })
 }

@@ -10,7 +10,9 @@ use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
 use crate::cdf::Cdf;
 use crate::mgc::simulate_mgc;
 use crate::sizing::{min_gpus, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::validate;
 use crate::workload::{sample_total, split_lengths};
+use crate::FleetError;
 
 /// Below this share of traffic a long pool gets no GPUs.
 const MIN_LONG_SHARE: f64 = 1e-6;
@@ -101,6 +103,30 @@ pub struct Plan {
 }
 
 impl Planner {
+    /// Checks the rate, the targets, the long pool's context and the
+    /// calibration (the entry points call it, so no bad value gets through).
+    pub fn validate(&self) -> Result<(), FleetError> {
+        validate::positive("--lam", self.lam)?;
+        self.validate_sizing()
+    }
+
+    /// [`Planner::validate`] without the rate (for sweeps over rates).
+    pub fn validate_sizing(&self) -> Result<(), FleetError> {
+        self.targets.validate()?;
+        validate::context("--long-max-ctx", self.long_max_ctx, self.gpu_long.as_ref())?;
+        if let CalibrationMethod::Sampled(n) = self.method {
+            validate::count("--samples", n, validate::MAX_REQUESTS)?;
+        }
+        Ok(())
+    }
+
+    /// Checks a short-pool threshold: 1 to `long_max_ctx` tokens, leaving a
+    /// KV slot on the short pool's profile.
+    pub fn validate_threshold(&self, b_short: u64) -> Result<(), FleetError> {
+        validate::count("--b-short", b_short, self.long_max_ctx as u64)?;
+        validate::context("--b-short", b_short as u32, self.gpu_short.as_ref())
+    }
+
     fn size(
         &self,
         cdf: Cdf,
@@ -209,8 +235,15 @@ impl Planner {
 
     /// The plan's P99s by slot-level M/G/c simulation over `seeds` seeds (in
     /// parallel; the mean, with a 95 % interval when there are several).
-    pub fn verify_seeds(&self, plan: &Plan, n_req: u64, seeds: u64) -> Candidate {
-        let runs = crate::des::run_seeds(seeds.max(1), self.seed, |s| self.verify(plan, n_req, s));
+    pub fn verify_seeds(
+        &self,
+        plan: &Plan,
+        n_req: u64,
+        seeds: u64,
+    ) -> Result<Candidate, FleetError> {
+        validate::count("--n-sim-req", n_req, validate::MAX_REQUESTS)?;
+        validate::count("--seeds", seeds, validate::MAX_SEEDS)?;
+        let runs = crate::des::run_seeds(seeds, self.seed, |s| self.verify(plan, n_req, s));
         let shorts: Vec<f64> = runs.iter().map(|c| c.p99_ttft_short_ms).collect();
         let longs: Vec<f64> = runs.iter().map(|c| c.p99_ttft_long_ms).collect();
         let (is, il) = (crate::des::interval(&shorts), crate::des::interval(&longs));
@@ -221,7 +254,7 @@ impl Planner {
         if seeds > 1 {
             c.p99_interval_ms = Some((is, il));
         }
-        c
+        Ok(c)
     }
 
     /// The plan's P99s by slot-level M/G/c simulation of `n_req` requests per

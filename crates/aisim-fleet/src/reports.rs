@@ -12,6 +12,8 @@ use crate::des::{
 };
 use crate::plan::{Candidate, Planner};
 use crate::sizing::min_gpus;
+use crate::validate;
+use crate::FleetError;
 
 /// A DES run over one or more seeds.
 #[derive(Debug, Clone, Serialize)]
@@ -22,11 +24,13 @@ pub struct SimulateReport {
     pub label: String,
     /// Seeds run.
     pub seeds: u64,
-    /// The first seed's full result.
+    /// The seed of `result` (the first one run).
+    pub first_seed: u64,
+    /// The first seed's full result (one seed, not a mean).
     pub result: DesResult,
-    /// Fleet P99 TTFT across seeds.
+    /// Fleet P99 TTFT, ms: mean and 95 % interval over the seeds.
     pub p99_ttft_ms: Interval,
-    /// Fleet SLO compliance across seeds.
+    /// Fleet SLO compliance: mean and 95 % interval over the seeds.
     pub slo_compliance: Interval,
 }
 
@@ -37,23 +41,28 @@ pub fn simulate_seeds(
     label: &str,
     seeds: u64,
     seed: u64,
-    requests: impl Fn(u64) -> Vec<FleetRequest> + Sync,
-) -> SimulateReport {
-    let results: Vec<DesResult> = run_seeds(seeds.max(1), seed, |s| {
+    requests: impl Fn(u64) -> Result<Vec<FleetRequest>, FleetError> + Sync,
+) -> Result<SimulateReport, FleetError> {
+    validate::count("--seeds", seeds, validate::MAX_SEEDS)?;
+    cfg.validate()?;
+    let results = run_seeds(seeds, seed, |s| {
         let mut c = cfg.clone();
         c.seed = s;
-        run_des(&c, &requests(s))
-    });
+        run_des(&c, &requests(s)?)
+    })
+    .into_iter()
+    .collect::<Result<Vec<DesResult>, _>>()?;
     let p99: Vec<f64> = results.iter().map(|r| r.fleet.p99_ttft_ms).collect();
     let slo: Vec<f64> = results.iter().map(|r| r.fleet.slo_compliance).collect();
-    SimulateReport {
+    Ok(SimulateReport {
         schema_version: crate::SCHEMA_VERSION,
         label: label.to_string(),
-        seeds: seeds.max(1),
+        seeds,
+        first_seed: seed,
         result: results.into_iter().next().expect("at least one seed"),
         p99_ttft_ms: interval(&p99),
         slo_compliance: interval(&slo),
-    }
+    })
 }
 
 /// One router's row in `compare-routers`.
@@ -61,11 +70,11 @@ pub fn simulate_seeds(
 pub struct RouterRow {
     /// Router.
     pub router: RouterSpec,
-    /// Fleet metrics (first seed).
+    /// Fleet metrics of the first seed (`first_seed`), not a mean.
     pub fleet: DesMetrics,
-    /// P99 TTFT across seeds.
+    /// P99 TTFT, ms: mean and 95 % interval over the seeds.
     pub p99_ttft_ms: Interval,
-    /// SLO compliance across seeds.
+    /// SLO compliance: mean and 95 % interval over the seeds.
     pub slo_compliance: Interval,
 }
 
@@ -74,6 +83,10 @@ pub struct RouterRow {
 pub struct CompareRoutersReport {
     /// Schema version.
     pub schema_version: u32,
+    /// Seeds run per router.
+    pub seeds: u64,
+    /// The seed of each row's `fleet` metrics.
+    pub first_seed: u64,
     /// Rows.
     pub rows: Vec<RouterRow>,
 }
@@ -84,8 +97,8 @@ pub fn compare_routers(
     routers: &[RouterSpec],
     seeds: u64,
     seed: u64,
-    requests: impl Fn(u64) -> Vec<FleetRequest> + Sync,
-) -> CompareRoutersReport {
+    requests: impl Fn(u64) -> Result<Vec<FleetRequest>, FleetError> + Sync,
+) -> Result<CompareRoutersReport, FleetError> {
     let rows = routers
         .iter()
         .map(|r| {
@@ -93,19 +106,21 @@ pub fn compare_routers(
                 router: r.clone(),
                 ..cfg.clone()
             };
-            let rep = simulate_seeds(&c, "", seeds, seed, &requests);
-            RouterRow {
+            let rep = simulate_seeds(&c, "", seeds, seed, &requests)?;
+            Ok(RouterRow {
                 router: r.clone(),
                 fleet: rep.result.fleet,
                 p99_ttft_ms: rep.p99_ttft_ms,
                 slo_compliance: rep.slo_compliance,
-            }
+            })
         })
-        .collect();
-    CompareRoutersReport {
+        .collect::<Result<_, FleetError>>()?;
+    Ok(CompareRoutersReport {
         schema_version: crate::SCHEMA_VERSION,
+        seeds,
+        first_seed: seed,
         rows,
-    }
+    })
 }
 
 /// One arrival rate of `whatif`.
@@ -153,7 +168,16 @@ pub fn whatif(
     b_short: u64,
     lams: &[f64],
     compare: &[Arc<dyn GpuProfile>],
-) -> WhatIfReport {
+) -> Result<WhatIfReport, FleetError> {
+    base.validate_sizing()?;
+    base.validate_threshold(b_short)?;
+    validate::count("--lam-range", lams.len() as u64, validate::MAX_SWEEP)?;
+    for &lam in lams {
+        validate::positive("--lam-range", lam)?;
+    }
+    for g in compare {
+        validate::context("--long-max-ctx", base.long_max_ctx, g.as_ref())?;
+    }
     let mut candidates = Vec::new();
     let mut gpu_compare = Vec::new();
     for &lam in lams {
@@ -207,11 +231,11 @@ pub fn whatif(
             r
         }));
     }
-    WhatIfReport {
+    Ok(WhatIfReport {
         schema_version: crate::SCHEMA_VERSION,
         candidates,
         gpu_compare,
-    }
+    })
 }
 
 /// Arrivals by name: `poisson`, `gamma:B`, `trace:FILE`.

@@ -8,6 +8,9 @@ use crate::FleetError;
 /// per-request state alone would need gigabytes.
 pub const MAX_REQUESTS: u64 = 10_000_000;
 
+/// Most seeds of one run.
+pub const MAX_SEEDS: u64 = 10_000;
+
 /// Most rows of one sweep (γ steps, disaggregation splits, rates, cuts).
 pub const MAX_SWEEP: u64 = 1_000_000;
 
@@ -33,7 +36,11 @@ pub fn non_negative(field: &'static str, v: f64) -> Result<(), FleetError> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
-        Err(FleetError::invalid(field, v, "must be a finite number, 0 or more"))
+        Err(FleetError::invalid(
+            field,
+            v,
+            "must be a finite number, 0 or more",
+        ))
     }
 }
 
@@ -42,7 +49,11 @@ pub fn within(field: &'static str, v: f64, lo: f64, hi: f64) -> Result<(), Fleet
     if (lo..=hi).contains(&v) {
         Ok(())
     } else {
-        Err(FleetError::invalid(field, v, format!("must be in [{lo}, {hi}]")))
+        Err(FleetError::invalid(
+            field,
+            v,
+            format!("must be in [{lo}, {hi}]"),
+        ))
     }
 }
 
@@ -62,6 +73,25 @@ pub fn count(field: &'static str, v: u64, max: u64) -> Result<(), FleetError> {
     } else {
         Err(FleetError::invalid(field, v, format!("must be 1 to {max}")))
     }
+}
+
+/// A context window of at least one token that leaves a KV slot on `profile`.
+pub fn context(
+    field: &'static str,
+    max_ctx: u32,
+    profile: &dyn aisim_core::profile::GpuProfile,
+) -> Result<(), FleetError> {
+    if max_ctx == 0 {
+        return Err(FleetError::invalid(field, 0, "must be at least 1 token"));
+    }
+    if profile.n_slots(max_ctx) == 0 {
+        return Err(FleetError::invalid(
+            field,
+            max_ctx,
+            format!("leaves no KV slot on {}", profile.key()),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

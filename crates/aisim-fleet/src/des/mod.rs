@@ -24,8 +24,9 @@ use serde::Serialize;
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 
 use crate::cdf::Cdf;
-use crate::percentile;
+use crate::validate::{self, MAX_GPUS};
 use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths, Category};
+use crate::{percentile, FleetError};
 
 /// One request offered to the fleet.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +55,18 @@ pub enum Arrivals {
 }
 
 /// `n` requests from `cdf` at rate `lam` (fresh and identical for the same seed).
-pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> Vec<FleetRequest> {
+pub fn generate(
+    cdf: &Cdf,
+    lam: f64,
+    n: u64,
+    arrivals: &Arrivals,
+    seed: u64,
+) -> Result<Vec<FleetRequest>, FleetError> {
+    validate::positive("--lam", lam)?;
+    validate::count("--n-req", n, validate::MAX_REQUESTS)?;
+    if let Arrivals::Gamma(b) = arrivals {
+        validate::positive("--arrivals gamma:B", *b)?;
+    }
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut t = 0.0;
     let times: Option<Vec<f64>> = match arrivals {
@@ -72,7 +84,7 @@ pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> 
         _ => None,
     };
     let count = times.as_ref().map_or(n, |v| n.min(v.len() as u64));
-    (0..count)
+    Ok((0..count)
         .map(|i| {
             t = match (&times, arrivals) {
                 (Some(v), _) => v[i as usize],
@@ -88,7 +100,7 @@ pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> 
                 model: None,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// A pool of the fleet.
@@ -136,6 +148,65 @@ pub struct DesConfig {
     pub seed: u64,
 }
 
+/// Most pools of one fleet: the router looks at every pool per request.
+pub const MAX_POOLS: usize = 1000;
+
+impl DesConfig {
+    /// Checks the pools, the router's parameters and pool names, the queue
+    /// cap, the warm-up fraction and the target.
+    pub fn validate(&self) -> Result<(), FleetError> {
+        self.validate_pools()?;
+        let ids: Vec<&str> = self.pools.iter().map(|p| p.id.as_str()).collect();
+        self.router.validate(&ids)
+    }
+
+    /// [`DesConfig::validate`] without the router (for a router of your own).
+    pub fn validate_pools(&self) -> Result<(), FleetError> {
+        if self.pools.is_empty() || self.pools.len() > MAX_POOLS {
+            return Err(FleetError::invalid(
+                "pools",
+                self.pools.len(),
+                format!("a fleet has 1 to {MAX_POOLS} pools"),
+            ));
+        }
+        for (k, p) in self.pools.iter().enumerate() {
+            let bad = |field, value: String, reason: String| FleetError::Pool {
+                index: k,
+                id: p.id.clone(),
+                field,
+                value,
+                reason,
+            };
+            if self.pools[..k].iter().any(|o| o.id == p.id) {
+                return Err(bad("id", p.id.clone(), "is used by an earlier pool".into()));
+            }
+            if p.n_gpus > MAX_GPUS {
+                return Err(bad(
+                    "n_gpus",
+                    p.n_gpus.to_string(),
+                    format!("must be at most {MAX_GPUS}"),
+                ));
+            }
+            if let Err(FleetError::Invalid { reason, .. }) =
+                validate::context("max_ctx", p.max_ctx, p.profile.as_ref())
+            {
+                return Err(bad("max_ctx", p.max_ctx.to_string(), reason));
+            }
+        }
+        if self.queue_cap == 0 {
+            return Err(FleetError::invalid("queue_cap", 0, "must be at least 1"));
+        }
+        if !(0.0..1.0).contains(&self.warmup_frac) {
+            return Err(FleetError::invalid(
+                "--warmup",
+                self.warmup_frac,
+                "must be in [0, 1)",
+            ));
+        }
+        validate::positive("--slo", self.slo_ms)
+    }
+}
+
 /// Metrics of one pool, or the fleet.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct DesMetrics {
@@ -159,11 +230,18 @@ pub struct DesMetrics {
     pub p99_ttft_ms: f64,
     /// P99 queue wait, ms.
     pub p99_queue_wait_ms: f64,
-    /// Completed requests per second.
+    /// Completed requests per second over this scope's own span (`span_s`).
     pub throughput_rps: f64,
+    /// Span the rate divides by, s: for a pool, its first measured arrival to
+    /// its last completion; for the fleet, the first measured arrival to the
+    /// end of the run.
+    pub span_s: f64,
     /// Completed within the SLO / offered (rejections and unfinished count as misses).
     pub slo_compliance: f64,
-    /// Mean slot utilization.
+    /// Instances that received a request (the rest stayed idle and cost nothing).
+    pub instances_used: u64,
+    /// Mean slot utilization over this scope's own time in use (first
+    /// arrival, warm-up included, to last completion).
     pub utilization: f64,
 }
 
@@ -197,6 +275,85 @@ struct Instance {
     kv_free: u64,
     busy_slot_s: f64,
     last_change: f64,
+}
+
+/// Instance choice key: the smallest is picked (ties to the lowest index).
+type PickKey = (usize, usize, usize);
+
+/// One pool's instances, materialized on first use: an untouched instance is
+/// idle and identical to any other, so a pool of ten million GPUs costs what
+/// the instances its requests reach cost. Touched instances sit in an ordered
+/// set by pick key, so a pick is `O(log n)`, never a scan of idle instances.
+#[derive(Debug)]
+struct PoolState {
+    insts: Vec<Instance>,
+    n: u64,
+    kv_blocks: u64,
+    order: std::collections::BTreeSet<PickKey>,
+    active: u64,
+    queued: u64,
+    rr: usize,
+    first_arrival_s: Option<f64>,
+    first_measured_s: Option<f64>,
+    last_done_s: f64,
+}
+
+impl PoolState {
+    fn key(pick: InstancePick, inst: &Instance, i: usize) -> PickKey {
+        match pick {
+            InstancePick::LeastLoaded => (inst.queue.len() + inst.active.len(), 0, i),
+            _ => (inst.queue.len(), inst.active.len(), i),
+        }
+    }
+
+    /// The instance to send the next request to.
+    fn pick(&mut self, pick: InstancePick) -> usize {
+        let untouched = (self.insts.len() as u64) < self.n;
+        match pick {
+            InstancePick::RoundRobin => {
+                self.rr = (self.rr + 1) % (self.n.max(1) as usize);
+                self.rr
+            }
+            _ => {
+                let fresh = (0, 0, self.insts.len());
+                match self.order.first() {
+                    Some(&k) if !untouched || k <= fresh => k.2,
+                    _ => self.insts.len(),
+                }
+            }
+        }
+    }
+
+    /// Makes instance `i` exist (and every one below it).
+    fn materialize(&mut self, pick: InstancePick, i: usize) {
+        while self.insts.len() <= i {
+            let inst = Instance {
+                queue: VecDeque::new(),
+                active: Vec::new(),
+                kv_free: self.kv_blocks,
+                busy_slot_s: 0.0,
+                last_change: 0.0,
+            };
+            self.order.insert(Self::key(pick, &inst, self.insts.len()));
+            self.insts.push(inst);
+        }
+    }
+
+    /// Takes instance `i` out of the pick order before it changes.
+    fn detach(&mut self, pick: InstancePick, i: usize) {
+        let inst = &self.insts[i];
+        self.order.remove(&Self::key(pick, inst, i));
+        self.active -= inst.active.len() as u64;
+        self.queued -= inst.queue.len() as u64;
+    }
+
+    /// Puts instance `i` back after it changed.
+    fn attach(&mut self, pick: InstancePick, i: usize) {
+        let inst = &self.insts[i];
+        self.order.insert(Self::key(pick, inst, i));
+        self.active += inst.active.len() as u64;
+        self.queued += inst.queue.len() as u64;
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -245,9 +402,8 @@ struct Fleet<'a> {
     cfg: &'a DesConfig,
     reqs: &'a [FleetRequest],
     state: Vec<ReqState>,
-    pools: Vec<Vec<Instance>>,
+    pools: Vec<PoolState>,
     slots: Vec<u64>,
-    rr: Vec<usize>,
     heap: BinaryHeap<Reverse<Ev>>,
     seq: u64,
     now: f64,
@@ -272,30 +428,14 @@ impl Fleet<'_> {
         self.pools
             .iter()
             .enumerate()
-            .map(|(p, insts)| PoolView {
+            .map(|(p, pool)| PoolView {
                 max_ctx: self.cfg.pools[p].max_ctx,
-                instances: insts.len() as u64,
+                instances: pool.n,
                 slots: self.slots[p],
-                active: insts.iter().map(|i| i.active.len() as u64).sum(),
-                queued: insts.iter().map(|i| i.queue.len() as u64).sum(),
+                active: pool.active,
+                queued: pool.queued,
             })
             .collect()
-    }
-
-    fn pick_instance(&mut self, p: usize) -> usize {
-        let insts = &self.pools[p];
-        match self.cfg.pick {
-            InstancePick::ShortestQueue => (0..insts.len())
-                .min_by_key(|&i| (insts[i].queue.len(), insts[i].active.len(), i))
-                .unwrap_or(0),
-            InstancePick::LeastLoaded => (0..insts.len())
-                .min_by_key(|&i| (insts[i].queue.len() + insts[i].active.len(), i))
-                .unwrap_or(0),
-            InstancePick::RoundRobin => {
-                self.rr[p] = (self.rr[p] + 1) % insts.len().max(1);
-                self.rr[p]
-            }
-        }
     }
 
     fn total(&self, r: usize) -> u64 {
@@ -308,7 +448,7 @@ impl Fleet<'_> {
         let blk = profile.blk_size().max(1) as u64;
         let n_slots = self.slots[p];
         loop {
-            let inst = &mut self.pools[p][i];
+            let inst = &mut self.pools[p].insts[i];
             let Some(&head) = inst.queue.front() else {
                 break;
             };
@@ -387,21 +527,99 @@ impl Fleet<'_> {
             );
         }
     }
+
+    /// Routes arrival `k`; a rejection is recorded in its state.
+    fn arrive(&mut self, k: usize, router: &mut dyn Router) {
+        let cfg = self.cfg;
+        let total = self.total(k);
+        let fits_some = cfg.pools.iter().any(|p| total <= p.max_ctx as u64);
+        let route = if fits_some {
+            router.route(&self.reqs[k], &self.view())
+        } else {
+            None
+        };
+        let p = match route {
+            None => {
+                self.state[k].outcome_rejected = 1;
+                return;
+            }
+            Some(Route::Pool(p)) => p,
+            Some(Route::Compressed {
+                pool,
+                l_in,
+                latency_s,
+            }) => {
+                self.state[k].l_in = l_in;
+                self.state[k].extra_ttft_s = latency_s;
+                pool
+            }
+        };
+        // A request longer than its pool is rejected, never truncated.
+        if self.total(k) > cfg.pools[p].max_ctx as u64 || cfg.pools[p].n_gpus == 0 {
+            self.state[k].outcome_rejected = 1;
+            return;
+        }
+        self.state[k].pool = p;
+        let (now, measured) = (self.now, self.state[k].measured);
+        let pool = &mut self.pools[p];
+        pool.first_arrival_s.get_or_insert(now);
+        if measured {
+            pool.first_measured_s.get_or_insert(now);
+        }
+        let i = pool.pick(cfg.pick);
+        pool.materialize(cfg.pick, i);
+        if pool.insts[i].queue.len() >= cfg.queue_cap {
+            self.state[k].outcome_rejected = 2;
+            return;
+        }
+        pool.detach(cfg.pick, i);
+        pool.insts[i].queue.push_back(k);
+        self.admit(p, i);
+        self.pools[p].attach(cfg.pick, i);
+    }
+
+    /// Frees the slot of `req` on instance `i` of pool `p` (unless stale);
+    /// true when the request completed.
+    fn release(&mut self, p: usize, i: usize, req: usize, epoch: u32) -> bool {
+        if self.state[req].epoch != epoch || self.state[req].done {
+            return false; // stale: the request was preempted after this was scheduled
+        }
+        let (now, pick) = (self.now, self.cfg.pick);
+        let pool = &mut self.pools[p];
+        pool.detach(pick, i);
+        pool.last_done_s = now;
+        let ins = &mut pool.insts[i];
+        Fleet::touch(ins, now);
+        if let Some(pos) = ins
+            .active
+            .iter()
+            .position(|a| a.req == req && a.epoch == epoch)
+        {
+            let a = ins.active.swap_remove(pos);
+            ins.kv_free += a.blocks;
+        }
+        self.state[req].done = true;
+        self.admit(p, i);
+        self.pools[p].attach(pick, i);
+        true
+    }
 }
 
 /// Runs the DES on `reqs` (sorted by arrival) with the router of `cfg`.
-pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> DesResult {
+pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> Result<DesResult, FleetError> {
+    cfg.validate()?;
     let ids: Vec<String> = cfg.pools.iter().map(|p| p.id.clone()).collect();
     run_des_with(cfg, reqs, build_router(&cfg.router, &ids, cfg.seed))
 }
 
 /// Runs the DES with a router of your own (a semantic classifier, say);
-/// `cfg.router` is ignored.
+/// `cfg.router` is not used, but the rest of `cfg` is validated.
 pub fn run_des_with(
     cfg: &DesConfig,
     reqs: &[FleetRequest],
     mut router: Box<dyn Router>,
-) -> DesResult {
+) -> Result<DesResult, FleetError> {
+    cfg.validate_pools()?;
     let slots: Vec<u64> = cfg
         .pools
         .iter()
@@ -410,16 +628,17 @@ pub fn run_des_with(
     let pools = cfg
         .pools
         .iter()
-        .map(|p| {
-            (0..p.n_gpus)
-                .map(|_| Instance {
-                    queue: VecDeque::new(),
-                    active: Vec::new(),
-                    kv_free: p.profile.total_kv_blks(),
-                    busy_slot_s: 0.0,
-                    last_change: 0.0,
-                })
-                .collect()
+        .map(|p| PoolState {
+            insts: Vec::new(),
+            n: p.n_gpus,
+            kv_blocks: p.profile.total_kv_blks(),
+            order: Default::default(),
+            active: 0,
+            queued: 0,
+            rr: 0,
+            first_arrival_s: None,
+            first_measured_s: None,
+            last_done_s: 0.0,
         })
         .collect();
     let warm = (cfg.warmup_frac * reqs.len() as f64).floor() as usize;
@@ -440,7 +659,6 @@ pub fn run_des_with(
         state,
         pools,
         slots,
-        rr: vec![0; cfg.pools.len()],
         heap: BinaryHeap::new(),
         seq: 0,
         now: 0.0,
@@ -452,143 +670,122 @@ pub fn run_des_with(
     while let Some(Reverse(ev)) = f.heap.pop() {
         f.now = ev.at;
         match ev.kind {
-            EvKind::Arrival(k) => {
-                let view = f.view();
-                let total = f.total(k);
-                let fits_some = cfg.pools.iter().any(|p| total <= p.max_ctx as u64);
-                let route = if fits_some {
-                    router.route(&reqs[k], &view)
-                } else {
-                    None
-                };
-                let Some(route) = route else {
-                    f.state[k].outcome_rejected = 1;
-                    continue;
-                };
-                let p = match route {
-                    Route::Pool(p) => p,
-                    Route::Compressed {
-                        pool,
-                        l_in,
-                        latency_s,
-                    } => {
-                        f.state[k].l_in = l_in;
-                        f.state[k].extra_ttft_s = latency_s;
-                        pool
-                    }
-                };
-                // A request longer than its pool is rejected, never truncated.
-                if f.total(k) > cfg.pools[p].max_ctx as u64 || cfg.pools[p].n_gpus == 0 {
-                    f.state[k].outcome_rejected = 1;
-                    continue;
-                }
-                f.state[k].pool = p;
-                let i = f.pick_instance(p);
-                if f.pools[p][i].queue.len() >= cfg.queue_cap {
-                    f.state[k].outcome_rejected = 2;
-                    continue;
-                }
-                f.pools[p][i].queue.push_back(k);
-                f.admit(p, i);
-            }
+            EvKind::Arrival(k) => f.arrive(k, router.as_mut()),
             EvKind::Release {
                 pool,
                 inst,
                 req,
                 epoch,
             } => {
-                if f.state[req].epoch != epoch || f.state[req].done {
-                    continue; // stale: the request was preempted after this was scheduled
+                if f.release(pool, inst, req, epoch) {
+                    completed_all += 1;
                 }
-                let now = f.now;
-                let ins = &mut f.pools[pool][inst];
-                Fleet::touch(ins, now);
-                if let Some(pos) = ins
-                    .active
-                    .iter()
-                    .position(|a| a.req == req && a.epoch == epoch)
-                {
-                    let a = ins.active.swap_remove(pos);
-                    ins.kv_free += a.blocks;
-                }
-                f.state[req].done = true;
-                completed_all += 1;
-                f.admit(pool, inst);
             }
         }
     }
     let end = f.now.max(reqs.last().map_or(0.0, |r| r.arrival_s));
-    let start = reqs.get(warm).map_or(0.0, |r| r.arrival_s);
-    let window = (end - start).max(1e-9);
-    let metrics =
-        |name: &str, filter: &dyn Fn(&ReqState) -> bool, insts: &[&Instance], slot_total: u64| {
-            let mut m = DesMetrics {
-                pool: name.to_string(),
-                ..Default::default()
-            };
-            let mut ttft = Vec::new();
-            let mut wait = Vec::new();
-            let mut ok = 0u64;
-            for (k, s) in f.state.iter().enumerate() {
-                if !s.measured || !filter(s) {
-                    continue;
-                }
-                m.offered += 1;
-                m.preemptions += s.preemptions as u64;
-                match s.outcome_rejected {
-                    1 => m.rejected_too_long += 1,
-                    2 => m.rejected_queue_full += 1,
-                    _ if s.done => {
-                        m.completed += 1;
-                        let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
-                        ttft.push(t);
-                        wait.push((s.admitted_s - reqs[k].arrival_s) * 1e3);
-                        if t <= cfg.slo_ms {
-                            ok += 1;
-                        }
-                    }
-                    _ => m.incomplete += 1,
-                }
-            }
-            m.p50_ttft_ms = percentile(&mut ttft, 50.0);
-            m.p99_ttft_ms = percentile(&mut ttft, 99.0);
-            m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
-            m.throughput_rps = m.completed as f64 / window;
-            m.slo_compliance = if m.offered == 0 {
-                1.0
-            } else {
-                ok as f64 / m.offered as f64
-            };
-            let busy: f64 = insts.iter().map(|i| i.busy_slot_s).sum();
-            m.utilization = busy / (slot_total.max(1) as f64 * end.max(1e-9));
-            m
+    let fleet_span = Span {
+        first_arrival_s: reqs.first().map_or(0.0, |r| r.arrival_s),
+        first_measured_s: reqs.get(warm).map_or(0.0, |r| r.arrival_s),
+        end_s: end,
+    };
+    let metrics = |name: &str,
+                   filter: &dyn Fn(&ReqState) -> bool,
+                   busy: f64,
+                   slots: u64,
+                   used: u64,
+                   span: Span| {
+        let mut m = DesMetrics {
+            pool: name.to_string(),
+            ..Default::default()
         };
-    let all: Vec<&Instance> = f.pools.iter().flatten().collect();
-    let total_slots: u64 = f
-        .pools
-        .iter()
-        .enumerate()
-        .map(|(p, v)| v.len() as u64 * f.slots[p])
-        .sum();
-    let fleet = metrics("fleet", &|_| true, &all, total_slots);
+        let mut ttft = Vec::new();
+        let mut wait = Vec::new();
+        let mut ok = 0u64;
+        for (k, s) in f.state.iter().enumerate() {
+            if !s.measured || !filter(s) {
+                continue;
+            }
+            m.offered += 1;
+            m.preemptions += s.preemptions as u64;
+            match s.outcome_rejected {
+                1 => m.rejected_too_long += 1,
+                2 => m.rejected_queue_full += 1,
+                _ if s.done => {
+                    m.completed += 1;
+                    let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
+                    ttft.push(t);
+                    wait.push((s.admitted_s - reqs[k].arrival_s) * 1e3);
+                    if t <= cfg.slo_ms {
+                        ok += 1;
+                    }
+                }
+                _ => m.incomplete += 1,
+            }
+        }
+        m.p50_ttft_ms = percentile(&mut ttft, 50.0);
+        m.p99_ttft_ms = percentile(&mut ttft, 99.0);
+        m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
+        m.throughput_rps = m.completed as f64 / (span.end_s - span.first_measured_s).max(1e-9);
+        m.slo_compliance = if m.offered == 0 {
+            1.0
+        } else {
+            ok as f64 / m.offered as f64
+        };
+        m.utilization =
+            busy / (slots.max(1) as f64 * (span.end_s - span.first_arrival_s).max(1e-9));
+        m.span_s = (span.end_s - span.first_measured_s).max(0.0);
+        m.instances_used = used;
+        m
+    };
+    let busy = |p: &PoolState| p.insts.iter().map(|i| i.busy_slot_s).sum::<f64>();
+    let slot_total = |p: usize| f.pools[p].n.saturating_mul(f.slots[p]);
+    let total_slots: u64 = (0..f.pools.len()).map(slot_total).sum();
+    let all_busy: f64 = f.pools.iter().map(busy).sum();
+    let all_used = f.pools.iter().map(|p| p.insts.len() as u64).sum();
+    let fleet = metrics(
+        "fleet",
+        &|_| true,
+        all_busy,
+        total_slots,
+        all_used,
+        fleet_span,
+    );
     let pools_m = (0..cfg.pools.len())
         .map(|p| {
-            let insts: Vec<&Instance> = f.pools[p].iter().collect();
+            let ps = &f.pools[p];
+            let first = ps.first_arrival_s.unwrap_or(0.0);
+            let span = Span {
+                first_arrival_s: first,
+                first_measured_s: ps.first_measured_s.unwrap_or(first),
+                end_s: ps.last_done_s.max(first),
+            };
             metrics(
                 &cfg.pools[p].id,
                 &|s: &ReqState| s.outcome_rejected != 1 && s.pool == p,
-                &insts,
-                insts.len() as u64 * f.slots[p],
+                busy(ps),
+                slot_total(p),
+                ps.insts.len() as u64,
+                span,
             )
         })
         .collect();
-    DesResult {
+    Ok(DesResult {
         fleet,
         pools: pools_m,
         duration_s: end,
         total_offered: reqs.len() as u64,
         total_completed: completed_all,
-    }
+    })
+}
+
+/// The time a scope (the fleet or one pool) was in use: its rates divide by
+/// it, not by the whole run.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first_arrival_s: f64,
+    first_measured_s: f64,
+    end_s: f64,
 }
 
 /// Mean and 95 % interval of a statistic over seeds.
@@ -630,18 +827,43 @@ pub fn interval(xs: &[f64]) -> Interval {
     }
 }
 
-/// Runs `seeds` independent seeds in parallel threads (seed, seed+1, ...).
+/// Runs `seeds` independent seeds (seed, seed+1, ...) on a pool of at most
+/// `available_parallelism` threads; the results come back in seed order, so
+/// they do not depend on the scheduling.
 pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..seeds)
-            .map(|k| {
-                let f = &f;
-                s.spawn(move || f(seed + k))
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    run_seeds_on(workers, seeds, seed, f)
+}
+
+/// [`run_seeds`] on at most `workers` threads.
+pub fn run_seeds_on<T: Send>(
+    workers: usize,
+    seeds: u64,
+    seed: u64,
+    f: impl Fn(u64) -> T + Sync,
+) -> Vec<T> {
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let workers = (workers.max(1) as u64).min(seeds.max(1)) as usize;
+    let mut done: Vec<(u64, T)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= seeds {
+                            return mine;
+                        }
+                        mine.push((k, f(seed.wrapping_add(k))));
+                    }
+                })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("seed run panicked"))
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    })
+    });
+    done.sort_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, t)| t).collect()
 }
