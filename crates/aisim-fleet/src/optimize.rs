@@ -82,6 +82,23 @@ impl OptimizeParams {
     }
 }
 
+/// The cheapest candidate meeting the SLO by the deepest check that ran
+/// (engine, then slot-level simulation, then analytic), and that check's
+/// name; `None` when no candidate passed it, whatever a shallower check said.
+pub fn recommend(
+    analytic: &[Candidate],
+    simulated: &[Candidate],
+    engine: &[Candidate],
+) -> (Option<Candidate>, &'static str) {
+    if !engine.is_empty() {
+        (cheapest_ok(engine), "engine")
+    } else if !simulated.is_empty() {
+        (cheapest_ok(simulated), "simulated")
+    } else {
+        (cheapest_ok(analytic), "analytic")
+    }
+}
+
 /// Runs the sweep.
 pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport, FleetError> {
     planner.validate()?;
@@ -119,14 +136,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
         Vec::new()
     };
     let best = cheapest_ok(&candidates);
-    // The deepest check that ran has the last word.
-    let (recommended, recommended_by) = if !engine.is_empty() {
-        (cheapest_ok(&engine), "engine")
-    } else if !simulated.is_empty() {
-        (cheapest_ok(&simulated), "simulated")
-    } else {
-        (best.clone(), "analytic")
-    };
+    let (recommended, recommended_by) = recommend(&candidates, &simulated, &engine);
     Ok(OptimizeReport {
         schema_version: crate::SCHEMA_VERSION,
         cdf: planner.cdf.name.clone(),
@@ -141,4 +151,49 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
         recommended_by,
         baseline: planner.one_pool().candidate,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(cost: f64, slo_met: bool, source: &'static str) -> Candidate {
+        Candidate {
+            gamma: Some(1.0),
+            b_short: 4096,
+            n_short: 1,
+            n_long: 1,
+            total_gpus: 2,
+            cost_per_hr: cost,
+            annual_cost_kusd: cost * 8.76,
+            lam_short: 1.0,
+            lam_long: 1.0,
+            p99_ttft_short_ms: 1.0,
+            p99_ttft_long_ms: 1.0,
+            slo_met,
+            source,
+        analytic_p99_ms: None,
+            p99_interval_ms: None,
+        }
+    }
+
+    #[test]
+    fn the_deepest_check_that_ran_decides() {
+        let analytic = [cand(1.0, true, "analytic"), cand(2.0, true, "analytic")];
+        let simulated = [cand(1.0, true, "simulated"), cand(2.0, true, "simulated")];
+        // The engine fails the cheapest and passes the dearer one.
+        let engine = [cand(1.0, false, "engine"), cand(2.0, true, "engine")];
+        let (r, by) = recommend(&analytic, &simulated, &engine);
+        assert_eq!((r.map(|c| c.cost_per_hr), by), (Some(2.0), "engine"));
+        // The engine fails every one: no recommendation, though simulation passed them.
+        let engine = [cand(1.0, false, "engine"), cand(2.0, false, "engine")];
+        let (r, by) = recommend(&analytic, &simulated, &engine);
+        assert!(r.is_none() && by == "engine");
+        // Without the engine, the simulation decides, even against the analytic sweep.
+        let simulated = [cand(1.0, false, "simulated"), cand(2.0, false, "simulated")];
+        let (r, by) = recommend(&analytic, &simulated, &[]);
+        assert!(r.is_none() && by == "simulated");
+        let (r, by) = recommend(&analytic, &[], &[]);
+        assert_eq!((r.map(|c| c.cost_per_hr), by), (Some(1.0), "analytic"));
+    }
 }

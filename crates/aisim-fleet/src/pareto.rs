@@ -181,6 +181,32 @@ mod tests {
     }
 
     #[test]
+    fn the_baseline_is_recommended_when_every_split_costs_more() {
+        let resolve = |k| aisim_core::profile::resolve_profile(k).unwrap();
+        // Short pools on dearer H100s, the one-pool baseline on A100s, a light load.
+        let planner = Planner {
+            cdf: crate::cdf::Cdf::builtin("lmsys").unwrap(),
+            lam: 0.5,
+            targets: crate::sizing::SizingTargets::default(),
+            long_max_ctx: 65536,
+            gpu_short: resolve("h100"),
+            gpu_long: resolve("a100"),
+            method: crate::calibrate::CalibrationMethod::Exact,
+            seed: 42,
+        };
+        let r = pareto(&planner).unwrap();
+        assert!(r.baseline.slo_met);
+        assert!(r
+            .candidates
+            .iter()
+            .all(|p| p.candidate.cost_per_hr > r.baseline.cost_per_hr));
+        assert_eq!(r.recommendation, Recommendation::Baseline);
+        let rec = r.recommended.unwrap();
+        assert_eq!(rec.candidate.total_gpus, r.baseline.total_gpus);
+        assert_eq!(rec.saving, 0.0);
+    }
+
+    #[test]
     fn equal_cost_and_higher_p99_is_dominated() {
         let mut pts = vec![pt(5.0, 100.0), pt(5.0, 200.0), pt(4.0, 300.0)];
         mark_pareto(&mut pts);

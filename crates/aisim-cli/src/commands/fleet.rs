@@ -39,10 +39,10 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
     slo: f64,
     /// Short-pool threshold, total tokens [default: 4096].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     b_short: Option<u64>,
     /// Longest context of the long pool.
-    #[arg(long, default_value_t = 65536)]
+    #[arg(long, default_value_t = 65536, allow_negative_numbers = true)]
     long_max_ctx: u32,
     /// Profile of the short pool.
     #[arg(long, default_value = "a100")]
@@ -51,7 +51,7 @@ pub struct PlanArgs {
     #[arg(long, default_value = "a100")]
     gpu_long: String,
     /// Seed [default: 42].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
 }
 
@@ -62,7 +62,7 @@ pub struct SizingArgs {
     #[arg(long, value_enum, default_value_t = CalibrationArg::Exact)]
     calibration: CalibrationArg,
     /// Samples of the sampled calibration [default: 3000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     samples: Option<u64>,
     /// Turn the 0.85 utilization cap off.
     #[arg(long)]
@@ -167,13 +167,13 @@ pub struct OptimizeArgs {
     #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     p_compress: f64,
     /// Cheapest candidates verified by simulation (0: analytic only).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
     verify_top: usize,
     /// Requests per simulated pool [default: 40000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n_sim_req: Option<u64>,
     /// Seeds per verification, run in parallel (mean and 95 % interval) [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seeds: Option<u64>,
     /// How the top candidates are verified: `slots` (slot-level M/G/c
     /// simulation), or `engine` (that, plus a replay through the engines)
@@ -252,7 +252,7 @@ pub struct DisaggArgs {
     #[arg(long, default_value = "a100")]
     gpu_decode: String,
     /// Context window.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
     max_ctx: u32,
     /// Mean input tokens [default: 0.75 × the CDF's mean total (upper edges)].
     #[arg(long, allow_negative_numbers = true)]
@@ -267,10 +267,10 @@ pub struct DisaggArgs {
     #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     slo_tpot: f64,
     /// Most prefill GPUs.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, allow_negative_numbers = true)]
     max_prefill: u64,
     /// Most decode GPUs (at most a million splits in all).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
     max_decode: u64,
     /// Prefill pool efficiency, in (0, 1].
     #[arg(long, default_value_t = 0.90, allow_negative_numbers = true)]
@@ -326,13 +326,13 @@ enum RouterArg {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Requests (at most 10 million).
-    #[arg(long, default_value_t = 50000)]
+    #[arg(long, default_value_t = 50000, allow_negative_numbers = true)]
     n_req: u64,
     /// Arrivals: poisson, gamma:B (burstiness), or trace:FILE (rescaled to --lam).
     #[arg(long, default_value = "poisson")]
     arrivals: String,
     /// Seeds run in parallel (mean and 95 % interval).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seeds: u64,
     /// Fraction of requests excluded as warm-up, in [0, 1).
     #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
@@ -363,10 +363,10 @@ impl RunArgs {
 #[derive(Debug, Args)]
 pub struct DesArgs {
     /// Short-pool GPUs.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n_s: u64,
     /// Long-pool GPUs.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n_l: u64,
     #[command(flatten)]
     run: RunArgs,
@@ -558,7 +558,7 @@ pub struct SimulateFleetArgs {
     #[command(flatten)]
     run: RunArgs,
     /// Seed.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
     seed: u64,
     #[command(flatten)]
     output: OutputArgs,
@@ -595,7 +595,7 @@ pub struct TokPerWattArgs {
     #[arg(long, allow_negative_numbers = true)]
     slo: Option<f64>,
     /// Context window of the pool.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
     max_ctx: u32,
     /// Profiles.
     #[arg(long, num_args = 1.., default_values_t = ["h100".to_string(), "a100".to_string(), "a10g".to_string()])]
@@ -654,10 +654,10 @@ pub struct GridFlexArgs {
     #[arg(long, default_value = "h100")]
     gpu: String,
     /// Fleet size.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, allow_negative_numbers = true)]
     n_gpus: u64,
     /// Context window.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
     max_ctx: u32,
     /// Power cuts, % of nominal (comma-separated).
     #[arg(
@@ -668,10 +668,10 @@ pub struct GridFlexArgs {
     )]
     flex_pcts: Vec<f64>,
     /// Verify each cut by simulating this many requests (0: analytic only).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     verify_des: u64,
     /// Seed of the --verify-des simulation [default: 42].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     #[command(flatten)]
     output: OutputArgs,
