@@ -224,14 +224,37 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
         fails_with(&["tok-per-watt", "--lam", bad], "--lam");
         fails_with(&["grid-flex", "--slo", bad], "--slo");
         fails_with(&["grid-flex", "--lam", bad], "--lam");
-        fails_with(&["whatif", "--lam-range", &format!("100,{bad}")], "--lam-range");
+        fails_with(
+            &["whatif", "--lam-range", &format!("100,{bad}")],
+            "--lam-range",
+        );
         fails_with(&with(&SIM, &["--slo", bad]), "--slo");
         fails_with(&with(&SIM, &["--lam", bad]), "--lam");
-        fails_with(&with(&SIM, &["--router", "compress_route", "--gamma", bad]), "--gamma");
-        fails_with(&["compare-routers", "--n-s", "1", "--n-l", "1", "--gamma", bad], "--gamma");
+        fails_with(
+            &with(&SIM, &["--router", "compress_route", "--gamma", bad]),
+            "--gamma",
+        );
+        fails_with(
+            &[
+                "compare-routers",
+                "--n-s",
+                "1",
+                "--n-l",
+                "1",
+                "--gamma",
+                bad,
+            ],
+            "--gamma",
+        );
         let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/fleet.json");
-        fails_with(&["simulate-fleet", fleet.to_str().unwrap(), "--slo", bad], "--slo");
-        fails_with(&["simulate-fleet", fleet.to_str().unwrap(), "--lam", bad], "--lam");
+        fails_with(
+            &["simulate-fleet", fleet.to_str().unwrap(), "--slo", bad],
+            "--slo",
+        );
+        fails_with(
+            &["simulate-fleet", fleet.to_str().unwrap(), "--lam", bad],
+            "--lam",
+        );
     }
     for bad in ["nan", "-0.5", "1.5"] {
         fails_with(&["optimize", "--p-compress", bad], "--p-compress");
@@ -244,7 +267,10 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
 
 #[test]
 fn zero_counts_and_contexts_are_refused_by_name() {
-    fails_with(&["optimize", "--calibration", "sampled", "--samples", "0"], "--samples");
+    fails_with(
+        &["optimize", "--calibration", "sampled", "--samples", "0"],
+        "--samples",
+    );
     fails_with(&["optimize", "--n-sim-req", "0"], "--n-sim-req");
     fails_with(&["optimize", "--seeds", "0"], "--seeds");
     fails_with(&["optimize", "--b-short", "0"], "--b-short");
@@ -258,7 +284,16 @@ fn zero_counts_and_contexts_are_refused_by_name() {
     fails_with(&["grid-flex", "--n-gpus", "0"], "--n-gpus");
     fails_with(&["disagg", "--max-ctx", "0"], "--max-ctx");
     fails_with(&["disagg", "--max-prefill", "0"], "--max-prefill");
-    fails_with(&["disagg", "--max-prefill", "100000", "--max-decode", "100000"], "--max-decode");
+    fails_with(
+        &[
+            "disagg",
+            "--max-prefill",
+            "100000",
+            "--max-decode",
+            "100000",
+        ],
+        "--max-decode",
+    );
     fails_with(&["optimize", "--seeds", "-1"], "--seeds");
 }
 
@@ -290,7 +325,10 @@ fn fleet_file_fields_are_refused_with_file_line_and_field() {
         let o = aisim(&["simulate-fleet", f.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains(needle) && err.contains(name) && err.contains(" line "), "{err}");
+        assert!(
+            err.contains(needle) && err.contains(name) && err.contains(" line "),
+            "{err}"
+        );
     }
 }
 
@@ -304,7 +342,10 @@ fn flags_that_would_have_no_effect_are_errors() {
     ] {
         let o = aisim(&with(&SIM, extra));
         assert_eq!(o.status.code(), Some(2), "simulate {extra:?}");
-        let o = aisim(&with(&["compare-routers", "--n-s", "1", "--n-l", "1"], extra));
+        let o = aisim(&with(
+            &["compare-routers", "--n-s", "1", "--n-l", "1"],
+            extra,
+        ));
         assert_eq!(o.status.code(), Some(2), "compare-routers {extra:?}");
     }
     fails_with(&with(&SIM, &["--gamma", "2"]), "--gamma has no effect");
@@ -312,10 +353,22 @@ fn flags_that_would_have_no_effect_are_errors() {
     fails_with(&["pareto", "--b-short", "2048"], "--b-short has no effect");
     fails_with(&["pareto", "--seed", "7"], "--seed has no effect");
     fails_with(&["optimize", "--samples", "10"], "--samples has no effect");
-    fails_with(&["optimize", "--verify-top", "0", "--seeds", "2"], "--seeds has no effect");
-    fails_with(&["optimize", "--verify-top", "0", "--n-sim-req", "10"], "--n-sim-req has no effect");
-    fails_with(&["optimize", "--verify-top", "0", "--verify", "engine"], "--verify has no effect");
-    fails_with(&["tok-per-watt", "--rho-sweep", "--slo", "100"], "--slo has no effect");
+    fails_with(
+        &["optimize", "--verify-top", "0", "--seeds", "2"],
+        "--seeds has no effect",
+    );
+    fails_with(
+        &["optimize", "--verify-top", "0", "--n-sim-req", "10"],
+        "--n-sim-req has no effect",
+    );
+    fails_with(
+        &["optimize", "--verify-top", "0", "--verify", "engine"],
+        "--verify has no effect",
+    );
+    fails_with(
+        &["tok-per-watt", "--rho-sweep", "--slo", "100"],
+        "--slo has no effect",
+    );
     fails_with(&["grid-flex", "--seed", "3"], "--seed has no effect");
     // whatif's --lam is a range of one rate.
     let v = json(&["whatif", "--lam", "150", "--format", "json"]);
@@ -326,7 +379,15 @@ fn flags_that_would_have_no_effect_are_errors() {
 
 #[test]
 fn huge_rates_and_fleets_finish_with_bounded_work() {
-    let v = json(&["tok-per-watt", "--lam", "1e9", "--gpus", "a100", "--format", "json"]);
+    let v = json(&[
+        "tok-per-watt",
+        "--lam",
+        "1e9",
+        "--gpus",
+        "a100",
+        "--format",
+        "json",
+    ]);
     assert!(v["rows"][0]["n_gpus"].as_u64().unwrap() > 100_000_000);
     let v = json(&with(
         &["simulate", "--n-s", "1000000", "--n-l", "1"],
@@ -340,7 +401,14 @@ fn huge_rates_and_fleets_finish_with_bounded_work() {
         r#"{"pools": [{"id": "a", "gpu": "a100", "n_gpus": 10000000, "max_ctx": 65536}],
             "workloads": {"a": {"cdf": "azure", "lam_frac": 1.0}}}"#,
     );
-    let v = json(&["simulate-fleet", fleet.to_str().unwrap(), "--n-req", "5000", "--format", "json"]);
+    let v = json(&[
+        "simulate-fleet",
+        fleet.to_str().unwrap(),
+        "--n-req",
+        "5000",
+        "--format",
+        "json",
+    ]);
     assert!(v["result"]["pools"][0]["instances_used"].as_u64().unwrap() <= 5000);
 }
 
@@ -348,15 +416,88 @@ fn huge_rates_and_fleets_finish_with_bounded_work() {
 fn seeds_are_labelled_and_many_seeds_run_on_a_bounded_pool() {
     let v = json(&with(
         &SIM,
-        &["--lam", "5", "--n-req", "200", "--seeds", "300", "--format", "json"],
+        &[
+            "--lam", "5", "--n-req", "200", "--seeds", "300", "--format", "json",
+        ],
     ));
-    assert_eq!((v["seeds"].as_u64(), v["first_seed"].as_u64()), (Some(300), Some(42)));
-    let o = aisim(&with(&SIM, &["--lam", "5", "--n-req", "200", "--seeds", "3"]));
+    assert_eq!(
+        (v["seeds"].as_u64(), v["first_seed"].as_u64()),
+        (Some(300), Some(42))
+    );
+    let o = aisim(&with(
+        &SIM,
+        &["--lam", "5", "--n-req", "200", "--seeds", "3"],
+    ));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("seed 42 of 3") && table.contains("mean over 3 seed(s)"), "{table}");
+    assert!(
+        table.contains("seed 42 of 3") && table.contains("mean over 3 seed(s)"),
+        "{table}"
+    );
     let o = aisim(&[
-        "compare-routers", "--n-s", "1", "--n-l", "1", "--lam", "5", "--n-req", "200", "--seeds", "2",
+        "compare-routers",
+        "--n-s",
+        "1",
+        "--n-l",
+        "1",
+        "--lam",
+        "5",
+        "--n-req",
+        "200",
+        "--seeds",
+        "2",
     ]);
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("(mean of 2 seed(s) [95 %])") && table.contains("(seed 42)"), "{table}");
+    assert!(
+        table.contains("(mean of 2 seed(s) [95 %])") && table.contains("(seed 42)"),
+        "{table}"
+    );
+}
+
+#[test]
+fn pareto_stars_exactly_the_non_dominated_rows_and_never_recommends_worse_than_the_baseline() {
+    for (cdf, lam) in [("lmsys", "100"), ("azure", "200"), ("agent_heavy", "30")] {
+        let v = json(&["pareto", "--cdf", cdf, "--lam", lam, "--format", "json"]);
+        let rows: Vec<(f64, f64, bool)> = v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["cost_per_hr"].as_f64().unwrap(),
+                    r["worst_p99_ms"].as_f64().unwrap(),
+                    r["pareto"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        for &(c, w, starred) in &rows {
+            let dominated = rows
+                .iter()
+                .any(|&(oc, ow, _)| oc <= c && ow <= w && (oc < c || ow < w));
+            assert_eq!(starred, !dominated, "{cdf}: ({c}, {w})");
+        }
+        let base = v["baseline"]["cost_per_hr"].as_f64().unwrap();
+        if v["baseline"]["slo_met"].as_bool().unwrap() {
+            let rec = v["recommended"]["cost_per_hr"].as_f64().unwrap();
+            assert!(
+                rec <= base,
+                "{cdf}: recommended {rec} dearer than the baseline {base}"
+            );
+        }
+        let kind = v["recommendation"].as_str().unwrap();
+        assert!(["threshold", "baseline", "none"].contains(&kind), "{kind}");
+    }
+    let v = json(&[
+        "optimize",
+        "--lam",
+        "50",
+        "--n-sim-req",
+        "3000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["recommended_by"], "simulated");
+    if let Some(rec) = v["recommended"].as_object() {
+        assert_eq!(rec["source"], "simulated");
+        assert_eq!(rec["slo_met"], true);
+    }
 }

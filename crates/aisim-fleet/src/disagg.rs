@@ -98,8 +98,8 @@ impl DisaggParams {
         validate::positive("--lam", self.lam)?;
         validate::context("--max-ctx", self.max_ctx, prefill)?;
         validate::context("--max-ctx", self.max_ctx, decode)?;
-        validate::positive("--mean-isl", self.mean_isl)?;
-        validate::positive("--mean-osl", self.mean_osl)?;
+        validate::tokens("--mean-isl", self.mean_isl)?;
+        validate::tokens("--mean-osl", self.mean_osl)?;
         validate::positive("--slo-ttft", self.slo_ttft_ms)?;
         validate::positive("--slo-tpot", self.slo_tpot_ms)?;
         validate::count("--max-prefill", self.max_prefill, validate::MAX_SWEEP)?;

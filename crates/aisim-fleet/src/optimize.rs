@@ -172,7 +172,7 @@ mod tests {
             p99_ttft_long_ms: 1.0,
             slo_met,
             source,
-        analytic_p99_ms: None,
+            analytic_p99_ms: None,
             p99_interval_ms: None,
         }
     }

@@ -8,6 +8,10 @@ use crate::FleetError;
 /// per-request state alone would need gigabytes.
 pub const MAX_REQUESTS: u64 = 10_000_000;
 
+/// Longest context, tokens: beyond any model, and it bounds the exact
+/// calibration (one term per integer length).
+pub const MAX_CONTEXT: u32 = 1 << 24;
+
 /// Most seeds of one run.
 pub const MAX_SEEDS: u64 = 10_000;
 
@@ -57,6 +61,19 @@ pub fn within(field: &'static str, v: f64, lo: f64, hi: f64) -> Result<(), Fleet
     }
 }
 
+/// `v` is a token length in `(0, MAX_CONTEXT]`.
+pub fn tokens(field: &'static str, v: f64) -> Result<(), FleetError> {
+    if v > 0.0 && v <= MAX_CONTEXT as f64 {
+        Ok(())
+    } else {
+        Err(FleetError::invalid(
+            field,
+            v,
+            format!("must be above 0 and at most {MAX_CONTEXT} tokens"),
+        ))
+    }
+}
+
 /// `v` is in `(0, 1]`.
 pub fn share(field: &'static str, v: f64) -> Result<(), FleetError> {
     if v > 0.0 && v <= 1.0 {
@@ -75,14 +92,18 @@ pub fn count(field: &'static str, v: u64, max: u64) -> Result<(), FleetError> {
     }
 }
 
-/// A context window of at least one token that leaves a KV slot on `profile`.
+/// A context window of 1 to [`MAX_CONTEXT`] tokens that leaves a KV slot on `profile`.
 pub fn context(
     field: &'static str,
     max_ctx: u32,
     profile: &dyn aisim_core::profile::GpuProfile,
 ) -> Result<(), FleetError> {
-    if max_ctx == 0 {
-        return Err(FleetError::invalid(field, 0, "must be at least 1 token"));
+    if max_ctx == 0 || max_ctx > MAX_CONTEXT {
+        return Err(FleetError::invalid(
+            field,
+            max_ctx,
+            format!("must be 1 to {MAX_CONTEXT} tokens"),
+        ));
     }
     if profile.n_slots(max_ctx) == 0 {
         return Err(FleetError::invalid(
