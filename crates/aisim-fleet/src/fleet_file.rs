@@ -220,8 +220,7 @@ impl FleetPlan {
         arrivals: &Arrivals,
         seed: u64,
     ) -> Result<Vec<FleetRequest>, FleetError> {
-        validate::positive("--lam", lam)?;
-        validate::count("--n-req", n, validate::MAX_REQUESTS)?;
+        validate::stream(lam, n)?;
         let total_frac: f64 = self.workloads.iter().map(|w| w.2).sum::<f64>().max(1e-12);
         let mut all = Vec::new();
         for (k, (name, cdf, frac)) in self.workloads.iter().enumerate() {

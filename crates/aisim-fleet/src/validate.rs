@@ -35,6 +35,12 @@ pub fn positive(field: &'static str, v: f64) -> Result<(), FleetError> {
     }
 }
 
+/// A request stream: a rate `--lam` above 0 and 1 to [`MAX_REQUESTS`] requests `--n-req`.
+pub fn stream(lam: f64, n: u64) -> Result<(), FleetError> {
+    positive("--lam", lam)?;
+    count("--n-req", n, MAX_REQUESTS)
+}
+
 /// `v` is finite and at least 0.
 pub fn non_negative(field: &'static str, v: f64) -> Result<(), FleetError> {
     if v.is_finite() && v >= 0.0 {

@@ -62,8 +62,7 @@ pub fn generate(
     arrivals: &Arrivals,
     seed: u64,
 ) -> Result<Vec<FleetRequest>, FleetError> {
-    validate::positive("--lam", lam)?;
-    validate::count("--n-req", n, validate::MAX_REQUESTS)?;
+    validate::stream(lam, n)?;
     if let Arrivals::Gamma(b) = arrivals {
         validate::positive("--arrivals gamma:B", *b)?;
     }
