@@ -295,6 +295,13 @@ fn zero_counts_and_contexts_are_refused_by_name() {
         "--max-decode",
     );
     fails_with(&["optimize", "--seeds", "-1"], "--seeds");
+    let many: Vec<String> = (1..=1001).map(|k| k.to_string()).collect();
+    fails_with(&["whatif", "--lam-range", &many.join(",")], "--lam-range");
+    let cuts: Vec<String> = (0..1001).map(|k| format!("{}", k as f64 / 20.0)).collect();
+    fails_with(
+        &["grid-flex", "--flex-pcts", &cuts.join(",")],
+        "--flex-pcts",
+    );
 }
 
 #[test]

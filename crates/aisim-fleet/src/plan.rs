@@ -146,8 +146,9 @@ impl Planner {
     }
 
     /// Short pool up to `b_short`; requests in `(b_short, γ·b_short]` go short
-    /// with probability `p_compress` (compressed), the rest long.
-    pub fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
+    /// with probability `p_compress` (compressed), the rest long. Crate-only:
+    /// the entry points (optimize, pareto, whatif) validate its inputs first.
+    pub(crate) fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
         let alpha = self.cdf.eval(b_short as f64);
         let cut = (gamma * b_short as f64).floor();
         let borderline = (self.cdf.eval(gamma * b_short as f64) - alpha).max(0.0);
@@ -200,7 +201,7 @@ impl Planner {
     }
 
     /// One pool for everything (`b_short = long_max_ctx`), on the long pool's profile.
-    pub fn one_pool(&self) -> Plan {
+    pub(crate) fn one_pool(&self) -> Plan {
         let pool = self.size(
             self.cdf.clone(),
             1,
@@ -246,7 +247,8 @@ impl Planner {
         let runs = crate::des::run_seeds(seeds, self.seed, |s| self.verify(plan, n_req, s));
         let shorts: Vec<f64> = runs.iter().map(|c| c.p99_ttft_short_ms).collect();
         let longs: Vec<f64> = runs.iter().map(|c| c.p99_ttft_long_ms).collect();
-        let (is, il) = (crate::des::interval(&shorts), crate::des::interval(&longs));
+        let latency = |xs: &[f64]| crate::des::interval(xs).within(0.0, f64::INFINITY);
+        let (is, il) = (latency(&shorts), latency(&longs));
         let mut c = runs.into_iter().next().expect("at least one seed");
         c.p99_ttft_short_ms = is.mean;
         c.p99_ttft_long_ms = il.mean;
@@ -259,7 +261,7 @@ impl Planner {
 
     /// The plan's P99s by slot-level M/G/c simulation of `n_req` requests per
     /// pool (the first fifth dropped as warm-up).
-    pub fn verify(&self, plan: &Plan, n_req: u64, seed: u64) -> Candidate {
+    pub(crate) fn verify(&self, plan: &Plan, n_req: u64, seed: u64) -> Candidate {
         let sim = |pool: &PlannedPool, profile: &dyn GpuProfile, seed: u64| -> f64 {
             if pool.size.n_gpus == 0 {
                 return 0.0;

@@ -88,6 +88,7 @@ pub fn tok_per_watt(
 ) -> Result<TokPerWattReport, FleetError> {
     validate::positive("--lam", lam)?;
     targets.validate()?;
+    validate::count("--gpus", profiles.len() as u64, validate::MAX_POINTS)?;
     for p in profiles {
         validate::context("--max-ctx", max_ctx, *p)?;
     }
@@ -193,7 +194,7 @@ pub fn grid_flex(
     validate::positive("--slo", slo_ms)?;
     validate::count("--n-gpus", n_gpus, validate::MAX_GPUS)?;
     validate::context("--max-ctx", max_ctx, profile.as_ref())?;
-    validate::count("--flex-pcts", flex_pcts.len() as u64, validate::MAX_SWEEP)?;
+    validate::count("--flex-pcts", flex_pcts.len() as u64, validate::MAX_POINTS)?;
     for &p in flex_pcts {
         if !(0.0..100.0).contains(&p) {
             return Err(FleetError::invalid(

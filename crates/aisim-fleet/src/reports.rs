@@ -60,8 +60,8 @@ pub fn simulate_seeds(
         seeds,
         first_seed: seed,
         result: results.into_iter().next().expect("at least one seed"),
-        p99_ttft_ms: interval(&p99),
-        slo_compliance: interval(&slo),
+        p99_ttft_ms: interval(&p99).within(0.0, f64::INFINITY),
+        slo_compliance: interval(&slo).within(0.0, 1.0),
     })
 }
 
@@ -171,13 +171,34 @@ pub fn whatif(
 ) -> Result<WhatIfReport, FleetError> {
     base.validate_sizing()?;
     base.validate_threshold(b_short)?;
-    validate::count("--lam-range", lams.len() as u64, validate::MAX_SWEEP)?;
+    validate::count("--lam-range", lams.len() as u64, validate::MAX_POINTS)?;
+    if compare.len() as u64 > validate::MAX_POINTS {
+        return Err(FleetError::invalid(
+            "--gpu-compare",
+            compare.len(),
+            format!("at most {} profiles", validate::MAX_POINTS),
+        ));
+    }
     for &lam in lams {
         validate::positive("--lam-range", lam)?;
     }
     for g in compare {
         validate::context("--long-max-ctx", base.long_max_ctx, g.as_ref())?;
     }
+    // A calibration does not depend on the rate: once per profile.
+    let compare_cals: Vec<_> = compare
+        .iter()
+        .map(|g| {
+            crate::calibrate::calibrate(
+                &base.cdf,
+                1,
+                base.long_max_ctx,
+                g.as_ref(),
+                base.method,
+                base.seed,
+            )
+        })
+        .collect();
     let mut candidates = Vec::new();
     let mut gpu_compare = Vec::new();
     for &lam in lams {
@@ -202,16 +223,9 @@ pub fn whatif(
         });
         let rows: Vec<GpuCompareRow> = compare
             .iter()
-            .map(|g| {
-                let cal = crate::calibrate::calibrate(
-                    &p.cdf,
-                    1,
-                    p.long_max_ctx,
-                    g.as_ref(),
-                    p.method,
-                    p.seed,
-                );
-                let s = min_gpus(lam, &cal, &p.targets);
+            .zip(&compare_cals)
+            .map(|(g, cal)| {
+                let s = min_gpus(lam, cal, &p.targets);
                 GpuCompareRow {
                     lam,
                     gpu: g.key().to_string(),

@@ -15,7 +15,11 @@ pub const MAX_CONTEXT: u32 = 1 << 24;
 /// Most seeds of one run.
 pub const MAX_SEEDS: u64 = 10_000;
 
-/// Most rows of one sweep (γ steps, disaggregation splits, rates, cuts).
+/// Most rates, power cuts or profiles of one run: each costs a calibration
+/// (one term per integer length).
+pub const MAX_POINTS: u64 = 1000;
+
+/// Most rows of a sweep whose rows cost `O(1)` (disaggregation splits).
 pub const MAX_SWEEP: u64 = 1_000_000;
 
 /// Most GPUs in one pool: far beyond any fleet, and small enough that slot

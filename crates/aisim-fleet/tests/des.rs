@@ -132,6 +132,11 @@ fn same_seed_same_result_and_seeds_give_an_interval() {
     let xs = run_seeds(5, 42, run);
     let iv = interval(&xs);
     assert!(iv.lo < iv.mean && iv.mean < iv.hi, "{iv:?}");
+    let cut = interval(&[0.1, 0.9, 1.0]).within(0.0, 1.0);
+    assert!(
+        cut.lo == 0.0 && cut.hi == 1.0 && (cut.mean - 2.0 / 3.0).abs() < 1e-12,
+        "{cut:?}"
+    );
 }
 
 #[test]

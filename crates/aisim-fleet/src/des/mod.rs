@@ -798,6 +798,18 @@ pub struct Interval {
     pub hi: f64,
 }
 
+impl Interval {
+    /// The interval cut to the statistic's range (a compliance is in [0, 1],
+    /// a latency is at least 0): a t-interval over few seeds can overshoot it.
+    pub fn within(self, lo: f64, hi: f64) -> Interval {
+        Interval {
+            mean: self.mean,
+            lo: self.lo.clamp(lo, hi),
+            hi: self.hi.clamp(lo, hi),
+        }
+    }
+}
+
 /// Student-t 97.5 % quantiles for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
