@@ -270,6 +270,13 @@ pub fn parse_arrivals(s: &str) -> Result<Arrivals, crate::FleetError> {
     if let Some(path) = s.strip_prefix("trace:") {
         let t = aisim_replay::trace::read_trace(std::path::Path::new(path), None, None)?;
         let mut ts: Vec<f64> = t.records.iter().map(|r| r.timestamp_ms / 1e3).collect();
+        if ts.is_empty() {
+            return Err(crate::FleetError::invalid(
+                "--arrivals",
+                s,
+                "the trace has no requests to take arrival times from",
+            ));
+        }
         ts.sort_by(f64::total_cmp);
         return Ok(Arrivals::Times(ts));
     }

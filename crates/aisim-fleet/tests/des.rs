@@ -301,6 +301,22 @@ fn bad_des_settings_are_errors_naming_the_field() {
         .unwrap_err()
         .to_string()
         .contains("router.gamma"));
+    c.router = RouterSpec::Length { threshold: None };
+    c.pools = vec![pool("p", a100.clone(), 0, 8192)];
+    assert!(run_des(&c, &reqs)
+        .unwrap_err()
+        .to_string()
+        .contains("0 GPUs"));
+    // A pool without GPUs beside one with: its requests are counted as such.
+    c.pools = vec![
+        pool("small", a100.clone(), 0, 4096),
+        pool("big", a100.clone(), 1, 8192),
+    ];
+    let r = run_des(&c, &reqs).unwrap();
+    assert_eq!(
+        (r.pools[0].rejected_no_gpus, r.fleet.rejected_too_long),
+        (1, 0)
+    );
     let cdf = Cdf::builtin("azure").unwrap();
     for (lam, n) in [(f64::NAN, 10), (-1.0, 10), (1.0, 0)] {
         assert!(

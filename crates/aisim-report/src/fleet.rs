@@ -216,7 +216,7 @@ fn des_row(t: &mut Table, m: &DesMetrics) {
         m.pool.clone(),
         m.offered.to_string(),
         m.completed.to_string(),
-        (m.rejected_too_long + m.rejected_queue_full).to_string(),
+        (m.rejected_too_long + m.rejected_queue_full + m.rejected_no_gpus).to_string(),
         m.preemptions.to_string(),
         num(m.p50_ttft_ms, 1),
         num(m.p99_ttft_ms, 1),
@@ -313,7 +313,10 @@ pub fn render_compare(r: &CompareRoutersReport) -> String {
             ),
             format!("{:.1}%", row.fleet.utilization * 100.0),
             row.fleet.completed.to_string(),
-            (row.fleet.rejected_too_long + row.fleet.rejected_queue_full).to_string(),
+            (row.fleet.rejected_too_long
+                + row.fleet.rejected_queue_full
+                + row.fleet.rejected_no_gpus)
+                .to_string(),
         ]);
     }
     t.render()

@@ -192,6 +192,13 @@ impl DesConfig {
                 return Err(bad("max_ctx", p.max_ctx.to_string(), reason));
             }
         }
+        if self.pools.iter().all(|p| p.n_gpus == 0) {
+            return Err(FleetError::invalid(
+                "n_gpus",
+                0,
+                "every pool has 0 GPUs: a fleet needs at least one",
+            ));
+        }
         if self.queue_cap == 0 {
             return Err(FleetError::invalid("queue_cap", 0, "must be at least 1"));
         }
@@ -219,6 +226,8 @@ pub struct DesMetrics {
     pub rejected_too_long: u64,
     /// Rejected: instance queue full.
     pub rejected_queue_full: u64,
+    /// Rejected: routed to a pool with no GPUs.
+    pub rejected_no_gpus: u64,
     /// Not finished when the simulation ended (a request no instance can hold).
     pub incomplete: u64,
     /// Preemptions.
@@ -365,7 +374,7 @@ struct ReqState {
     admitted_s: f64,
     done: bool,
     measured: bool,
-    outcome_rejected: u8, // 0 none, 1 too long, 2 queue full
+    outcome_rejected: u8, // 0 none, 1 too long, 2 queue full, 3 pool without GPUs
     preemptions: u32,
 }
 
@@ -554,11 +563,15 @@ impl Fleet<'_> {
             }
         };
         // A request longer than its pool is rejected, never truncated.
-        if self.total(k) > cfg.pools[p].max_ctx as u64 || cfg.pools[p].n_gpus == 0 {
+        if self.total(k) > cfg.pools[p].max_ctx as u64 {
             self.state[k].outcome_rejected = 1;
             return;
         }
         self.state[k].pool = p;
+        if cfg.pools[p].n_gpus == 0 {
+            self.state[k].outcome_rejected = 3;
+            return;
+        }
         let (now, measured) = (self.now, self.state[k].measured);
         let pool = &mut self.pools[p];
         pool.first_arrival_s.get_or_insert(now);
@@ -710,6 +723,7 @@ pub fn run_des_with(
             match s.outcome_rejected {
                 1 => m.rejected_too_long += 1,
                 2 => m.rejected_queue_full += 1,
+                3 => m.rejected_no_gpus += 1,
                 _ if s.done => {
                     m.completed += 1;
                     let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
