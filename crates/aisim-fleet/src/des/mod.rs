@@ -10,10 +10,12 @@
 //!   request is preempted only if it is longer than the head and releasing it
 //!   lets the head in; it restarts from scratch at the head of the queue.
 
+mod pool;
 mod router;
+mod seeds;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use aisim_core::profile::GpuProfile;
@@ -21,7 +23,9 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
+use pool::{Active, Instance, PoolState};
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
+pub use seeds::{interval, run_seeds, run_seeds_on, Interval};
 
 use crate::cdf::Cdf;
 use crate::validate::{self, MAX_GPUS};
@@ -266,102 +270,6 @@ pub struct DesResult {
     pub total_offered: u64,
     /// Every completed request, warm-up included.
     pub total_completed: u64,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Active {
-    req: usize,
-    blocks: u64,
-    total: u64,
-    epoch: u32,
-}
-
-#[derive(Debug)]
-struct Instance {
-    queue: VecDeque<usize>,
-    active: Vec<Active>,
-    kv_free: u64,
-    busy_slot_s: f64,
-    last_change: f64,
-}
-
-/// Instance choice key: the smallest is picked (ties to the lowest index).
-type PickKey = (usize, usize, usize);
-
-/// One pool's instances, materialized on first use: an untouched instance is
-/// idle and identical to any other, so a pool of ten million GPUs costs what
-/// the instances its requests reach cost. Touched instances sit in an ordered
-/// set by pick key, so a pick is `O(log n)`, never a scan of idle instances.
-#[derive(Debug)]
-struct PoolState {
-    insts: Vec<Instance>,
-    n: u64,
-    kv_blocks: u64,
-    order: std::collections::BTreeSet<PickKey>,
-    active: u64,
-    queued: u64,
-    rr: usize,
-    first_arrival_s: Option<f64>,
-    first_measured_s: Option<f64>,
-    last_done_s: f64,
-}
-
-impl PoolState {
-    fn key(pick: InstancePick, inst: &Instance, i: usize) -> PickKey {
-        match pick {
-            InstancePick::LeastLoaded => (inst.queue.len() + inst.active.len(), 0, i),
-            _ => (inst.queue.len(), inst.active.len(), i),
-        }
-    }
-
-    /// The instance to send the next request to.
-    fn pick(&mut self, pick: InstancePick) -> usize {
-        let untouched = (self.insts.len() as u64) < self.n;
-        match pick {
-            InstancePick::RoundRobin => {
-                self.rr = (self.rr + 1) % (self.n.max(1) as usize);
-                self.rr
-            }
-            _ => {
-                let fresh = (0, 0, self.insts.len());
-                match self.order.first() {
-                    Some(&k) if !untouched || k <= fresh => k.2,
-                    _ => self.insts.len(),
-                }
-            }
-        }
-    }
-
-    /// Makes instance `i` exist (and every one below it).
-    fn materialize(&mut self, pick: InstancePick, i: usize) {
-        while self.insts.len() <= i {
-            let inst = Instance {
-                queue: VecDeque::new(),
-                active: Vec::new(),
-                kv_free: self.kv_blocks,
-                busy_slot_s: 0.0,
-                last_change: 0.0,
-            };
-            self.order.insert(Self::key(pick, &inst, self.insts.len()));
-            self.insts.push(inst);
-        }
-    }
-
-    /// Takes instance `i` out of the pick order before it changes.
-    fn detach(&mut self, pick: InstancePick, i: usize) {
-        let inst = &self.insts[i];
-        self.order.remove(&Self::key(pick, inst, i));
-        self.active -= inst.active.len() as u64;
-        self.queued -= inst.queue.len() as u64;
-    }
-
-    /// Puts instance `i` back after it changed.
-    fn attach(&mut self, pick: InstancePick, i: usize) {
-        let inst = &self.insts[i];
-        self.order.insert(Self::key(pick, inst, i));
-        self.active += inst.active.len() as u64;
-        self.queued += inst.queue.len() as u64;
-    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -640,18 +548,7 @@ pub fn run_des_with(
     let pools = cfg
         .pools
         .iter()
-        .map(|p| PoolState {
-            insts: Vec::new(),
-            n: p.n_gpus,
-            kv_blocks: p.profile.total_kv_blks(),
-            order: Default::default(),
-            active: 0,
-            queued: 0,
-            rr: 0,
-            first_arrival_s: None,
-            first_measured_s: None,
-            last_done_s: 0.0,
-        })
+        .map(|p| PoolState::new(p.n_gpus, p.profile.total_kv_blks()))
         .collect();
     let warm = (cfg.warmup_frac * reqs.len() as f64).floor() as usize;
     let state = reqs
@@ -799,96 +696,4 @@ struct Span {
     first_arrival_s: f64,
     first_measured_s: f64,
     end_s: f64,
-}
-
-/// Mean and 95 % interval of a statistic over seeds.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct Interval {
-    /// Mean.
-    pub mean: f64,
-    /// Lower end.
-    pub lo: f64,
-    /// Upper end.
-    pub hi: f64,
-}
-
-impl Interval {
-    /// The interval cut to the statistic's range (a compliance is in [0, 1],
-    /// a latency is at least 0): a t-interval over few seeds can overshoot it.
-    pub fn within(self, lo: f64, hi: f64) -> Interval {
-        Interval {
-            mean: self.mean,
-            lo: self.lo.clamp(lo, hi),
-            hi: self.hi.clamp(lo, hi),
-        }
-    }
-}
-
-/// Student-t 97.5 % quantiles for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// Mean and 95 % t-interval of `xs` (a point when there is one value).
-pub fn interval(xs: &[f64]) -> Interval {
-    let n = xs.len();
-    let mean = xs.iter().sum::<f64>() / n.max(1) as f64;
-    if n < 2 {
-        return Interval {
-            mean,
-            lo: mean,
-            hi: mean,
-        };
-    }
-    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let t = T975.get(n - 2).copied().unwrap_or(1.96);
-    let h = t * sd / (n as f64).sqrt();
-    Interval {
-        mean,
-        lo: mean - h,
-        hi: mean + h,
-    }
-}
-
-/// Runs `seeds` independent seeds (seed, seed+1, ...) on a pool of at most
-/// `available_parallelism` threads; the results come back in seed order, so
-/// they do not depend on the scheduling.
-pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    run_seeds_on(workers, seeds, seed, f)
-}
-
-/// [`run_seeds`] on at most `workers` threads.
-pub fn run_seeds_on<T: Send>(
-    workers: usize,
-    seeds: u64,
-    seed: u64,
-    f: impl Fn(u64) -> T + Sync,
-) -> Vec<T> {
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let workers = (workers.max(1) as u64).min(seeds.max(1)) as usize;
-    let mut done: Vec<(u64, T)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if k >= seeds {
-                            return mine;
-                        }
-                        mine.push((k, f(seed.wrapping_add(k))));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    done.sort_by_key(|(k, _)| *k);
-    done.into_iter().map(|(_, t)| t).collect()
 }
