@@ -387,6 +387,17 @@ fn flags_that_would_have_no_effect_are_errors() {
 #[test]
 fn huge_rates_and_fleets_finish_with_bounded_work() {
     let v = json(&[
+        "optimize",
+        "--lam",
+        "1e9",
+        "--verify-top",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["recommended_by"], "analytic");
+    assert!(v["baseline"]["total_gpus"].as_u64().unwrap() > 100_000_000);
+    let v = json(&[
         "tok-per-watt",
         "--lam",
         "1e9",

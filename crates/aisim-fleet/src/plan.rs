@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
 use crate::cdf::Cdf;
 use crate::mgc::simulate_mgc;
-use crate::sizing::{min_gpus, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::sizing::{min_gpus_counted, pool_at, PoolSize, SizingTargets, MIN_RATE};
 use crate::validate;
 use crate::workload::{sample_total, split_lengths};
 use crate::FleetError;
@@ -51,6 +51,8 @@ pub struct PlannedPool {
     pub lo_clamp: u64,
     /// Its maximum context.
     pub pool_max: u32,
+    /// P99 evaluations the sizing search made (bounded whatever the rate).
+    pub evaluations: u32,
 }
 
 /// A candidate fleet, in the JSON shape scripts rely on.
@@ -136,8 +138,10 @@ impl Planner {
         profile: &dyn GpuProfile,
     ) -> PlannedPool {
         let cal = calibrate(&cdf, lo, pool_max, profile, self.method, self.seed);
+        let (size, evaluations) = min_gpus_counted(lam, &cal, &self.targets);
         PlannedPool {
-            size: min_gpus(lam, &cal, &self.targets),
+            size,
+            evaluations,
             cal,
             cdf,
             lo_clamp: lo,
@@ -306,5 +310,41 @@ impl Planner {
     /// A pool's size at a given GPU count (for what-if tables).
     pub fn pool_at(&self, pool: &PlannedPool, n: u64) -> PoolSize {
         pool_at(n, pool.size.lam, &pool.cal, self.targets.slo_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_billion_requests_per_second_sizes_every_gamma_in_few_evaluations() {
+        let a100 = aisim_core::profile::resolve_profile("a100").unwrap();
+        let planner = Planner {
+            cdf: Cdf::builtin("azure").unwrap(),
+            lam: 1e9,
+            targets: SizingTargets::default(),
+            long_max_ctx: 65536,
+            gpu_short: a100.clone(),
+            gpu_long: a100,
+            method: CalibrationMethod::Exact,
+            seed: 42,
+        };
+        planner.validate().unwrap();
+        let mut total = planner.one_pool().short.evaluations;
+        for step in 0..=10 {
+            let plan = planner.two_pool(4096, 1.0 + 0.1 * step as f64, 0.75);
+            for pool in std::iter::once(&plan.short).chain(plan.long.as_ref()) {
+                assert!(
+                    pool.evaluations <= 64,
+                    "γ step {step}: {}",
+                    pool.evaluations
+                );
+                assert!(pool.size.slo_met && pool.size.n_gpus > 0);
+                total += pool.evaluations;
+            }
+        }
+        // The whole default optimize sweep: a few hundred P99 evaluations.
+        assert!(total <= 23 * 64, "{total}");
     }
 }
