@@ -260,6 +260,15 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
         fails_with(&["optimize", "--p-compress", bad], "--p-compress");
         fails_with(&with(&SIM, &["--warmup", bad]), "--warmup");
     }
+    for bad in [
+        "gamma:nan",
+        "gamma:0",
+        "gamma:-1",
+        "gamma:1e-300",
+        "gamma:x",
+    ] {
+        fails_with(&with(&SIM, &["--arrivals", bad]), "--arrivals");
+    }
     for bad in ["nan", "0.5", "1e9"] {
         fails_with(&["optimize", "--gamma-max", bad], "--gamma-max");
     }

@@ -258,14 +258,11 @@ pub fn parse_arrivals(s: &str) -> Result<Arrivals, crate::FleetError> {
         return Ok(Arrivals::Poisson);
     }
     if let Some(b) = s.strip_prefix("gamma:") {
-        return match b.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(Arrivals::Gamma(v)),
-            _ => Err(crate::FleetError::invalid(
-                "--arrivals",
-                s,
-                "gamma:B needs a burstiness B > 0",
-            )),
-        };
+        let shape = b
+            .parse::<f64>()
+            .map_err(|_| crate::FleetError::invalid("--arrivals", s, "gamma:B needs a number B"))?;
+        validate::gamma_shape(shape)?;
+        return Ok(Arrivals::Gamma(shape));
     }
     if let Some(path) = s.strip_prefix("trace:") {
         let t = aisim_replay::trace::read_trace(std::path::Path::new(path), None, None)?;

@@ -45,6 +45,12 @@ pub fn stream(lam: f64, n: u64) -> Result<(), FleetError> {
     count("--n-req", n, MAX_REQUESTS)
 }
 
+/// Shape of gamma arrival gaps in [0.01, 100]: beyond, the gaps are all
+/// but 0 or all alike (cv² = 1/B), and tiny shapes underflow.
+pub fn gamma_shape(b: f64) -> Result<(), FleetError> {
+    within("--arrivals gamma:B", b, 0.01, 100.0)
+}
+
 /// `v` is finite and at least 0.
 pub fn non_negative(field: &'static str, v: f64) -> Result<(), FleetError> {
     if v.is_finite() && v >= 0.0 {

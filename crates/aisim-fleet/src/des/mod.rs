@@ -68,7 +68,7 @@ pub fn generate(
 ) -> Result<Vec<FleetRequest>, FleetError> {
     validate::stream(lam, n)?;
     if let Arrivals::Gamma(b) = arrivals {
-        validate::positive("--arrivals gamma:B", *b)?;
+        validate::gamma_shape(*b)?;
     }
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut t = 0.0;
