@@ -95,7 +95,7 @@ impl DisaggParams {
         prefill: &dyn GpuProfile,
         decode: &dyn GpuProfile,
     ) -> Result<(), FleetError> {
-        validate::positive("--lam", self.lam)?;
+        validate::rate("--lam", self.lam)?;
         validate::context("--max-ctx", self.max_ctx, prefill)?;
         validate::context("--max-ctx", self.max_ctx, decode)?;
         validate::tokens("--mean-isl", self.mean_isl)?;

@@ -108,7 +108,7 @@ impl Planner {
     /// Checks the rate, the targets, the long pool's context and the
     /// calibration (the entry points call it, so no bad value gets through).
     pub fn validate(&self) -> Result<(), FleetError> {
-        validate::positive("--lam", self.lam)?;
+        validate::rate("--lam", self.lam)?;
         self.validate_sizing()
     }
 

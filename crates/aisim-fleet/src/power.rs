@@ -86,7 +86,7 @@ pub fn tok_per_watt(
     targets: &SizingTargets,
     rho_sweep: Option<&[f64]>,
 ) -> Result<TokPerWattReport, FleetError> {
-    validate::positive("--lam", lam)?;
+    validate::rate("--lam", lam)?;
     targets.validate()?;
     validate::count("--gpus", profiles.len() as u64, validate::MAX_POINTS)?;
     for p in profiles {
@@ -190,7 +190,7 @@ pub fn grid_flex(
     verify_requests: u64,
     seed: u64,
 ) -> Result<GridFlexReport, FleetError> {
-    validate::positive("--lam", lam)?;
+    validate::rate("--lam", lam)?;
     validate::positive("--slo", slo_ms)?;
     validate::count("--n-gpus", n_gpus, validate::MAX_GPUS)?;
     validate::context("--max-ctx", max_ctx, profile.as_ref())?;

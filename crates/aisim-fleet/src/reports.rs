@@ -180,7 +180,7 @@ pub fn whatif(
         ));
     }
     for &lam in lams {
-        validate::positive("--lam-range", lam)?;
+        validate::rate("--lam-range", lam)?;
     }
     for g in compare {
         validate::context("--long-max-ctx", base.long_max_ctx, g.as_ref())?;

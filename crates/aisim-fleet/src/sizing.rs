@@ -49,7 +49,7 @@ pub const MIN_RATE: f64 = 0.01;
 /// P99 TTFT (ms) of `n` GPUs at rate `lam`.
 pub fn p99_ttft_ms(n: u64, lam: f64, cal: &Calibration) -> f64 {
     let wait = p99_wait(
-        n * cal.n_slots,
+        n.saturating_mul(cal.n_slots),
         lam,
         cal.mu_gpu / cal.n_slots as f64,
         cal.cv2,
@@ -143,7 +143,9 @@ pub fn min_gpus_counted(lam: f64, cal: &Calibration, t: &SizingTargets) -> (Pool
     } else {
         // The P99 falls as GPUs are added; a count whose slots overflow is never needed.
         let max = u64::MAX / cal.n_slots.max(1);
-        let (n, evals) = first_ok(start, max, |n| p99_ttft_ms(n, lam, cal) <= t.slo_ms);
+        let (n, evals) = first_ok(start.min(max), max, |n| {
+            p99_ttft_ms(n, lam, cal) <= t.slo_ms
+        });
         (n.unwrap_or(max), evals)
     };
     if let Some(cap) = t.util_cap {

@@ -39,9 +39,26 @@ pub fn positive(field: &'static str, v: f64) -> Result<(), FleetError> {
     }
 }
 
+/// Highest arrival rate, req/s: sizing costs `O(√λ)` per evaluation, so ten
+/// billion req/s (beyond every service there is) still sizes in a second.
+pub const MAX_RATE: f64 = 1e10;
+
+/// An arrival rate above 0 and at most [`MAX_RATE`].
+pub fn rate(field: &'static str, v: f64) -> Result<(), FleetError> {
+    if v > 0.0 && v <= MAX_RATE {
+        Ok(())
+    } else {
+        Err(FleetError::invalid(
+            field,
+            v,
+            format!("must be above 0 and at most {MAX_RATE:e} req/s"),
+        ))
+    }
+}
+
 /// A request stream: a rate `--lam` above 0 and 1 to [`MAX_REQUESTS`] requests `--n-req`.
 pub fn stream(lam: f64, n: u64) -> Result<(), FleetError> {
-    positive("--lam", lam)?;
+    rate("--lam", lam)?;
     count("--n-req", n, MAX_REQUESTS)
 }
 
