@@ -43,6 +43,9 @@ pub struct OptimizeReport {
     pub slo_ms: f64,
     /// Parameters.
     pub params: OptimizeParams,
+    /// First seed of the simulations (seeds run `seed`, `seed + 1`, ...; the
+    /// engine replay runs this one).
+    pub seed: u64,
     /// Every γ, analytic, in sweep order.
     pub candidates: Vec<Candidate>,
     /// The verified ones.
@@ -143,6 +146,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
         lam: planner.lam,
         slo_ms: planner.targets.slo_ms,
         params: *p,
+        seed: planner.seed,
         candidates,
         simulated,
         engine,

@@ -74,8 +74,13 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
     }
     out += &candidates_headed(
         &format!(
-            "Verified by slot-level M/G/c simulation ({} requests per pool)",
-            r.params.n_sim_req
+            "Verified by slot-level M/G/c simulation ({} requests per pool, {})",
+            r.params.n_sim_req,
+            if r.params.seeds > 1 {
+                format!("seeds {} to {}", r.seed, r.seed + r.params.seeds - 1)
+            } else {
+                format!("seed {}", r.seed)
+            }
         ),
         &r.simulated.iter().collect::<Vec<_>>(),
         header,
@@ -84,8 +89,8 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
     if !r.engine.is_empty() {
         out += &candidates(
             &format!(
-                "Replayed through the engines ({} requests per pool)",
-                r.params.n_sim_req
+                "Replayed through the engines ({} requests per pool, seed {})",
+                r.params.n_sim_req, r.seed
             ),
             &r.engine.iter().collect::<Vec<_>>(),
         );
