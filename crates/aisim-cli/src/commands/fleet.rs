@@ -420,11 +420,8 @@ fn router_spec(r: RouterArg, b_short: u64, gamma: f64) -> Result<RouterSpec, Cli
             threshold: Some(b_short),
         },
         RouterArg::CompressRoute => {
-            if !(gamma >= 1.0 && gamma.is_finite()) {
-                return Err(input(anyhow::anyhow!(
-                    "--gamma {gamma}: must be a finite number of at least 1"
-                )));
-            }
+            // The library checks it as `router.gamma`; here it is the flag.
+            aisim_fleet::validate::within("--gamma", gamma, 1.0, f64::MAX).map_err(input)?;
             RouterSpec::CompressRoute {
                 b_short,
                 gamma,
