@@ -170,7 +170,10 @@ fn bad_input_is_a_clear_error() {
             "router": {"kind": "model", "map": {"x": "b"}, "fallback": "a"},
             "workloads": {"x": {"cdf": "azure", "lam_frac": 1.0}}}"#,
     );
-    fails_with(&["simulate-fleet", no_pool.to_str().unwrap()], "pool `b`");
+    fails_with(
+        &["simulate-fleet", no_pool.to_str().unwrap()],
+        "`router.map` = b: names no pool",
+    );
     let no_pools = temp(
         "empty.json",
         r#"{"pools": [], "workloads": {"x": {"cdf": "azure", "lam_frac": 1.0}}}"#,
@@ -189,4 +192,339 @@ fn bad_input_is_a_clear_error() {
         ],
         "--arrivals",
     );
+}
+
+const SIM: [&str; 5] = ["simulate", "--n-s", "1", "--n-l", "1"];
+
+fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
+    let disagg_floats = [
+        "--lam",
+        "--mean-isl",
+        "--mean-osl",
+        "--slo-ttft",
+        "--slo-tpot",
+        "--prefill-efficiency",
+        "--decode-efficiency",
+        "--ttft-multiplier",
+    ];
+    for bad in ["nan", "inf", "-1", "0"] {
+        for flag in disagg_floats {
+            fails_with(&["disagg", flag, bad], flag);
+        }
+        for cmd in ["optimize", "pareto", "whatif"] {
+            fails_with(&[cmd, "--slo", bad], "--slo");
+            fails_with(&[cmd, "--availability", bad], "--availability");
+        }
+        fails_with(&["tok-per-watt", "--slo", bad], "--slo");
+        fails_with(&["tok-per-watt", "--lam", bad], "--lam");
+        fails_with(&["grid-flex", "--slo", bad], "--slo");
+        fails_with(&["grid-flex", "--lam", bad], "--lam");
+        fails_with(
+            &["whatif", "--lam-range", &format!("100,{bad}")],
+            "--lam-range",
+        );
+        fails_with(&with(&SIM, &["--slo", bad]), "--slo");
+        fails_with(&with(&SIM, &["--lam", bad]), "--lam");
+        fails_with(
+            &with(&SIM, &["--router", "compress_route", "--gamma", bad]),
+            "--gamma",
+        );
+        fails_with(
+            &[
+                "compare-routers",
+                "--n-s",
+                "1",
+                "--n-l",
+                "1",
+                "--gamma",
+                bad,
+            ],
+            "--gamma",
+        );
+        let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/fleet.json");
+        fails_with(
+            &["simulate-fleet", fleet.to_str().unwrap(), "--slo", bad],
+            "--slo",
+        );
+        fails_with(
+            &["simulate-fleet", fleet.to_str().unwrap(), "--lam", bad],
+            "--lam",
+        );
+    }
+    for bad in ["nan", "-0.5", "1.5"] {
+        fails_with(&["optimize", "--p-compress", bad], "--p-compress");
+        fails_with(&with(&SIM, &["--warmup", bad]), "--warmup");
+    }
+    for bad in [
+        "gamma:nan",
+        "gamma:0",
+        "gamma:-1",
+        "gamma:1e-300",
+        "gamma:x",
+    ] {
+        fails_with(&with(&SIM, &["--arrivals", bad]), "--arrivals");
+    }
+    for bad in ["nan", "0.5", "1e9"] {
+        fails_with(&["optimize", "--gamma-max", bad], "--gamma-max");
+    }
+}
+
+#[test]
+fn zero_counts_and_contexts_are_refused_by_name() {
+    fails_with(
+        &["optimize", "--calibration", "sampled", "--samples", "0"],
+        "--samples",
+    );
+    fails_with(&["optimize", "--n-sim-req", "0"], "--n-sim-req");
+    fails_with(&["optimize", "--seeds", "0"], "--seeds");
+    fails_with(&["optimize", "--b-short", "0"], "--b-short");
+    fails_with(&["optimize", "--b-short", "100000"], "--b-short");
+    fails_with(&["optimize", "--long-max-ctx", "0"], "--long-max-ctx");
+    fails_with(&with(&SIM, &["--n-req", "0"]), "--n-req");
+    fails_with(&with(&SIM, &["--seeds", "0"]), "--seeds");
+    fails_with(&["simulate", "--n-s", "0", "--n-l", "0"], "--n-s 0 --n-l 0");
+    fails_with(&["tok-per-watt", "--max-ctx", "0"], "--max-ctx");
+    fails_with(&["grid-flex", "--max-ctx", "0"], "--max-ctx");
+    fails_with(&["grid-flex", "--n-gpus", "0"], "--n-gpus");
+    fails_with(&["disagg", "--max-ctx", "0"], "--max-ctx");
+    fails_with(&["disagg", "--max-prefill", "0"], "--max-prefill");
+    fails_with(
+        &[
+            "disagg",
+            "--max-prefill",
+            "100000",
+            "--max-decode",
+            "100000",
+        ],
+        "--max-decode",
+    );
+    fails_with(&["optimize", "--seeds", "-1"], "--seeds");
+    let many: Vec<String> = (1..=1001).map(|k| k.to_string()).collect();
+    fails_with(&["whatif", "--lam-range", &many.join(",")], "--lam-range");
+    let cuts: Vec<String> = (0..1001).map(|k| format!("{}", k as f64 / 20.0)).collect();
+    fails_with(
+        &["grid-flex", "--flex-pcts", &cuts.join(",")],
+        "--flex-pcts",
+    );
+}
+
+#[test]
+fn fleet_file_fields_are_refused_with_file_line_and_field() {
+    let cases = [
+        (
+            "zero_ctx.json",
+            r#"{"pools": [{"id": "a", "gpu": "a100", "n_gpus": 2, "max_ctx": 0}],
+                "workloads": {"x": {"cdf": "azure", "lam_frac": 1.0}}}"#,
+            "`max_ctx` = 0",
+        ),
+        (
+            "dup.json",
+            r#"{"pools": [{"id": "a", "gpu": "a100", "n_gpus": 2, "max_ctx": 8192},
+                          {"id": "a", "gpu": "h100", "n_gpus": 2, "max_ctx": 8192}],
+                "workloads": {"x": {"cdf": "azure", "lam_frac": 1.0}}}"#,
+            "id `a` is used by pools 0 and 1",
+        ),
+        (
+            "no_traffic.json",
+            r#"{"pools": [{"id": "a", "gpu": "a100", "n_gpus": 2, "max_ctx": 8192}],
+                "workloads": {"x": {"cdf": "azure", "lam_frac": 0}}}"#,
+            "every `lam_frac` is 0",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let f = temp(name, text);
+        let o = aisim(&["simulate-fleet", f.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(needle) && err.contains(name) && err.contains(" line "),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn flags_that_would_have_no_effect_are_errors() {
+    for extra in [
+        &["--availability", "0.9"][..],
+        &["--no-util-cap"],
+        &["--calibration", "sampled"],
+        &["--samples", "10"],
+    ] {
+        let o = aisim(&with(&SIM, extra));
+        assert_eq!(o.status.code(), Some(2), "simulate {extra:?}");
+        let o = aisim(&with(
+            &["compare-routers", "--n-s", "1", "--n-l", "1"],
+            extra,
+        ));
+        assert_eq!(o.status.code(), Some(2), "compare-routers {extra:?}");
+    }
+    fails_with(&with(&SIM, &["--gamma", "2"]), "--gamma has no effect");
+    fails_with(&["whatif", "--lam", "100", "--lam-range", "50,60"], "--lam");
+    fails_with(&["pareto", "--b-short", "2048"], "--b-short has no effect");
+    fails_with(&["pareto", "--seed", "7"], "--seed has no effect");
+    fails_with(&["optimize", "--samples", "10"], "--samples has no effect");
+    fails_with(
+        &["optimize", "--verify-top", "0", "--seeds", "2"],
+        "--seeds has no effect",
+    );
+    fails_with(
+        &["optimize", "--verify-top", "0", "--n-sim-req", "10"],
+        "--n-sim-req has no effect",
+    );
+    fails_with(
+        &["optimize", "--verify-top", "0", "--verify", "engine"],
+        "--verify has no effect",
+    );
+    fails_with(
+        &["tok-per-watt", "--rho-sweep", "--slo", "100"],
+        "--slo has no effect",
+    );
+    fails_with(&["grid-flex", "--seed", "3"], "--seed has no effect");
+    // whatif's --lam is a range of one rate.
+    let v = json(&["whatif", "--lam", "150", "--format", "json"]);
+    let rows = v["candidates"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["lam"], 150.0);
+}
+
+#[test]
+fn huge_rates_and_fleets_finish_with_bounded_work() {
+    let v = json(&[
+        "optimize",
+        "--lam",
+        "1e9",
+        "--verify-top",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["recommended_by"], "analytic");
+    assert!(v["baseline"]["total_gpus"].as_u64().unwrap() > 100_000_000);
+    let v = json(&[
+        "tok-per-watt",
+        "--lam",
+        "1e9",
+        "--gpus",
+        "a100",
+        "--format",
+        "json",
+    ]);
+    assert!(v["rows"][0]["n_gpus"].as_u64().unwrap() > 100_000_000);
+    let v = json(&with(
+        &["simulate", "--n-s", "1000000", "--n-l", "1"],
+        &["--n-req", "5000", "--format", "json"],
+    ));
+    let short = &v["result"]["pools"][0];
+    assert!(short["instances_used"].as_u64().unwrap() <= 5000);
+    assert_eq!(v["result"]["total_offered"], 5000);
+    let fleet = temp(
+        "ten_million.json",
+        r#"{"pools": [{"id": "a", "gpu": "a100", "n_gpus": 10000000, "max_ctx": 65536}],
+            "workloads": {"a": {"cdf": "azure", "lam_frac": 1.0}}}"#,
+    );
+    let v = json(&[
+        "simulate-fleet",
+        fleet.to_str().unwrap(),
+        "--n-req",
+        "5000",
+        "--format",
+        "json",
+    ]);
+    assert!(v["result"]["pools"][0]["instances_used"].as_u64().unwrap() <= 5000);
+}
+
+#[test]
+fn seeds_are_labelled_and_many_seeds_run_on_a_bounded_pool() {
+    let v = json(&with(
+        &SIM,
+        &[
+            "--lam", "5", "--n-req", "200", "--seeds", "300", "--format", "json",
+        ],
+    ));
+    assert_eq!(
+        (v["seeds"].as_u64(), v["first_seed"].as_u64()),
+        (Some(300), Some(42))
+    );
+    let o = aisim(&with(
+        &SIM,
+        &["--lam", "5", "--n-req", "200", "--seeds", "3"],
+    ));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("seed 42 of 3") && table.contains("mean over 3 seed(s)"),
+        "{table}"
+    );
+    let o = aisim(&[
+        "compare-routers",
+        "--n-s",
+        "1",
+        "--n-l",
+        "1",
+        "--lam",
+        "5",
+        "--n-req",
+        "200",
+        "--seeds",
+        "2",
+    ]);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("(mean of 2 seed(s) [95 %])") && table.contains("(seed 42)"),
+        "{table}"
+    );
+}
+
+#[test]
+fn pareto_stars_exactly_the_non_dominated_rows_and_never_recommends_worse_than_the_baseline() {
+    for (cdf, lam) in [("lmsys", "100"), ("azure", "200"), ("agent_heavy", "30")] {
+        let v = json(&["pareto", "--cdf", cdf, "--lam", lam, "--format", "json"]);
+        let rows: Vec<(f64, f64, bool)> = v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["cost_per_hr"].as_f64().unwrap(),
+                    r["worst_p99_ms"].as_f64().unwrap(),
+                    r["pareto"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        for &(c, w, starred) in &rows {
+            let dominated = rows
+                .iter()
+                .any(|&(oc, ow, _)| oc <= c && ow <= w && (oc < c || ow < w));
+            assert_eq!(starred, !dominated, "{cdf}: ({c}, {w})");
+        }
+        let base = v["baseline"]["cost_per_hr"].as_f64().unwrap();
+        if v["baseline"]["slo_met"].as_bool().unwrap() {
+            let rec = v["recommended"]["cost_per_hr"].as_f64().unwrap();
+            assert!(
+                rec <= base,
+                "{cdf}: recommended {rec} dearer than the baseline {base}"
+            );
+        }
+        let kind = v["recommendation"].as_str().unwrap();
+        assert!(["threshold", "baseline", "none"].contains(&kind), "{kind}");
+    }
+    let v = json(&[
+        "optimize",
+        "--lam",
+        "50",
+        "--n-sim-req",
+        "3000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["recommended_by"], "simulated");
+    if let Some(rec) = v["recommended"].as_object() {
+        assert_eq!(rec["source"], "simulated");
+        assert_eq!(rec["slo_met"], true);
+    }
 }

@@ -55,7 +55,7 @@ fn main() {
     let lm = planner("lmsys", 100.0);
     println!(
         "pareto (lmsys, 100 req/s): {:.1} ms",
-        best_of(5, || pareto(&lm)) * 1e3
+        best_of(5, || pareto(&lm).unwrap()) * 1e3
     );
     let cfg = DesConfig {
         pools: vec![
@@ -86,7 +86,9 @@ fn main() {
         "simulate (DES, 50,000 requests, 12 + 14 GPUs, generation included): {:.1} ms",
         best_of(5, || run_des(
             &cfg,
-            &generate(&cdf, 200.0, 50_000, &Arrivals::Poisson, 42)
-        )) * 1e3
+            &generate(&cdf, 200.0, 50_000, &Arrivals::Poisson, 42).unwrap()
+        )
+        .unwrap())
+            * 1e3
     );
 }

@@ -3,6 +3,9 @@
 use aisim_core::profile::GpuProfile;
 use serde::Serialize;
 
+use crate::validate;
+use crate::FleetError;
+
 /// Disagg parameters.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct DisaggParams {
@@ -85,8 +88,39 @@ pub struct AggregatedBaseline {
     pub per_gpu_rps: f64,
 }
 
+impl DisaggParams {
+    /// Checks every parameter; the grid of splits is bounded by [`validate::MAX_SWEEP`].
+    pub fn validate(
+        &self,
+        prefill: &dyn GpuProfile,
+        decode: &dyn GpuProfile,
+    ) -> Result<(), FleetError> {
+        validate::rate("--lam", self.lam)?;
+        validate::context("--max-ctx", self.max_ctx, prefill)?;
+        validate::context("--max-ctx", self.max_ctx, decode)?;
+        validate::tokens("--mean-isl", self.mean_isl)?;
+        validate::tokens("--mean-osl", self.mean_osl)?;
+        validate::positive("--slo-ttft", self.slo_ttft_ms)?;
+        validate::positive("--slo-tpot", self.slo_tpot_ms)?;
+        validate::count("--max-prefill", self.max_prefill, validate::MAX_SWEEP)?;
+        validate::count(
+            "--max-decode",
+            self.max_decode,
+            validate::MAX_SWEEP / self.max_prefill,
+        )?;
+        validate::share("--prefill-efficiency", self.prefill_efficiency)?;
+        validate::share("--decode-efficiency", self.decode_efficiency)?;
+        validate::positive("--ttft-multiplier", self.ttft_multiplier)
+    }
+}
+
 /// Sweeps every split up to the limits.
-pub fn disagg(prefill: &dyn GpuProfile, decode: &dyn GpuProfile, p: &DisaggParams) -> DisaggReport {
+pub fn disagg(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+) -> Result<DisaggReport, FleetError> {
+    p.validate(prefill, decode)?;
     let isl = p.mean_isl.round().max(1.0) as u32;
     let osl = p.mean_osl.round().max(1.0) as u32;
     let slots_p = prefill.n_slots(p.max_ctx);
@@ -149,7 +183,7 @@ pub fn disagg(prefill: &dyn GpuProfile, decode: &dyn GpuProfile, p: &DisaggParam
             }
         })
         .collect();
-    DisaggReport {
+    Ok(DisaggReport {
         schema_version: crate::SCHEMA_VERSION,
         params: *p,
         gpu_prefill: prefill.key().to_string(),
@@ -157,5 +191,5 @@ pub fn disagg(prefill: &dyn GpuProfile, decode: &dyn GpuProfile, p: &DisaggParam
         best,
         points,
         aggregated,
-    }
+    })
 }

@@ -25,6 +25,20 @@ pub enum FleetError {
         /// What is accepted.
         reason: String,
     },
+    /// A pool's field out of range.
+    #[error("pool {index} (`{id}`): `{field}` = {value}: {reason}")]
+    Pool {
+        /// 0-based position among the pools.
+        index: usize,
+        /// Its id.
+        id: String,
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        reason: String,
+    },
     /// A file that does not parse or lacks a field.
     #[error("{}: {reason}", path.display())]
     File {

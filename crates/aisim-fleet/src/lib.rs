@@ -28,6 +28,7 @@ pub mod plan;
 pub mod power;
 pub mod reports;
 pub mod sizing;
+pub mod validate;
 pub mod workload;
 
 pub use error::FleetError;

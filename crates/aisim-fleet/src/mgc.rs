@@ -50,8 +50,10 @@ pub fn simulate_mgc(
     mut draw: impl FnMut(&mut Pcg64) -> (f64, f64),
 ) -> MgcResult {
     let mut rng = Pcg64::seed_from_u64(seed);
-    let mut free: BinaryHeap<Reverse<Time>> =
-        (0..servers.max(1)).map(|_| Reverse(Time(0.0))).collect();
+    // n requests never use more than n servers: the rest would stay free at 0.
+    let mut free: BinaryHeap<Reverse<Time>> = (0..servers.min(n).max(1))
+        .map(|_| Reverse(Time(0.0)))
+        .collect();
     let mut t = 0.0;
     let mut waits = Vec::with_capacity(n.saturating_sub(warmup) as usize);
     let mut ttfts = Vec::with_capacity(waits.capacity());

@@ -9,8 +9,10 @@ use serde::Serialize;
 use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
 use crate::cdf::Cdf;
 use crate::mgc::simulate_mgc;
-use crate::sizing::{min_gpus, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::sizing::{min_gpus_counted, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::validate;
 use crate::workload::{sample_total, split_lengths};
+use crate::FleetError;
 
 /// Below this share of traffic a long pool gets no GPUs.
 const MIN_LONG_SHARE: f64 = 1e-6;
@@ -49,6 +51,8 @@ pub struct PlannedPool {
     pub lo_clamp: u64,
     /// Its maximum context.
     pub pool_max: u32,
+    /// P99 evaluations the sizing search made (bounded whatever the rate).
+    pub evaluations: u32,
 }
 
 /// A candidate fleet, in the JSON shape scripts rely on.
@@ -101,6 +105,30 @@ pub struct Plan {
 }
 
 impl Planner {
+    /// Checks the rate, the targets, the long pool's context and the
+    /// calibration (the entry points call it, so no bad value gets through).
+    pub fn validate(&self) -> Result<(), FleetError> {
+        validate::rate("--lam", self.lam)?;
+        self.validate_sizing()
+    }
+
+    /// [`Planner::validate`] without the rate (for sweeps over rates).
+    pub fn validate_sizing(&self) -> Result<(), FleetError> {
+        self.targets.validate()?;
+        validate::context("--long-max-ctx", self.long_max_ctx, self.gpu_long.as_ref())?;
+        if let CalibrationMethod::Sampled(n) = self.method {
+            validate::count("--samples", n, validate::MAX_REQUESTS)?;
+        }
+        Ok(())
+    }
+
+    /// Checks a short-pool threshold: 1 to `long_max_ctx` tokens, leaving a
+    /// KV slot on the short pool's profile.
+    pub fn validate_threshold(&self, b_short: u64) -> Result<(), FleetError> {
+        validate::count("--b-short", b_short, self.long_max_ctx as u64)?;
+        validate::context("--b-short", b_short as u32, self.gpu_short.as_ref())
+    }
+
     fn size(
         &self,
         cdf: Cdf,
@@ -110,8 +138,10 @@ impl Planner {
         profile: &dyn GpuProfile,
     ) -> PlannedPool {
         let cal = calibrate(&cdf, lo, pool_max, profile, self.method, self.seed);
+        let (size, evaluations) = min_gpus_counted(lam, &cal, &self.targets);
         PlannedPool {
-            size: min_gpus(lam, &cal, &self.targets),
+            size,
+            evaluations,
             cal,
             cdf,
             lo_clamp: lo,
@@ -120,8 +150,9 @@ impl Planner {
     }
 
     /// Short pool up to `b_short`; requests in `(b_short, γ·b_short]` go short
-    /// with probability `p_compress` (compressed), the rest long.
-    pub fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
+    /// with probability `p_compress` (compressed), the rest long. Crate-only:
+    /// the entry points (optimize, pareto, whatif) validate its inputs first.
+    pub(crate) fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
         let alpha = self.cdf.eval(b_short as f64);
         let cut = (gamma * b_short as f64).floor();
         let borderline = (self.cdf.eval(gamma * b_short as f64) - alpha).max(0.0);
@@ -174,7 +205,7 @@ impl Planner {
     }
 
     /// One pool for everything (`b_short = long_max_ctx`), on the long pool's profile.
-    pub fn one_pool(&self) -> Plan {
+    pub(crate) fn one_pool(&self) -> Plan {
         let pool = self.size(
             self.cdf.clone(),
             1,
@@ -209,11 +240,19 @@ impl Planner {
 
     /// The plan's P99s by slot-level M/G/c simulation over `seeds` seeds (in
     /// parallel; the mean, with a 95 % interval when there are several).
-    pub fn verify_seeds(&self, plan: &Plan, n_req: u64, seeds: u64) -> Candidate {
-        let runs = crate::des::run_seeds(seeds.max(1), self.seed, |s| self.verify(plan, n_req, s));
+    pub fn verify_seeds(
+        &self,
+        plan: &Plan,
+        n_req: u64,
+        seeds: u64,
+    ) -> Result<Candidate, FleetError> {
+        validate::count("--n-sim-req", n_req, validate::MAX_REQUESTS)?;
+        validate::count("--seeds", seeds, validate::MAX_SEEDS)?;
+        let runs = crate::des::run_seeds(seeds, self.seed, |s| self.verify(plan, n_req, s));
         let shorts: Vec<f64> = runs.iter().map(|c| c.p99_ttft_short_ms).collect();
         let longs: Vec<f64> = runs.iter().map(|c| c.p99_ttft_long_ms).collect();
-        let (is, il) = (crate::des::interval(&shorts), crate::des::interval(&longs));
+        let latency = |xs: &[f64]| crate::des::interval(xs).within(0.0, f64::INFINITY);
+        let (is, il) = (latency(&shorts), latency(&longs));
         let mut c = runs.into_iter().next().expect("at least one seed");
         c.p99_ttft_short_ms = is.mean;
         c.p99_ttft_long_ms = il.mean;
@@ -221,12 +260,12 @@ impl Planner {
         if seeds > 1 {
             c.p99_interval_ms = Some((is, il));
         }
-        c
+        Ok(c)
     }
 
     /// The plan's P99s by slot-level M/G/c simulation of `n_req` requests per
     /// pool (the first fifth dropped as warm-up).
-    pub fn verify(&self, plan: &Plan, n_req: u64, seed: u64) -> Candidate {
+    pub(crate) fn verify(&self, plan: &Plan, n_req: u64, seed: u64) -> Candidate {
         let sim = |pool: &PlannedPool, profile: &dyn GpuProfile, seed: u64| -> f64 {
             if pool.size.n_gpus == 0 {
                 return 0.0;
@@ -271,5 +310,41 @@ impl Planner {
     /// A pool's size at a given GPU count (for what-if tables).
     pub fn pool_at(&self, pool: &PlannedPool, n: u64) -> PoolSize {
         pool_at(n, pool.size.lam, &pool.cal, self.targets.slo_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_billion_requests_per_second_sizes_every_gamma_in_few_evaluations() {
+        let a100 = aisim_core::profile::resolve_profile("a100").unwrap();
+        let planner = Planner {
+            cdf: Cdf::builtin("azure").unwrap(),
+            lam: 1e9,
+            targets: SizingTargets::default(),
+            long_max_ctx: 65536,
+            gpu_short: a100.clone(),
+            gpu_long: a100,
+            method: CalibrationMethod::Exact,
+            seed: 42,
+        };
+        planner.validate().unwrap();
+        let mut total = planner.one_pool().short.evaluations;
+        for step in 0..=10 {
+            let plan = planner.two_pool(4096, 1.0 + 0.1 * step as f64, 0.75);
+            for pool in std::iter::once(&plan.short).chain(plan.long.as_ref()) {
+                assert!(
+                    pool.evaluations <= 64,
+                    "γ step {step}: {}",
+                    pool.evaluations
+                );
+                assert!(pool.size.slo_met && pool.size.n_gpus > 0);
+                total += pool.evaluations;
+            }
+        }
+        // The whole default optimize sweep: a few hundred P99 evaluations.
+        assert!(total <= 23 * 64, "{total}");
     }
 }

@@ -10,7 +10,9 @@ use crate::cdf::Cdf;
 use crate::erlang::p99_wait;
 use crate::mgc::simulate_mgc;
 use crate::sizing::{min_gpus, p99_ttft_ms, SizingTargets};
+use crate::validate;
 use crate::workload::{sample_total, split_lengths};
+use crate::FleetError;
 
 /// The largest batch in `1..=max_batch` whose power stays within `target_w`
 /// (bisection; power rises with the batch). 1 when even one sequence exceeds it.
@@ -83,7 +85,16 @@ pub fn tok_per_watt(
     profiles: &[&dyn GpuProfile],
     targets: &SizingTargets,
     rho_sweep: Option<&[f64]>,
-) -> TokPerWattReport {
+) -> Result<TokPerWattReport, FleetError> {
+    validate::rate("--lam", lam)?;
+    targets.validate()?;
+    validate::count("--gpus", profiles.len() as u64, validate::MAX_POINTS)?;
+    for p in profiles {
+        validate::context("--max-ctx", max_ctx, *p)?;
+    }
+    for &r in rho_sweep.unwrap_or_default() {
+        validate::share("rho", r)?;
+    }
     // Whole tokens (azure: 325), as the reference computes it.
     let mean_out = (0.2 * cdf.mean_mid()).floor();
     let mut rows = Vec::new();
@@ -115,13 +126,13 @@ pub fn tok_per_watt(
             });
         }
     }
-    TokPerWattReport {
+    Ok(TokPerWattReport {
         schema_version: crate::SCHEMA_VERSION,
         cdf: cdf.name.clone(),
         lam,
         mean_output_tokens: mean_out,
         rows,
-    }
+    })
 }
 
 /// One demand-response level.
@@ -178,7 +189,24 @@ pub fn grid_flex(
     flex_pcts: &[f64],
     verify_requests: u64,
     seed: u64,
-) -> GridFlexReport {
+) -> Result<GridFlexReport, FleetError> {
+    validate::rate("--lam", lam)?;
+    validate::positive("--slo", slo_ms)?;
+    validate::count("--n-gpus", n_gpus, validate::MAX_GPUS)?;
+    validate::context("--max-ctx", max_ctx, profile.as_ref())?;
+    validate::count("--flex-pcts", flex_pcts.len() as u64, validate::MAX_POINTS)?;
+    for &p in flex_pcts {
+        if !(0.0..100.0).contains(&p) {
+            return Err(FleetError::invalid(
+                "--flex-pcts",
+                p,
+                "a cut is a percentage in [0, 100)",
+            ));
+        }
+    }
+    if verify_requests > 0 {
+        validate::count("--verify-des", verify_requests, validate::MAX_REQUESTS)?;
+    }
     let (idle, nominal) = (profile.power().idle_w(), profile.power().nominal_w());
     let full = full_batch(profile.as_ref());
     let slots_full = profile.n_slots(max_ctx);
@@ -227,7 +255,7 @@ pub fn grid_flex(
         .filter(|p| p.slo_met)
         .map(|p| p.flex_pct)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-    GridFlexReport {
+    Ok(GridFlexReport {
         schema_version: crate::SCHEMA_VERSION,
         gpu: profile.key().to_string(),
         n_gpus,
@@ -236,5 +264,5 @@ pub fn grid_flex(
         baseline_kw,
         points,
         deepest_safe_pct,
-    }
+    })
 }

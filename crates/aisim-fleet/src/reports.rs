@@ -12,6 +12,8 @@ use crate::des::{
 };
 use crate::plan::{Candidate, Planner};
 use crate::sizing::min_gpus;
+use crate::validate;
+use crate::FleetError;
 
 /// A DES run over one or more seeds.
 #[derive(Debug, Clone, Serialize)]
@@ -22,11 +24,13 @@ pub struct SimulateReport {
     pub label: String,
     /// Seeds run.
     pub seeds: u64,
-    /// The first seed's full result.
+    /// The seed of `result` (the first one run).
+    pub first_seed: u64,
+    /// The first seed's full result (one seed, not a mean).
     pub result: DesResult,
-    /// Fleet P99 TTFT across seeds.
+    /// Fleet P99 TTFT, ms: mean and 95 % interval over the seeds.
     pub p99_ttft_ms: Interval,
-    /// Fleet SLO compliance across seeds.
+    /// Fleet SLO compliance: mean and 95 % interval over the seeds.
     pub slo_compliance: Interval,
 }
 
@@ -37,23 +41,28 @@ pub fn simulate_seeds(
     label: &str,
     seeds: u64,
     seed: u64,
-    requests: impl Fn(u64) -> Vec<FleetRequest> + Sync,
-) -> SimulateReport {
-    let results: Vec<DesResult> = run_seeds(seeds.max(1), seed, |s| {
+    requests: impl Fn(u64) -> Result<Vec<FleetRequest>, FleetError> + Sync,
+) -> Result<SimulateReport, FleetError> {
+    validate::count("--seeds", seeds, validate::MAX_SEEDS)?;
+    cfg.validate()?;
+    let results = run_seeds(seeds, seed, |s| {
         let mut c = cfg.clone();
         c.seed = s;
-        run_des(&c, &requests(s))
-    });
+        run_des(&c, &requests(s)?)
+    })
+    .into_iter()
+    .collect::<Result<Vec<DesResult>, _>>()?;
     let p99: Vec<f64> = results.iter().map(|r| r.fleet.p99_ttft_ms).collect();
     let slo: Vec<f64> = results.iter().map(|r| r.fleet.slo_compliance).collect();
-    SimulateReport {
+    Ok(SimulateReport {
         schema_version: crate::SCHEMA_VERSION,
         label: label.to_string(),
-        seeds: seeds.max(1),
+        seeds,
+        first_seed: seed,
         result: results.into_iter().next().expect("at least one seed"),
-        p99_ttft_ms: interval(&p99),
-        slo_compliance: interval(&slo),
-    }
+        p99_ttft_ms: interval(&p99).within(0.0, f64::INFINITY),
+        slo_compliance: interval(&slo).within(0.0, 1.0),
+    })
 }
 
 /// One router's row in `compare-routers`.
@@ -61,11 +70,11 @@ pub fn simulate_seeds(
 pub struct RouterRow {
     /// Router.
     pub router: RouterSpec,
-    /// Fleet metrics (first seed).
+    /// Fleet metrics of the first seed (`first_seed`), not a mean.
     pub fleet: DesMetrics,
-    /// P99 TTFT across seeds.
+    /// P99 TTFT, ms: mean and 95 % interval over the seeds.
     pub p99_ttft_ms: Interval,
-    /// SLO compliance across seeds.
+    /// SLO compliance: mean and 95 % interval over the seeds.
     pub slo_compliance: Interval,
 }
 
@@ -74,6 +83,10 @@ pub struct RouterRow {
 pub struct CompareRoutersReport {
     /// Schema version.
     pub schema_version: u32,
+    /// Seeds run per router.
+    pub seeds: u64,
+    /// The seed of each row's `fleet` metrics.
+    pub first_seed: u64,
     /// Rows.
     pub rows: Vec<RouterRow>,
 }
@@ -84,8 +97,8 @@ pub fn compare_routers(
     routers: &[RouterSpec],
     seeds: u64,
     seed: u64,
-    requests: impl Fn(u64) -> Vec<FleetRequest> + Sync,
-) -> CompareRoutersReport {
+    requests: impl Fn(u64) -> Result<Vec<FleetRequest>, FleetError> + Sync,
+) -> Result<CompareRoutersReport, FleetError> {
     let rows = routers
         .iter()
         .map(|r| {
@@ -93,19 +106,21 @@ pub fn compare_routers(
                 router: r.clone(),
                 ..cfg.clone()
             };
-            let rep = simulate_seeds(&c, "", seeds, seed, &requests);
-            RouterRow {
+            let rep = simulate_seeds(&c, "", seeds, seed, &requests)?;
+            Ok(RouterRow {
                 router: r.clone(),
                 fleet: rep.result.fleet,
                 p99_ttft_ms: rep.p99_ttft_ms,
                 slo_compliance: rep.slo_compliance,
-            }
+            })
         })
-        .collect();
-    CompareRoutersReport {
+        .collect::<Result<_, FleetError>>()?;
+    Ok(CompareRoutersReport {
         schema_version: crate::SCHEMA_VERSION,
+        seeds,
+        first_seed: seed,
         rows,
-    }
+    })
 }
 
 /// One arrival rate of `whatif`.
@@ -153,7 +168,37 @@ pub fn whatif(
     b_short: u64,
     lams: &[f64],
     compare: &[Arc<dyn GpuProfile>],
-) -> WhatIfReport {
+) -> Result<WhatIfReport, FleetError> {
+    base.validate_sizing()?;
+    base.validate_threshold(b_short)?;
+    validate::count("--lam-range", lams.len() as u64, validate::MAX_POINTS)?;
+    if compare.len() as u64 > validate::MAX_POINTS {
+        return Err(FleetError::invalid(
+            "--gpu-compare",
+            compare.len(),
+            format!("at most {} profiles", validate::MAX_POINTS),
+        ));
+    }
+    for &lam in lams {
+        validate::rate("--lam-range", lam)?;
+    }
+    for g in compare {
+        validate::context("--long-max-ctx", base.long_max_ctx, g.as_ref())?;
+    }
+    // A calibration does not depend on the rate: once per profile.
+    let compare_cals: Vec<_> = compare
+        .iter()
+        .map(|g| {
+            crate::calibrate::calibrate(
+                &base.cdf,
+                1,
+                base.long_max_ctx,
+                g.as_ref(),
+                base.method,
+                base.seed,
+            )
+        })
+        .collect();
     let mut candidates = Vec::new();
     let mut gpu_compare = Vec::new();
     for &lam in lams {
@@ -178,16 +223,9 @@ pub fn whatif(
         });
         let rows: Vec<GpuCompareRow> = compare
             .iter()
-            .map(|g| {
-                let cal = crate::calibrate::calibrate(
-                    &p.cdf,
-                    1,
-                    p.long_max_ctx,
-                    g.as_ref(),
-                    p.method,
-                    p.seed,
-                );
-                let s = min_gpus(lam, &cal, &p.targets);
+            .zip(&compare_cals)
+            .map(|(g, cal)| {
+                let s = min_gpus(lam, cal, &p.targets);
                 GpuCompareRow {
                     lam,
                     gpu: g.key().to_string(),
@@ -207,11 +245,11 @@ pub fn whatif(
             r
         }));
     }
-    WhatIfReport {
+    Ok(WhatIfReport {
         schema_version: crate::SCHEMA_VERSION,
         candidates,
         gpu_compare,
-    }
+    })
 }
 
 /// Arrivals by name: `poisson`, `gamma:B`, `trace:FILE`.
@@ -220,18 +258,22 @@ pub fn parse_arrivals(s: &str) -> Result<Arrivals, crate::FleetError> {
         return Ok(Arrivals::Poisson);
     }
     if let Some(b) = s.strip_prefix("gamma:") {
-        return match b.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(Arrivals::Gamma(v)),
-            _ => Err(crate::FleetError::invalid(
-                "--arrivals",
-                s,
-                "gamma:B needs a burstiness B > 0",
-            )),
-        };
+        let shape = b
+            .parse::<f64>()
+            .map_err(|_| crate::FleetError::invalid("--arrivals", s, "gamma:B needs a number B"))?;
+        validate::gamma_shape(shape)?;
+        return Ok(Arrivals::Gamma(shape));
     }
     if let Some(path) = s.strip_prefix("trace:") {
         let t = aisim_replay::trace::read_trace(std::path::Path::new(path), None, None)?;
         let mut ts: Vec<f64> = t.records.iter().map(|r| r.timestamp_ms / 1e3).collect();
+        if ts.is_empty() {
+            return Err(crate::FleetError::invalid(
+                "--arrivals",
+                s,
+                "the trace has no requests to take arrival times from",
+            ));
+        }
         ts.sort_by(f64::total_cmp);
         return Ok(Arrivals::Times(ts));
     }

@@ -49,7 +49,7 @@ pub const MIN_RATE: f64 = 0.01;
 /// P99 TTFT (ms) of `n` GPUs at rate `lam`.
 pub fn p99_ttft_ms(n: u64, lam: f64, cal: &Calibration) -> f64 {
     let wait = p99_wait(
-        n * cal.n_slots,
+        n.saturating_mul(cal.n_slots),
         lam,
         cal.mu_gpu / cal.n_slots as f64,
         cal.cv2,
@@ -80,36 +80,73 @@ pub fn pool_at(n: u64, lam: f64, cal: &Calibration, slo_ms: f64) -> PoolSize {
     }
 }
 
+/// Most evaluations of the sizing predicate one search may make: the
+/// exponential phase doubles a `u64` step at most 64 times, the binary phase
+/// halves the bracket at most 64 times.
+pub const MAX_EVALUATIONS: u32 = 130;
+
+/// The smallest `n ≥ lo` with `ok(n)`, for a monotone `ok` (false, then true),
+/// and the number of evaluations made: exponential steps above `lo`, then a
+/// binary search of the last bracket, so the cost is logarithmic in the
+/// answer's distance from `lo`. `None` when `ok` holds nowhere up to `max`.
+pub fn first_ok(lo: u64, max: u64, mut ok: impl FnMut(u64) -> bool) -> (Option<u64>, u32) {
+    let mut evals = 1;
+    if ok(lo) {
+        return (Some(lo), evals);
+    }
+    // Invariant: ok(below) is false.
+    let (mut below, mut step) = (lo, 1u64);
+    let above = loop {
+        let probe = below.saturating_add(step).min(max);
+        evals += 1;
+        if ok(probe) {
+            break probe;
+        }
+        if probe == max {
+            return (None, evals);
+        }
+        below = probe;
+        step = step.saturating_mul(2);
+    };
+    let mut above = above;
+    while above - below > 1 {
+        let mid = below + (above - below) / 2;
+        evals += 1;
+        if ok(mid) {
+            above = mid;
+        } else {
+            below = mid;
+        }
+    }
+    (Some(above), evals)
+}
+
 /// Fewest GPUs meeting the TTFT target at rate `lam` (and the utilization cap),
 /// searching upward from `max(1, ceil(λ/μ_gpu) + 1)`. aisim sizes for the TTFT
 /// (wait + mean prefill) the SLO is about, where the reference compares the wait
 /// alone. When even an idle pool's prefill exceeds the target, the count that
 /// keeps the queue stable is returned with `slo_met = false`.
 pub fn min_gpus(lam: f64, cal: &Calibration, t: &SizingTargets) -> PoolSize {
+    min_gpus_counted(lam, cal, t).0
+}
+
+/// [`min_gpus`] and the number of P99 evaluations its search made (at most
+/// [`MAX_EVALUATIONS`], whatever the rate).
+pub fn min_gpus_counted(lam: f64, cal: &Calibration, t: &SizingTargets) -> (PoolSize, u32) {
     if lam <= MIN_RATE || cal.n_slots == 0 {
-        return pool_at(0, lam, cal, t.slo_ms);
+        return (pool_at(0, lam, cal, t.slo_ms), 0);
     }
-    let start = ((lam / cal.mu_gpu).ceil() as u64 + 1).max(1);
-    let ok = |n: u64| p99_ttft_ms(n, lam, cal) <= t.slo_ms;
+    let start = ((lam / cal.mu_gpu).ceil() as u64).saturating_add(1).max(1);
     // Past an unreachable target (prefill alone too slow), the stable count stands.
-    let mut n = if cal.mean_prefill_s * 1e3 > t.slo_ms || ok(start) {
-        start
+    let (mut n, evals) = if cal.mean_prefill_s * 1e3 > t.slo_ms {
+        (start, 0)
     } else {
-        // Exponential then binary search: the P99 falls as GPUs are added.
-        let (mut lo, mut hi) = (start, start * 2);
-        while !ok(hi) {
-            lo = hi;
-            hi *= 2;
-        }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if ok(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        hi
+        // The P99 falls as GPUs are added; a count whose slots overflow is never needed.
+        let max = u64::MAX / cal.n_slots.max(1);
+        let (n, evals) = first_ok(start.min(max), max, |n| {
+            p99_ttft_ms(n, lam, cal) <= t.slo_ms
+        });
+        (n.unwrap_or(max), evals)
     };
     if let Some(cap) = t.util_cap {
         n = n.max((lam / (cap * cal.mu_gpu)).ceil() as u64);
@@ -117,5 +154,76 @@ pub fn min_gpus(lam: f64, cal: &Calibration, t: &SizingTargets) -> PoolSize {
     if let Some(a) = t.availability {
         n = (n as f64 / a).ceil() as u64;
     }
-    pool_at(n, lam, cal, t.slo_ms)
+    (pool_at(n, lam, cal, t.slo_ms), evals)
+}
+
+impl SizingTargets {
+    /// Checks the target and the optional cap and availability.
+    pub fn validate(&self) -> Result<(), crate::FleetError> {
+        crate::validate::positive("--slo", self.slo_ms)?;
+        if let Some(cap) = self.util_cap {
+            crate::validate::share("util_cap", cap)?;
+        }
+        if let Some(a) = self.availability {
+            crate::validate::share("--availability", a)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The linear scan the search replaces.
+    fn linear(lo: u64, max: u64, ok: impl Fn(u64) -> bool) -> Option<u64> {
+        (lo..=max).find(|&n| ok(n))
+    }
+
+    proptest! {
+        #[test]
+        fn first_ok_equals_the_linear_scan(lo in 0u64..500, answer in 0u64..3000, max in 0u64..3000) {
+            let ok = |n: u64| n >= answer;
+            let max = max.max(lo);
+            let (got, evals) = first_ok(lo, max, ok);
+            prop_assert_eq!(got, linear(lo, max, ok));
+            prop_assert!(evals <= MAX_EVALUATIONS);
+        }
+
+        #[test]
+        fn min_gpus_equals_the_linear_scan(lam in 0.5f64..400.0, slo in 20.0f64..2000.0, cv2 in 0.01f64..6.0) {
+            let cal = Calibration {
+                mean_service_s: 10.0,
+                cv2,
+                n_slots: 8,
+                mean_prefill_s: 0.015,
+                mu_gpu: 0.8,
+            };
+            let t = SizingTargets { slo_ms: slo, util_cap: None, availability: None };
+            let start = ((lam / cal.mu_gpu).ceil() as u64 + 1).max(1);
+            let want = linear(start, start + 100_000, |n| p99_ttft_ms(n, lam, &cal) <= slo);
+            prop_assert_eq!(Some(min_gpus(lam, &cal, &t).n_gpus), want);
+        }
+    }
+
+    #[test]
+    fn a_billion_requests_per_second_is_sized_in_few_evaluations() {
+        let cal = Calibration {
+            mean_service_s: 13.3,
+            cv2: 3.2,
+            n_slots: 128,
+            mean_prefill_s: 0.026,
+            mu_gpu: 9.6,
+        };
+        let t = SizingTargets {
+            util_cap: None,
+            ..SizingTargets::default()
+        };
+        let (p, evals) = min_gpus_counted(1e9, &cal, &t);
+        assert!(p.slo_met && p.n_gpus > (1e9 / 9.6) as u64, "{p:?}");
+        assert!(evals <= 64, "{evals} evaluations");
+        // One GPU fewer misses: it is the minimum.
+        assert!(p99_ttft_ms(p.n_gpus - 1, 1e9, &cal) > 500.0);
+    }
 }

@@ -32,7 +32,7 @@ fn within(a: f64, b: f64, rel: f64) -> bool {
 
 #[test]
 fn pareto_lmsys_anchor() {
-    let r = pareto(&planner("lmsys", 100.0, "a100"));
+    let r = pareto(&planner("lmsys", 100.0, "a100")).unwrap();
     assert_eq!(r.baseline.total_gpus, 13);
     assert!(
         within(r.baseline.annual_cost_kusd, 252.0, 0.01),
@@ -84,7 +84,7 @@ fn disagg_azure_anchor() {
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
     };
-    let r = disagg(h100.as_ref(), h100.as_ref(), &p);
+    let r = disagg(h100.as_ref(), h100.as_ref(), &p).unwrap();
     let b = r.best.unwrap();
     assert_eq!((b.n_prefill, b.n_decode, b.total_gpus), (1, 3, 4));
     assert!(within(b.system_rps, 113.7, 0.01), "{}", b.system_rps);
@@ -110,7 +110,7 @@ fn tok_per_watt_anchor() {
         .collect();
     let refs: Vec<&dyn aisim_core::profile::GpuProfile> =
         profiles.iter().map(|p| p.as_ref()).collect();
-    let r = tok_per_watt(&cdf, 100.0, 8192, &refs, &SizingTargets::default(), None);
+    let r = tok_per_watt(&cdf, 100.0, 8192, &refs, &SizingTargets::default(), None).unwrap();
     assert!(
         (r.mean_output_tokens - 325.0).abs() < 1.0,
         "{}",
@@ -128,7 +128,7 @@ fn grid_flex_anchor() {
     let cdf = Cdf::builtin("azure").unwrap();
     let h100 = resolve_profile("h100").unwrap();
     let pcts = [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0];
-    let r = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &pcts, 0, 42);
+    let r = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &pcts, 0, 42).unwrap();
     assert!((r.baseline_kw - 23.3).abs() < 0.05, "{}", r.baseline_kw);
     assert_eq!(r.deepest_safe_pct, Some(30.0));
 }

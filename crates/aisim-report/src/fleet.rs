@@ -3,7 +3,7 @@
 use aisim_fleet::des::{DesMetrics, Interval};
 use aisim_fleet::disagg::DisaggReport;
 use aisim_fleet::optimize::OptimizeReport;
-use aisim_fleet::pareto::ParetoReport;
+use aisim_fleet::pareto::{ParetoReport, Recommendation};
 use aisim_fleet::plan::Candidate;
 use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
 use aisim_fleet::reports::{CompareRoutersReport, SimulateReport, WhatIfReport};
@@ -39,7 +39,11 @@ fn candidate_row(t: &mut Table, c: &Candidate) {
 }
 
 fn candidates(title: &str, cs: &[&Candidate]) -> String {
-    let mut t = Table::new(CANDIDATE_HEADER).titled(title);
+    candidates_headed(title, cs, CANDIDATE_HEADER)
+}
+
+fn candidates_headed(title: &str, cs: &[&Candidate], header: [&str; 10]) -> String {
+    let mut t = Table::new(header).titled(title);
     for c in cs {
         candidate_row(&mut t, c);
     }
@@ -57,19 +61,36 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
         &r.candidates.iter().collect::<Vec<_>>(),
     );
     out += "\n";
-    out += &candidates(
+    // Over several seeds the simulated P99s are means (intervals in the JSON).
+    let mean_of = format!("(mean of {} seeds)", r.params.seeds);
+    let (short_h, long_h) = (
+        format!("P99 short ms {mean_of}"),
+        format!("P99 long ms {mean_of}"),
+    );
+    let mut header = CANDIDATE_HEADER;
+    if r.params.seeds > 1 {
+        header[7] = &short_h;
+        header[8] = &long_h;
+    }
+    out += &candidates_headed(
         &format!(
-            "Verified by slot-level M/G/c simulation ({} requests per pool)",
-            r.params.n_sim_req
+            "Verified by slot-level M/G/c simulation ({} requests per pool, {})",
+            r.params.n_sim_req,
+            if r.params.seeds > 1 {
+                format!("seeds {} to {}", r.seed, r.seed + r.params.seeds - 1)
+            } else {
+                format!("seed {}", r.seed)
+            }
         ),
         &r.simulated.iter().collect::<Vec<_>>(),
+        header,
     );
     out += "\n";
     if !r.engine.is_empty() {
         out += &candidates(
             &format!(
-                "Replayed through the engines ({} requests per pool)",
-                r.params.n_sim_req
+                "Replayed through the engines ({} requests per pool, seed {})",
+                r.params.n_sim_req, r.seed
             ),
             &r.engine.iter().collect::<Vec<_>>(),
         );
@@ -78,7 +99,20 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
     let mut picks: Vec<&Candidate> = vec![&r.baseline];
     picks.extend(r.best.iter());
     picks.extend(r.recommended.iter());
-    out += &candidates("Baseline (one pool), best analytic, recommended", &picks);
+    let title = match r.recommended {
+        Some(_) => format!(
+            "Baseline (one pool), best analytic, recommended (by the {} check)",
+            r.recommended_by
+        ),
+        None => "Baseline (one pool), best analytic".to_string(),
+    };
+    out += &candidates(&title, &picks);
+    if r.recommended.is_none() {
+        out += &format!(
+            "\nno recommendation: no candidate passed the {} check\n",
+            r.recommended_by
+        );
+    }
     out
 }
 
@@ -113,13 +147,17 @@ pub fn render_pareto(r: &ParetoReport) -> String {
             if c.slo_met { "ok" } else { "MISS" }.to_string(),
         ]);
     }
-    let rec = match &r.recommended {
-        Some(p) => format!(
+    let rec = match (&r.recommended, r.recommendation) {
+        (Some(p), Recommendation::Baseline) => format!(
+            "recommended: the one-pool baseline, {} GPUs (${:.0}K/yr, P99 {:.0} ms): no threshold meeting the SLO does better\n",
+            p.candidate.total_gpus, p.candidate.annual_cost_kusd, p.candidate.p99_ttft_short_ms
+        ),
+        (Some(p), _) => format!(
             "recommended: b_short {} with {} + {} GPUs (${:.0}K/yr, saving {:.1}%, P99 {:.0} ms / {:.0} ms)\n",
             p.candidate.b_short, p.candidate.n_short, p.candidate.n_long, p.candidate.annual_cost_kusd, p.saving * 100.0,
             p.candidate.p99_ttft_short_ms, p.candidate.p99_ttft_long_ms
         ),
-        None => "no threshold meets the SLO\n".to_string(),
+        (None, _) => "no threshold and not the baseline meets the SLO\n".to_string(),
     };
     format!("{}\n{rec}", t.render())
 }
@@ -183,7 +221,7 @@ fn des_row(t: &mut Table, m: &DesMetrics) {
         m.pool.clone(),
         m.offered.to_string(),
         m.completed.to_string(),
-        (m.rejected_too_long + m.rejected_queue_full).to_string(),
+        (m.rejected_too_long + m.rejected_queue_full + m.rejected_no_gpus).to_string(),
         m.preemptions.to_string(),
         num(m.p50_ttft_ms, 1),
         num(m.p99_ttft_ms, 1),
@@ -203,9 +241,9 @@ const DES_HEADER: [&str; 11] = [
     "P50 TTFT",
     "P99 TTFT",
     "P99 wait",
-    "rps",
+    "rps (own span)",
     "SLO ok",
-    "util",
+    "util (own span)",
 ];
 
 fn iv(i: &Interval, digits: usize) -> String {
@@ -224,16 +262,23 @@ fn iv(i: &Interval, digits: usize) -> String {
 /// `simulate` and `simulate-fleet`.
 pub fn render_simulate(r: &SimulateReport) -> String {
     let mut t = Table::new(DES_HEADER).titled(format!(
-        "Fleet DES: {} (metrics after warm-up; ms)",
-        r.label
+        "Fleet DES: {}, seed {}{} (metrics after warm-up; ms; each row's rate over its own span)",
+        r.label,
+        r.first_seed,
+        if r.seeds > 1 {
+            format!(" of {} (one seed: the means over seeds are below)", r.seeds)
+        } else {
+            String::new()
+        }
     ));
     des_row(&mut t, &r.result.fleet);
     for p in &r.result.pools {
         des_row(&mut t, p);
     }
     format!(
-        "{}\ncompleted {} of {} offered (warm-up included); over {} seed(s): P99 TTFT {} ms, SLO compliance {}\n",
+        "{}\nseed {}: completed {} of {} offered (warm-up included); mean over {} seed(s) [95 % interval]: P99 TTFT {} ms, SLO compliance {}\n",
         t.render(),
+        r.first_seed,
         r.result.total_completed,
         r.result.total_offered,
         r.seeds,
@@ -244,13 +289,15 @@ pub fn render_simulate(r: &SimulateReport) -> String {
 
 /// `compare-routers`.
 pub fn render_compare(r: &CompareRoutersReport) -> String {
+    let over = format!("mean of {} seed(s) [95 %]", r.seeds);
+    let one = format!("seed {}", r.first_seed);
     let mut t = Table::new([
-        "router",
-        "P99 TTFT ms",
-        "SLO compliance %",
-        "utilization",
-        "completed",
-        "rejected",
+        "router".to_string(),
+        format!("P99 TTFT ms ({over})"),
+        format!("SLO compliance % ({over})"),
+        format!("utilization ({one})"),
+        format!("completed ({one})"),
+        format!("rejected ({one})"),
     ])
     .titled("Routers on identical arrivals");
     for row in &r.rows {
@@ -271,7 +318,10 @@ pub fn render_compare(r: &CompareRoutersReport) -> String {
             ),
             format!("{:.1}%", row.fleet.utilization * 100.0),
             row.fleet.completed.to_string(),
-            (row.fleet.rejected_too_long + row.fleet.rejected_queue_full).to_string(),
+            (row.fleet.rejected_too_long
+                + row.fleet.rejected_queue_full
+                + row.fleet.rejected_no_gpus)
+                .to_string(),
         ]);
     }
     t.render()

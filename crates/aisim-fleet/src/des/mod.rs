@@ -10,10 +10,12 @@
 //!   request is preempted only if it is longer than the head and releasing it
 //!   lets the head in; it restarts from scratch at the head of the queue.
 
+mod pool;
 mod router;
+mod seeds;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use aisim_core::profile::GpuProfile;
@@ -21,11 +23,14 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
+use pool::{Active, Instance, PoolState};
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
+pub use seeds::{interval, run_seeds, run_seeds_on, Interval};
 
 use crate::cdf::Cdf;
-use crate::percentile;
+use crate::validate::{self, MAX_GPUS};
 use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths, Category};
+use crate::{percentile, FleetError};
 
 /// One request offered to the fleet.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +59,17 @@ pub enum Arrivals {
 }
 
 /// `n` requests from `cdf` at rate `lam` (fresh and identical for the same seed).
-pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> Vec<FleetRequest> {
+pub fn generate(
+    cdf: &Cdf,
+    lam: f64,
+    n: u64,
+    arrivals: &Arrivals,
+    seed: u64,
+) -> Result<Vec<FleetRequest>, FleetError> {
+    validate::stream(lam, n)?;
+    if let Arrivals::Gamma(b) = arrivals {
+        validate::gamma_shape(*b)?;
+    }
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut t = 0.0;
     let times: Option<Vec<f64>> = match arrivals {
@@ -72,7 +87,7 @@ pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> 
         _ => None,
     };
     let count = times.as_ref().map_or(n, |v| n.min(v.len() as u64));
-    (0..count)
+    Ok((0..count)
         .map(|i| {
             t = match (&times, arrivals) {
                 (Some(v), _) => v[i as usize],
@@ -88,7 +103,7 @@ pub fn generate(cdf: &Cdf, lam: f64, n: u64, arrivals: &Arrivals, seed: u64) -> 
                 model: None,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// A pool of the fleet.
@@ -136,6 +151,72 @@ pub struct DesConfig {
     pub seed: u64,
 }
 
+/// Most pools of one fleet: the router looks at every pool per request.
+pub const MAX_POOLS: usize = 1000;
+
+impl DesConfig {
+    /// Checks the pools, the router's parameters and pool names, the queue
+    /// cap, the warm-up fraction and the target.
+    pub fn validate(&self) -> Result<(), FleetError> {
+        self.validate_pools()?;
+        let ids: Vec<&str> = self.pools.iter().map(|p| p.id.as_str()).collect();
+        self.router.validate(&ids)
+    }
+
+    /// [`DesConfig::validate`] without the router (for a router of your own).
+    pub fn validate_pools(&self) -> Result<(), FleetError> {
+        if self.pools.is_empty() || self.pools.len() > MAX_POOLS {
+            return Err(FleetError::invalid(
+                "pools",
+                self.pools.len(),
+                format!("a fleet has 1 to {MAX_POOLS} pools"),
+            ));
+        }
+        for (k, p) in self.pools.iter().enumerate() {
+            let bad = |field, value: String, reason: String| FleetError::Pool {
+                index: k,
+                id: p.id.clone(),
+                field,
+                value,
+                reason,
+            };
+            if self.pools[..k].iter().any(|o| o.id == p.id) {
+                return Err(bad("id", p.id.clone(), "is used by an earlier pool".into()));
+            }
+            if p.n_gpus > MAX_GPUS {
+                return Err(bad(
+                    "n_gpus",
+                    p.n_gpus.to_string(),
+                    format!("must be at most {MAX_GPUS}"),
+                ));
+            }
+            if let Err(FleetError::Invalid { reason, .. }) =
+                validate::context("max_ctx", p.max_ctx, p.profile.as_ref())
+            {
+                return Err(bad("max_ctx", p.max_ctx.to_string(), reason));
+            }
+        }
+        if self.pools.iter().all(|p| p.n_gpus == 0) {
+            return Err(FleetError::invalid(
+                "n_gpus",
+                0,
+                "every pool has 0 GPUs: a fleet needs at least one",
+            ));
+        }
+        if self.queue_cap == 0 {
+            return Err(FleetError::invalid("queue_cap", 0, "must be at least 1"));
+        }
+        if !(0.0..1.0).contains(&self.warmup_frac) {
+            return Err(FleetError::invalid(
+                "--warmup",
+                self.warmup_frac,
+                "must be in [0, 1)",
+            ));
+        }
+        validate::positive("--slo", self.slo_ms)
+    }
+}
+
 /// Metrics of one pool, or the fleet.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct DesMetrics {
@@ -149,6 +230,8 @@ pub struct DesMetrics {
     pub rejected_too_long: u64,
     /// Rejected: instance queue full.
     pub rejected_queue_full: u64,
+    /// Rejected: routed to a pool with no GPUs.
+    pub rejected_no_gpus: u64,
     /// Not finished when the simulation ended (a request no instance can hold).
     pub incomplete: u64,
     /// Preemptions.
@@ -159,11 +242,18 @@ pub struct DesMetrics {
     pub p99_ttft_ms: f64,
     /// P99 queue wait, ms.
     pub p99_queue_wait_ms: f64,
-    /// Completed requests per second.
+    /// Completed requests per second over this scope's own span (`span_s`).
     pub throughput_rps: f64,
+    /// Span the rate divides by, s: for a pool, its first measured arrival to
+    /// its last completion; for the fleet, the first measured arrival to the
+    /// end of the run.
+    pub span_s: f64,
     /// Completed within the SLO / offered (rejections and unfinished count as misses).
     pub slo_compliance: f64,
-    /// Mean slot utilization.
+    /// Instances that received a request (the rest stayed idle and cost nothing).
+    pub instances_used: u64,
+    /// Mean slot utilization over this scope's own time in use (first
+    /// arrival, warm-up included, to last completion).
     pub utilization: f64,
 }
 
@@ -182,23 +272,6 @@ pub struct DesResult {
     pub total_completed: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Active {
-    req: usize,
-    blocks: u64,
-    total: u64,
-    epoch: u32,
-}
-
-#[derive(Debug)]
-struct Instance {
-    queue: VecDeque<usize>,
-    active: Vec<Active>,
-    kv_free: u64,
-    busy_slot_s: f64,
-    last_change: f64,
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct ReqState {
     pool: usize,
@@ -209,7 +282,7 @@ struct ReqState {
     admitted_s: f64,
     done: bool,
     measured: bool,
-    outcome_rejected: u8, // 0 none, 1 too long, 2 queue full
+    outcome_rejected: u8, // 0 none, 1 too long, 2 queue full, 3 pool without GPUs
     preemptions: u32,
 }
 
@@ -245,9 +318,8 @@ struct Fleet<'a> {
     cfg: &'a DesConfig,
     reqs: &'a [FleetRequest],
     state: Vec<ReqState>,
-    pools: Vec<Vec<Instance>>,
+    pools: Vec<PoolState>,
     slots: Vec<u64>,
-    rr: Vec<usize>,
     heap: BinaryHeap<Reverse<Ev>>,
     seq: u64,
     now: f64,
@@ -272,30 +344,14 @@ impl Fleet<'_> {
         self.pools
             .iter()
             .enumerate()
-            .map(|(p, insts)| PoolView {
+            .map(|(p, pool)| PoolView {
                 max_ctx: self.cfg.pools[p].max_ctx,
-                instances: insts.len() as u64,
+                instances: pool.n,
                 slots: self.slots[p],
-                active: insts.iter().map(|i| i.active.len() as u64).sum(),
-                queued: insts.iter().map(|i| i.queue.len() as u64).sum(),
+                active: pool.active,
+                queued: pool.queued,
             })
             .collect()
-    }
-
-    fn pick_instance(&mut self, p: usize) -> usize {
-        let insts = &self.pools[p];
-        match self.cfg.pick {
-            InstancePick::ShortestQueue => (0..insts.len())
-                .min_by_key(|&i| (insts[i].queue.len(), insts[i].active.len(), i))
-                .unwrap_or(0),
-            InstancePick::LeastLoaded => (0..insts.len())
-                .min_by_key(|&i| (insts[i].queue.len() + insts[i].active.len(), i))
-                .unwrap_or(0),
-            InstancePick::RoundRobin => {
-                self.rr[p] = (self.rr[p] + 1) % insts.len().max(1);
-                self.rr[p]
-            }
-        }
     }
 
     fn total(&self, r: usize) -> u64 {
@@ -308,7 +364,7 @@ impl Fleet<'_> {
         let blk = profile.blk_size().max(1) as u64;
         let n_slots = self.slots[p];
         loop {
-            let inst = &mut self.pools[p][i];
+            let inst = &mut self.pools[p].insts[i];
             let Some(&head) = inst.queue.front() else {
                 break;
             };
@@ -387,21 +443,103 @@ impl Fleet<'_> {
             );
         }
     }
+
+    /// Routes arrival `k`; a rejection is recorded in its state.
+    fn arrive(&mut self, k: usize, router: &mut dyn Router) {
+        let cfg = self.cfg;
+        let total = self.total(k);
+        let fits_some = cfg.pools.iter().any(|p| total <= p.max_ctx as u64);
+        let route = if fits_some {
+            router.route(&self.reqs[k], &self.view())
+        } else {
+            None
+        };
+        let p = match route {
+            None => {
+                self.state[k].outcome_rejected = 1;
+                return;
+            }
+            Some(Route::Pool(p)) => p,
+            Some(Route::Compressed {
+                pool,
+                l_in,
+                latency_s,
+            }) => {
+                self.state[k].l_in = l_in;
+                self.state[k].extra_ttft_s = latency_s;
+                pool
+            }
+        };
+        // A request longer than its pool is rejected, never truncated.
+        if self.total(k) > cfg.pools[p].max_ctx as u64 {
+            self.state[k].outcome_rejected = 1;
+            return;
+        }
+        self.state[k].pool = p;
+        if cfg.pools[p].n_gpus == 0 {
+            self.state[k].outcome_rejected = 3;
+            return;
+        }
+        let (now, measured) = (self.now, self.state[k].measured);
+        let pool = &mut self.pools[p];
+        pool.first_arrival_s.get_or_insert(now);
+        if measured {
+            pool.first_measured_s.get_or_insert(now);
+        }
+        let i = pool.pick(cfg.pick);
+        pool.materialize(cfg.pick, i);
+        if pool.insts[i].queue.len() >= cfg.queue_cap {
+            self.state[k].outcome_rejected = 2;
+            return;
+        }
+        pool.detach(cfg.pick, i);
+        pool.insts[i].queue.push_back(k);
+        self.admit(p, i);
+        self.pools[p].attach(cfg.pick, i);
+    }
+
+    /// Frees the slot of `req` on instance `i` of pool `p` (unless stale);
+    /// true when the request completed.
+    fn release(&mut self, p: usize, i: usize, req: usize, epoch: u32) -> bool {
+        if self.state[req].epoch != epoch || self.state[req].done {
+            return false; // stale: the request was preempted after this was scheduled
+        }
+        let (now, pick) = (self.now, self.cfg.pick);
+        let pool = &mut self.pools[p];
+        pool.detach(pick, i);
+        pool.last_done_s = now;
+        let ins = &mut pool.insts[i];
+        Fleet::touch(ins, now);
+        if let Some(pos) = ins
+            .active
+            .iter()
+            .position(|a| a.req == req && a.epoch == epoch)
+        {
+            let a = ins.active.swap_remove(pos);
+            ins.kv_free += a.blocks;
+        }
+        self.state[req].done = true;
+        self.admit(p, i);
+        self.pools[p].attach(pick, i);
+        true
+    }
 }
 
 /// Runs the DES on `reqs` (sorted by arrival) with the router of `cfg`.
-pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> DesResult {
+pub fn run_des(cfg: &DesConfig, reqs: &[FleetRequest]) -> Result<DesResult, FleetError> {
+    cfg.validate()?;
     let ids: Vec<String> = cfg.pools.iter().map(|p| p.id.clone()).collect();
     run_des_with(cfg, reqs, build_router(&cfg.router, &ids, cfg.seed))
 }
 
 /// Runs the DES with a router of your own (a semantic classifier, say);
-/// `cfg.router` is ignored.
+/// `cfg.router` is not used, but the rest of `cfg` is validated.
 pub fn run_des_with(
     cfg: &DesConfig,
     reqs: &[FleetRequest],
     mut router: Box<dyn Router>,
-) -> DesResult {
+) -> Result<DesResult, FleetError> {
+    cfg.validate_pools()?;
     let slots: Vec<u64> = cfg
         .pools
         .iter()
@@ -410,17 +548,7 @@ pub fn run_des_with(
     let pools = cfg
         .pools
         .iter()
-        .map(|p| {
-            (0..p.n_gpus)
-                .map(|_| Instance {
-                    queue: VecDeque::new(),
-                    active: Vec::new(),
-                    kv_free: p.profile.total_kv_blks(),
-                    busy_slot_s: 0.0,
-                    last_change: 0.0,
-                })
-                .collect()
-        })
+        .map(|p| PoolState::new(p.n_gpus, p.profile.total_kv_blks()))
         .collect();
     let warm = (cfg.warmup_frac * reqs.len() as f64).floor() as usize;
     let state = reqs
@@ -440,7 +568,6 @@ pub fn run_des_with(
         state,
         pools,
         slots,
-        rr: vec![0; cfg.pools.len()],
         heap: BinaryHeap::new(),
         seq: 0,
         now: 0.0,
@@ -452,196 +579,121 @@ pub fn run_des_with(
     while let Some(Reverse(ev)) = f.heap.pop() {
         f.now = ev.at;
         match ev.kind {
-            EvKind::Arrival(k) => {
-                let view = f.view();
-                let total = f.total(k);
-                let fits_some = cfg.pools.iter().any(|p| total <= p.max_ctx as u64);
-                let route = if fits_some {
-                    router.route(&reqs[k], &view)
-                } else {
-                    None
-                };
-                let Some(route) = route else {
-                    f.state[k].outcome_rejected = 1;
-                    continue;
-                };
-                let p = match route {
-                    Route::Pool(p) => p,
-                    Route::Compressed {
-                        pool,
-                        l_in,
-                        latency_s,
-                    } => {
-                        f.state[k].l_in = l_in;
-                        f.state[k].extra_ttft_s = latency_s;
-                        pool
-                    }
-                };
-                // A request longer than its pool is rejected, never truncated.
-                if f.total(k) > cfg.pools[p].max_ctx as u64 || cfg.pools[p].n_gpus == 0 {
-                    f.state[k].outcome_rejected = 1;
-                    continue;
-                }
-                f.state[k].pool = p;
-                let i = f.pick_instance(p);
-                if f.pools[p][i].queue.len() >= cfg.queue_cap {
-                    f.state[k].outcome_rejected = 2;
-                    continue;
-                }
-                f.pools[p][i].queue.push_back(k);
-                f.admit(p, i);
-            }
+            EvKind::Arrival(k) => f.arrive(k, router.as_mut()),
             EvKind::Release {
                 pool,
                 inst,
                 req,
                 epoch,
             } => {
-                if f.state[req].epoch != epoch || f.state[req].done {
-                    continue; // stale: the request was preempted after this was scheduled
+                if f.release(pool, inst, req, epoch) {
+                    completed_all += 1;
                 }
-                let now = f.now;
-                let ins = &mut f.pools[pool][inst];
-                Fleet::touch(ins, now);
-                if let Some(pos) = ins
-                    .active
-                    .iter()
-                    .position(|a| a.req == req && a.epoch == epoch)
-                {
-                    let a = ins.active.swap_remove(pos);
-                    ins.kv_free += a.blocks;
-                }
-                f.state[req].done = true;
-                completed_all += 1;
-                f.admit(pool, inst);
             }
         }
     }
     let end = f.now.max(reqs.last().map_or(0.0, |r| r.arrival_s));
-    let start = reqs.get(warm).map_or(0.0, |r| r.arrival_s);
-    let window = (end - start).max(1e-9);
-    let metrics =
-        |name: &str, filter: &dyn Fn(&ReqState) -> bool, insts: &[&Instance], slot_total: u64| {
-            let mut m = DesMetrics {
-                pool: name.to_string(),
-                ..Default::default()
-            };
-            let mut ttft = Vec::new();
-            let mut wait = Vec::new();
-            let mut ok = 0u64;
-            for (k, s) in f.state.iter().enumerate() {
-                if !s.measured || !filter(s) {
-                    continue;
-                }
-                m.offered += 1;
-                m.preemptions += s.preemptions as u64;
-                match s.outcome_rejected {
-                    1 => m.rejected_too_long += 1,
-                    2 => m.rejected_queue_full += 1,
-                    _ if s.done => {
-                        m.completed += 1;
-                        let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
-                        ttft.push(t);
-                        wait.push((s.admitted_s - reqs[k].arrival_s) * 1e3);
-                        if t <= cfg.slo_ms {
-                            ok += 1;
-                        }
-                    }
-                    _ => m.incomplete += 1,
-                }
-            }
-            m.p50_ttft_ms = percentile(&mut ttft, 50.0);
-            m.p99_ttft_ms = percentile(&mut ttft, 99.0);
-            m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
-            m.throughput_rps = m.completed as f64 / window;
-            m.slo_compliance = if m.offered == 0 {
-                1.0
-            } else {
-                ok as f64 / m.offered as f64
-            };
-            let busy: f64 = insts.iter().map(|i| i.busy_slot_s).sum();
-            m.utilization = busy / (slot_total.max(1) as f64 * end.max(1e-9));
-            m
+    let fleet_span = Span {
+        first_arrival_s: reqs.first().map_or(0.0, |r| r.arrival_s),
+        first_measured_s: reqs.get(warm).map_or(0.0, |r| r.arrival_s),
+        end_s: end,
+    };
+    let metrics = |name: &str,
+                   filter: &dyn Fn(&ReqState) -> bool,
+                   busy: f64,
+                   slots: u64,
+                   used: u64,
+                   span: Span| {
+        let mut m = DesMetrics {
+            pool: name.to_string(),
+            ..Default::default()
         };
-    let all: Vec<&Instance> = f.pools.iter().flatten().collect();
-    let total_slots: u64 = f
-        .pools
-        .iter()
-        .enumerate()
-        .map(|(p, v)| v.len() as u64 * f.slots[p])
-        .sum();
-    let fleet = metrics("fleet", &|_| true, &all, total_slots);
+        let mut ttft = Vec::new();
+        let mut wait = Vec::new();
+        let mut ok = 0u64;
+        for (k, s) in f.state.iter().enumerate() {
+            if !s.measured || !filter(s) {
+                continue;
+            }
+            m.offered += 1;
+            m.preemptions += s.preemptions as u64;
+            match s.outcome_rejected {
+                1 => m.rejected_too_long += 1,
+                2 => m.rejected_queue_full += 1,
+                3 => m.rejected_no_gpus += 1,
+                _ if s.done => {
+                    m.completed += 1;
+                    let t = (s.first_token_s - reqs[k].arrival_s) * 1e3;
+                    ttft.push(t);
+                    wait.push((s.admitted_s - reqs[k].arrival_s) * 1e3);
+                    if t <= cfg.slo_ms {
+                        ok += 1;
+                    }
+                }
+                _ => m.incomplete += 1,
+            }
+        }
+        m.p50_ttft_ms = percentile(&mut ttft, 50.0);
+        m.p99_ttft_ms = percentile(&mut ttft, 99.0);
+        m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
+        m.throughput_rps = m.completed as f64 / (span.end_s - span.first_measured_s).max(1e-9);
+        m.slo_compliance = if m.offered == 0 {
+            1.0
+        } else {
+            ok as f64 / m.offered as f64
+        };
+        m.utilization =
+            busy / (slots.max(1) as f64 * (span.end_s - span.first_arrival_s).max(1e-9));
+        m.span_s = (span.end_s - span.first_measured_s).max(0.0);
+        m.instances_used = used;
+        m
+    };
+    let busy = |p: &PoolState| p.insts.iter().map(|i| i.busy_slot_s).sum::<f64>();
+    let slot_total = |p: usize| f.pools[p].n.saturating_mul(f.slots[p]);
+    let total_slots: u64 = (0..f.pools.len()).map(slot_total).sum();
+    let all_busy: f64 = f.pools.iter().map(busy).sum();
+    let all_used = f.pools.iter().map(|p| p.insts.len() as u64).sum();
+    let fleet = metrics(
+        "fleet",
+        &|_| true,
+        all_busy,
+        total_slots,
+        all_used,
+        fleet_span,
+    );
     let pools_m = (0..cfg.pools.len())
         .map(|p| {
-            let insts: Vec<&Instance> = f.pools[p].iter().collect();
+            let ps = &f.pools[p];
+            let first = ps.first_arrival_s.unwrap_or(0.0);
+            let span = Span {
+                first_arrival_s: first,
+                first_measured_s: ps.first_measured_s.unwrap_or(first),
+                end_s: ps.last_done_s.max(first),
+            };
             metrics(
                 &cfg.pools[p].id,
                 &|s: &ReqState| s.outcome_rejected != 1 && s.pool == p,
-                &insts,
-                insts.len() as u64 * f.slots[p],
+                busy(ps),
+                slot_total(p),
+                ps.insts.len() as u64,
+                span,
             )
         })
         .collect();
-    DesResult {
+    Ok(DesResult {
         fleet,
         pools: pools_m,
         duration_s: end,
         total_offered: reqs.len() as u64,
         total_completed: completed_all,
-    }
-}
-
-/// Mean and 95 % interval of a statistic over seeds.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct Interval {
-    /// Mean.
-    pub mean: f64,
-    /// Lower end.
-    pub lo: f64,
-    /// Upper end.
-    pub hi: f64,
-}
-
-/// Student-t 97.5 % quantiles for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// Mean and 95 % t-interval of `xs` (a point when there is one value).
-pub fn interval(xs: &[f64]) -> Interval {
-    let n = xs.len();
-    let mean = xs.iter().sum::<f64>() / n.max(1) as f64;
-    if n < 2 {
-        return Interval {
-            mean,
-            lo: mean,
-            hi: mean,
-        };
-    }
-    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let t = T975.get(n - 2).copied().unwrap_or(1.96);
-    let h = t * sd / (n as f64).sqrt();
-    Interval {
-        mean,
-        lo: mean - h,
-        hi: mean + h,
-    }
-}
-
-/// Runs `seeds` independent seeds in parallel threads (seed, seed+1, ...).
-pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..seeds)
-            .map(|k| {
-                let f = &f;
-                s.spawn(move || f(seed + k))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("seed run panicked"))
-            .collect()
     })
+}
+
+/// The time a scope (the fleet or one pool) was in use: its rates divide by
+/// it, not by the whole run.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first_arrival_s: f64,
+    first_measured_s: f64,
+    end_s: f64,
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FleetRequest;
 use crate::workload::Category;
+use crate::FleetError;
 
 /// What a router sees of each pool.
 #[derive(Debug, Clone, Copy)]
@@ -94,6 +95,59 @@ fn default_compress_ms() -> f64 {
 fn default_spill() -> f64 {
     0.85
 }
+
+impl RouterSpec {
+    /// Checks the parameters, and that every pool named is in `pool_ids`.
+    pub fn validate(&self, pool_ids: &[&str]) -> Result<(), FleetError> {
+        let named = |field: &'static str, id: &str| {
+            if pool_ids.contains(&id) {
+                Ok(())
+            } else {
+                Err(FleetError::invalid(
+                    field,
+                    id,
+                    format!("names no pool (pools: {})", pool_ids.join(", ")),
+                ))
+            }
+        };
+        match self {
+            RouterSpec::CompressRoute {
+                b_short,
+                gamma,
+                compress_latency_ms,
+            } => {
+                crate::validate::count("router.b_short", *b_short, u32::MAX as u64)?;
+                crate::validate::within("router.gamma", *gamma, 1.0, f64::MAX)?;
+                crate::validate::non_negative("router.compress_latency_ms", *compress_latency_ms)
+            }
+            RouterSpec::Spillover { threshold } => {
+                crate::validate::positive("router.threshold", *threshold)
+            }
+            RouterSpec::Model { map, fallback } => {
+                for id in map.values() {
+                    named("router.map", id)?;
+                }
+                named("router.fallback", fallback)
+            }
+            RouterSpec::Semantic { map, fallback } => {
+                for (category, id) in map {
+                    if !CATEGORIES.iter().any(|c| category_name(*c) == category) {
+                        return Err(FleetError::invalid(
+                            "router.map",
+                            category,
+                            "is no category (prose, code, rag)",
+                        ));
+                    }
+                    named("router.map", id)?;
+                }
+                named("router.fallback", fallback)
+            }
+            RouterSpec::Length { .. } | RouterSpec::LeastLoaded | RouterSpec::Random => Ok(()),
+        }
+    }
+}
+
+const CATEGORIES: [Category; 3] = [Category::Prose, Category::Code, Category::Rag];
 
 fn category_name(c: Category) -> &'static str {
     match c {
