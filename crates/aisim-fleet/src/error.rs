@@ -71,6 +71,7 @@ impl FleetError {
             FleetError::Replay(e) => e.is_internal(),
             FleetError::BadCdf { .. }
             | FleetError::Invalid { .. }
+            | FleetError::Pool { .. }
             | FleetError::File { .. }
             | FleetError::Io { .. } => false,
         }
