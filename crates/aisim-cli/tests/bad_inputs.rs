@@ -1,20 +1,14 @@
 //! Bad trace files and out-of-range flags through the binary: exit code 2 and
 //! one message naming the file, line and field (or the flag's spec field).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn aisim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aisim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
+
+use common::{aisim, fixture, temp_dir};
 
 fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-bad-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = temp_dir("bad-inputs").join(name);
     std::fs::write(&p, bytes).unwrap();
     p
 }
@@ -143,4 +137,63 @@ fn spec_files_take_a_byte_order_mark_and_name_bytes_that_are_not_utf8() {
         err.contains("bad-spec.json:2:") && err.contains("byte 0xff at column 3 is not UTF-8"),
         "{err}"
     );
+}
+
+#[test]
+fn every_small_data_file_takes_a_bom_and_names_bytes_that_are_not_utf8() {
+    let fleet = std::fs::read(fixture("fleet.json")).unwrap();
+    let cdf = b"[[100, 0.5], [1000, 1.0]]\n".to_vec();
+    let table = br#"{"prefill": [[1, 1.0], [8192, 50.0]], "decode": {"kv_tokens": [1, 256], "context": [1, 100000], "ms": [[5.0, 6.0], [7.0, 9.0]]}}"#.to_vec();
+    // (file name, its bytes, the command reading it with {} for its path)
+    let cases: [(&str, Vec<u8>, &[&str]); 3] = [
+        (
+            "fleet.json",
+            fleet,
+            &["simulate-fleet", "{}", "--lam", "10", "--n-req", "50"],
+        ),
+        (
+            "cdf.json",
+            cdf,
+            &[
+                "optimize",
+                "--cdf",
+                "{}",
+                "--lam",
+                "10",
+                "--verify-top",
+                "0",
+            ],
+        ),
+        ("table.json", table, &["replay", "--timing", "table:{}"]),
+    ];
+    for (name, bytes, args) in cases {
+        let run = |file: &str, bytes: &[u8]| {
+            let p = temp(file, bytes);
+            let p = p.to_str().unwrap();
+            let args: Vec<String> = args.iter().map(|a| a.replace("{}", p)).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            aisim(&args)
+        };
+        let with_bom = run(
+            &format!("bom-{name}"),
+            &[b"\xef\xbb\xbf".as_slice(), &bytes].concat(),
+        );
+        let err = String::from_utf8_lossy(&with_bom.stderr);
+        assert_eq!(with_bom.status.code(), Some(0), "{name} with a BOM: {err}");
+
+        // A bad byte as the first byte of the second line.
+        let mut bad = bytes.clone();
+        if !bad.contains(&b'\n') {
+            bad.insert(bad.len() / 2, b'\n');
+        }
+        let second_line = bad.iter().position(|&b| b == b'\n').unwrap() + 1;
+        bad.insert(second_line, 0xff);
+        let o = run(&format!("bad-{name}"), &bad);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("bad-{name}:2: byte 0xff at column 1 is not UTF-8")),
+            "{name}: {err}"
+        );
+    }
 }

@@ -53,6 +53,9 @@ pub enum CoreError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A data file that is not readable text (too large, not UTF-8).
+    #[error(transparent)]
+    Text(#[from] crate::text_file::TextFileError),
 }
 
 impl CoreError {
@@ -65,7 +68,8 @@ impl CoreError {
             | CoreError::InvalidDuration { .. }
             | CoreError::UnknownProfile { .. }
             | CoreError::BadFile { .. }
-            | CoreError::Io { .. } => false,
+            | CoreError::Io { .. }
+            | CoreError::Text(_) => false,
         }
     }
 

@@ -42,6 +42,7 @@ mod outcome;
 pub mod profile;
 mod request;
 mod scheduler;
+pub mod text_file;
 mod time;
 pub mod timing;
 

@@ -145,10 +145,8 @@ impl Cdf {
 
     /// A CDF file: a list of `[t, F]` points or an object with `cdf`.
     pub fn from_file(path: &Path) -> Result<Cdf, FleetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FleetError::Io {
-            path: path.into(),
-            source,
-        })?;
+        let text =
+            aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         let parsed: CdfFile = serde_json::from_str(&text).map_err(|e| FleetError::File {
             path: path.into(),
             reason: format!("line {} column {}: expected a list of [tokens, F] points or {{\"cdf\": [...]}}: {e}", e.line(), e.column()),

@@ -193,10 +193,8 @@ pub struct FleetPlan {
 impl FleetPlan {
     /// Reads and validates a fleet file.
     pub fn from_file(path: &Path) -> Result<FleetPlan, FleetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FleetError::Io {
-            path: path.into(),
-            source,
-        })?;
+        let text =
+            aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         Self::parse(&text).map_err(|reason| FleetError::File {
             path: path.into(),
             reason,

@@ -435,7 +435,8 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
-        let text = crate::trace::read_small_file(path)?;
+        let text =
+            aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         let mut spec: ReplaySpec =
             serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
                 path: path.into(),

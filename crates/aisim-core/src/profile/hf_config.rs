@@ -39,10 +39,7 @@ impl ModelSpec {
     /// (else `hidden_size / num_attention_heads`, which must divide), and a
     /// `kv_lora_rank` makes the attention MLA.
     pub fn from_hf_config(path: &Path) -> Result<ModelSpec, CoreError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::text_file::read_text_file(path)?;
         let c: HfConfig = serde_json::from_str(&text).map_err(|e| CoreError::BadFile {
             path: path.to_path_buf(),
             field: format!("line {} column {}", e.line(), e.column()),

@@ -100,10 +100,7 @@ fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
 impl TableTiming {
     /// Reads and validates a table file.
     pub fn from_file(path: &Path) -> Result<TableTiming, CoreError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::text_file::read_text_file(path)?;
         Self::from_json(&text, path)
     }
 

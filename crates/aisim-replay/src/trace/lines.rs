@@ -66,43 +66,6 @@ impl<'p, R: BufRead> Lines<'p, R> {
     }
 }
 
-/// A small file (a spec) as text, read whole but never past
-/// [`MAX_LINE_BYTES`]; see [`whole_text`].
-pub(crate) fn read_small_file(path: &Path) -> Result<String, ReplayError> {
-    let io = |source| ReplayError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_LINE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_LINE_BYTES {
-        return Err(ReplayError::TraceFile {
-            path: path.to_path_buf(),
-            reason: format!("larger than {} MiB", MAX_LINE_BYTES >> 20),
-        });
-    }
-    whole_text(&bytes, path).map(str::to_string)
-}
-
-/// A whole file as text, its byte-order mark dropped; bytes that are not
-/// UTF-8 are an error naming their line and column.
-fn whole_text<'b>(bytes: &'b [u8], path: &Path) -> Result<&'b str, ReplayError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let at = e.valid_up_to();
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        not_utf8(bytes[at], at - line_start, path, line, None)
-    })?;
-    Ok(text.strip_prefix(BOM).unwrap_or(text))
-}
-
 /// `bytes` as text, or an error naming the line, the field if known, and where
 /// the first bad byte is (1-based: its column in the line, or its byte in the field).
 pub(crate) fn utf8<'b>(
@@ -151,11 +114,11 @@ mod tests {
             vec![(1, "a\n".to_string()), (2, "\u{feff}b\n".to_string())]
         );
         let e = all(b"ok\nab\xffc\n").unwrap_err();
-        let whole = whole_text(b"ok\nab\xffc\n", Path::new("t.jsonl")).unwrap_err();
-        assert_eq!(whole.to_string(), e);
+        // Whole small files (specs) are read by aisim-core's reader: same place.
+        let whole = aisim_core::text_file::text_of(b"ok\nab\xffc\n".to_vec(), Path::new("t.jsonl"));
         assert_eq!(
-            whole_text(b"\xef\xbb\xbf{}", Path::new("s.json")).unwrap(),
-            "{}"
+            whole.unwrap_err().to_string(),
+            "t.jsonl:2: byte 0xff at column 3 is not UTF-8"
         );
         assert_eq!(
             e,
