@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod collector;
+pub mod distribution;
 mod error;
 pub mod event;
 pub mod metrics;
@@ -37,6 +38,7 @@ pub mod progress;
 mod replayer;
 pub mod report;
 pub mod runtime;
+pub mod sketch;
 pub mod spec;
 pub mod trace;
 pub mod workload;
