@@ -31,6 +31,7 @@ pub mod collector;
 pub mod distribution;
 mod error;
 pub mod event;
+pub mod gaps;
 pub mod metrics;
 pub mod policy;
 #[cfg(feature = "progress")]
@@ -40,7 +41,9 @@ pub mod report;
 pub mod runtime;
 pub mod sketch;
 pub mod spec;
+pub mod tally;
 pub mod trace;
+mod window;
 pub mod workload;
 
 pub use aisim_core::{SimDuration, SimTime};

@@ -259,6 +259,10 @@ mod tests {
         }
         assert_eq!(s.count(), 200_000);
         // 128 counters per power of two, allocation slack at most doubling.
-        assert!(s.heap_bytes() <= 2 * 11 * 128 * 8, "{} bytes", s.heap_bytes());
+        assert!(
+            s.heap_bytes() <= 2 * 11 * 128 * 8,
+            "{} bytes",
+            s.heap_bytes()
+        );
     }
 }

@@ -394,6 +394,16 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
     }
 }
 
+/// Most workers a topology may have: idle workers cost only a slot each
+/// (engines are built on a worker's first request), so the bound is on the
+/// slot table (64 MiB).
+pub const MAX_WORKERS: u32 = 1 << 24;
+
+/// Most attention-DP ranks per worker: an engine builds all of its ranks at
+/// once (each with its own KV pool and prefix index, about 320 KiB at the
+/// default 16,384 blocks), and real deployments stay far below.
+pub const MAX_DP_SIZE: u32 = 1024;
+
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
@@ -436,6 +446,25 @@ impl ReplaySpec {
             return Err(ReplayError::spec(
                 "topology.workers",
                 "0 workers: at least 1 is needed",
+            ));
+        }
+        if self.workers() > MAX_WORKERS {
+            return Err(ReplayError::spec(
+                "topology.workers",
+                format!(
+                    "{} workers: at most {MAX_WORKERS} (an idle worker costs a 4-byte slot, {} MiB at this count)",
+                    self.workers(),
+                    (self.workers() as u64 * 4) >> 20
+                ),
+            ));
+        }
+        if self.engine.dp_size > MAX_DP_SIZE {
+            return Err(ReplayError::spec(
+                "engine.dp_size",
+                format!(
+                    "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker builds every rank's KV pool and prefix index when it gets its first request)",
+                    self.engine.dp_size
+                ),
             ));
         }
         self.engine.validate()?;

@@ -62,7 +62,7 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
             .context("writing the trace")
             .map_err(input)?;
         let mut prev = root;
-        while let Some(next) = w.next_turn(&prev) {
+        while let Some(next) = w.next_turn(prev) {
             ts += next.think.map_or(0.0, |t| t.as_ms_f64());
             write(&next, ts)
                 .context("writing the trace")

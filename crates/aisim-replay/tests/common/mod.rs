@@ -44,7 +44,11 @@ pub fn trace_spec(path: PathBuf, workers: u32, prefill_ms: f64, decode_ms: f64) 
 }
 
 pub fn run(spec: ReplaySpec) -> ReplayOutput {
-    Replayer::new(spec, SpecComposition).unwrap().run().unwrap()
+    Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap()
 }
 
 /// The report as JSON without its `host` section.
