@@ -11,8 +11,8 @@ use crate::sketch::LogSketch;
 /// memory stays bounded by the distinct gaps rather than the token count.
 /// Gaps under 4.3 s (nearly all) are buffered as `u32` nanoseconds: half the
 /// memory, and memory is most of what sorting them costs. When the runs pass
-/// `limit`, they move into a sketch (of milliseconds) and so does every later
-/// gap.
+/// `limit`, they move into a sketch (of milliseconds), and so does every
+/// later buffer.
 #[derive(Debug)]
 pub struct GapCounts {
     short: Vec<u32>,
@@ -59,13 +59,10 @@ impl GapCounts {
         }
     }
 
-    /// Adds one gap.
+    /// Adds one gap (buffered either way: the sketch takes the buffer's
+    /// runs at each fold, which costs less than a logarithm per gap).
     #[inline]
     pub fn add(&mut self, gap_ns: u64) {
-        if let Some(s) = &mut self.sketch {
-            s.add(ms(gap_ns));
-            return;
-        }
         match u32::try_from(gap_ns) {
             Ok(g) => self.short.push(g),
             Err(_) => self.long.push(gap_ns),
@@ -82,6 +79,14 @@ impl GapCounts {
 
     fn fold(&mut self) {
         self.sort_buffer();
+        if let Some(s) = &mut self.sketch {
+            for (g, c) in run_lengths(sorted_values(&self.short, &self.long)) {
+                s.add_n(ms(g), c);
+            }
+            self.short.clear();
+            self.long.clear();
+            return;
+        }
         let tail = run_lengths(sorted_values(&self.short, &self.long));
         let merged: Vec<(u64, u64)> = merge_runs(self.runs.iter().copied(), tail).collect();
         self.runs = merged;
@@ -93,8 +98,7 @@ impl GapCounts {
                 s.add_n(ms(g), c);
             }
             self.sketch = Some(s);
-            // Released, not kept for their capacity: the sketch takes over.
-            (self.runs, self.short, self.long) = (Vec::new(), Vec::new(), Vec::new());
+            self.runs = Vec::new();
         }
     }
 
@@ -122,7 +126,10 @@ impl GapCounts {
     }
 
     /// Their summary, in milliseconds.
-    pub fn summary(self) -> Summary {
+    pub fn summary(mut self) -> Summary {
+        if self.sketch.is_some() {
+            self.fold();
+        }
         match &self.sketch {
             Some(s) => Summary::of_sketch(s),
             None => Summary::of_sorted_runs(self.into_sorted().runs().map(|(g, c)| (ms(g), c))),
@@ -284,7 +291,8 @@ mod tests {
 
     #[test]
     fn gaps_switch_to_a_sketch_past_the_limit_of_distinct_values() {
-        let mut g = GapCounts::with_limit(3);
+        // A reserved buffer, so that only the sketch could grow.
+        let mut g = GapCounts::with_buffer(3);
         for v in [5_000_000u64, 5_000_000, 6_000_000, 7_000_000] {
             g.add(v);
         }

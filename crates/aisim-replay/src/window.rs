@@ -4,19 +4,25 @@
 //! flight lie in a window of ids that slides forward. The window keeps one
 //! 4-byte slot per id between the lowest and highest id present (an index
 //! into a slab of records, reused as requests end) and trims itself at both
-//! ends: memory follows the requests in flight, not the requests seen, and a
-//! lookup is an index, not a hash.
-
-use std::collections::VecDeque;
+//! ends (the front in batches): memory follows the requests in flight, not
+//! the requests seen, and a lookup is two indexings, not a hash.
 
 const EMPTY: u32 = u32::MAX;
+
+/// Slots below the first possibly filled one that are dropped at once (and
+/// only when they are half the table), so the trimming costs O(1) per
+/// removal, amortized.
+const COMPACT_AT: usize = 64;
 
 /// Values by id, for the ids present.
 #[derive(Debug)]
 pub struct IdWindow<T> {
     /// Id of `slots[0]`.
     base: u64,
-    slots: VecDeque<u32>,
+    /// Per id from `base`: its entry in `slab`, or `EMPTY`.
+    slots: Vec<u32>,
+    /// No slot below this one is filled.
+    start: usize,
     slab: Vec<Option<T>>,
     free: Vec<u32>,
 }
@@ -25,7 +31,8 @@ impl<T> Default for IdWindow<T> {
     fn default() -> IdWindow<T> {
         IdWindow {
             base: 0,
-            slots: VecDeque::new(),
+            slots: Vec::new(),
+            start: 0,
             slab: Vec::new(),
             free: Vec::new(),
         }
@@ -40,12 +47,15 @@ impl<T> IdWindow<T> {
             return;
         }
         if self.slots.is_empty() {
-            self.base = id;
+            (self.base, self.start) = (id, 0);
         } else if id < self.base {
-            for _ in id..self.base {
-                self.slots.push_front(EMPTY);
-            }
-            self.base = id;
+            // Grow down by at least the table's size: amortized O(1) even
+            // when ids come in decreasing order.
+            let grow = ((self.base - id) as usize).max(self.slots.len());
+            let grow = grow.min(self.base as usize);
+            self.slots.splice(0..0, std::iter::repeat_n(EMPTY, grow));
+            self.base -= grow as u64;
+            self.start += grow;
         }
         let at = (id - self.base) as usize;
         if at >= self.slots.len() {
@@ -62,8 +72,10 @@ impl<T> IdWindow<T> {
             }
         };
         self.slots[at] = entry;
+        self.start = self.start.min(at);
     }
 
+    #[inline]
     fn entry(&self, id: u64) -> Option<u32> {
         let at = usize::try_from(id.checked_sub(self.base)?).ok()?;
         self.slots.get(at).copied().filter(|&e| e != EMPTY)
@@ -86,12 +98,17 @@ impl<T> IdWindow<T> {
         let e = self.entry(id)?;
         self.slots[(id - self.base) as usize] = EMPTY;
         self.free.push(e);
-        while self.slots.front() == Some(&EMPTY) {
-            self.slots.pop_front();
-            self.base += 1;
+        while self.slots.last() == Some(&EMPTY) {
+            self.slots.pop();
         }
-        while self.slots.back() == Some(&EMPTY) {
-            self.slots.pop_back();
+        self.start = self.start.min(self.slots.len());
+        while self.start < self.slots.len() && self.slots[self.start] == EMPTY {
+            self.start += 1;
+        }
+        if self.start >= COMPACT_AT && self.start * 2 >= self.slots.len() {
+            self.slots.drain(..self.start);
+            self.base += self.start as u64;
+            self.start = 0;
         }
         self.slab[e as usize].take()
     }
@@ -112,7 +129,7 @@ impl<T> IdWindow<T> {
     /// Ids between the lowest and highest present (what the slots cost).
     #[cfg(test)]
     fn span(&self) -> usize {
-        self.slots.len()
+        self.slots.len() - self.start
     }
 
     /// Removes every value, in id order.
@@ -121,6 +138,7 @@ impl<T> IdWindow<T> {
         let slots = std::mem::take(&mut self.slots);
         let mut slab = std::mem::take(&mut self.slab);
         self.free.clear();
+        self.start = 0;
         slots
             .into_iter()
             .enumerate()
@@ -138,7 +156,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn behaves_as_a_map(ops in prop::collection::vec((0u64..64, any::<bool>()), 0..300)) {
+        fn behaves_as_a_map(ops in prop::collection::vec((0u64..300, any::<bool>()), 0..600)) {
             let mut w = IdWindow::default();
             let mut m = BTreeMap::new();
             for (i, (id, insert)) in ops.into_iter().enumerate() {
@@ -152,7 +170,7 @@ mod tests {
                 let lo = m.keys().next().copied().unwrap_or(0);
                 let hi = m.keys().last().copied().map_or(0, |h| h + 1);
                 prop_assert_eq!(w.span() as u64, hi - lo, "trimmed to the ids present");
-                for id in 0..64 {
+                for id in 0..300 {
                     prop_assert_eq!(w.get(id), m.get(&id));
                 }
             }
@@ -171,6 +189,7 @@ mod tests {
             }
         }
         assert_eq!((w.len(), w.span()), (10, 10));
+        assert!(w.slots.len() <= 2 * COMPACT_AT + 10, "{}", w.slots.len());
         assert!(w.slab.len() <= 11);
     }
 }
