@@ -112,18 +112,27 @@ impl Summary {
             }
         }
         let var = var_sum / n as f64;
+        let [p50, p75, p90, p95, p99, p999, max] = at.map(finite);
         Summary {
             count: n,
             mean: finite(mean),
             min: finite(min),
-            max: finite(at[PERMILLE.len()]),
-            p50: finite(at[0]),
-            p75: finite(at[1]),
-            p90: finite(at[2]),
-            p95: finite(at[3]),
-            p99: finite(at[4]),
-            p999: finite(at[5]),
+            max,
             std: finite(var.sqrt()),
+            ..Summary::percentiles([p50, p75, p90, p95, p99, p999])
+        }
+    }
+
+    /// A summary holding only the percentiles, in `PERMILLE` order.
+    fn percentiles([p50, p75, p90, p95, p99, p999]: [Option<f64>; 6]) -> Summary {
+        Summary {
+            p50,
+            p75,
+            p90,
+            p95,
+            p99,
+            p999,
+            ..Summary::default()
         }
     }
 
@@ -143,13 +152,8 @@ impl Summary {
             mean: s.mean().filter(|_| all_finite),
             min: min_max.map(|m| m.0),
             max: min_max.map(|m| m.1).filter(|_| all_finite),
-            p50: at(PERMILLE[0]),
-            p75: at(PERMILLE[1]),
-            p90: at(PERMILLE[2]),
-            p95: at(PERMILLE[3]),
-            p99: at(PERMILLE[4]),
-            p999: at(PERMILLE[5]),
             std: s.std().filter(|_| all_finite),
+            ..Summary::percentiles(PERMILLE.map(at))
         }
     }
 }

@@ -394,6 +394,35 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
     }
 }
 
+impl SyntheticSpec {
+    /// `requests` single-turn requests of fixed lengths arriving as
+    /// `arrival` says, nothing shared: the plainest workload (set the other
+    /// fields with struct update syntax).
+    pub fn fixed(
+        requests: u64,
+        input_tokens: u32,
+        output_tokens: u32,
+        arrival: ArrivalSpec,
+    ) -> SyntheticSpec {
+        SyntheticSpec {
+            requests,
+            input: LengthSpec::Fixed {
+                tokens: input_tokens,
+            },
+            output: LengthSpec::Fixed {
+                tokens: output_tokens,
+            },
+            arrival,
+            prefix_groups: 0,
+            prefix_tokens: 0,
+            turns: 1,
+            think_ms: 0.0,
+            trace_block_size: default_block(),
+            total_cdf: None,
+        }
+    }
+}
+
 /// Most workers a topology may have: idle workers cost only a slot each
 /// (engines are built on a worker's first request), so the bound is on the
 /// slot table (64 MiB).

@@ -326,16 +326,9 @@ fn requests_planned_after_the_end_are_not_offered() {
 
     // Sessions cut off by a stop or a drain: their unsent turns were never offered.
     let synthetic = |turns: u32| SyntheticSpec {
-        requests: 20,
-        input: LengthSpec::Fixed { tokens: 300 },
-        output: LengthSpec::Fixed { tokens: 40 },
-        arrival: ArrivalSpec::Constant { rate: 100.0 },
-        prefix_groups: 0,
-        prefix_tokens: 0,
         turns,
         think_ms: 50.0,
-        trace_block_size: 512,
-        total_cdf: None,
+        ..SyntheticSpec::fixed(20, 300, 40, ArrivalSpec::Constant { rate: 100.0 })
     };
     for (stop, drain) in [(Some(0.15), None), (None, Some(0.05))] {
         let mut spec = aisim_replay::ReplaySpec {

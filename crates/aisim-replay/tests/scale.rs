@@ -4,25 +4,15 @@
 mod common;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{
-    ArrivalSpec, LengthSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec,
-};
+use aisim_replay::spec::{ArrivalSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::workload::{SyntheticWorkload, Workload};
 use aisim_replay::{ReplaySpec, Replayer};
 use common::*;
 
 fn synthetic(requests: u64, turns: u32) -> SyntheticSpec {
     SyntheticSpec {
-        requests,
-        input: LengthSpec::Fixed { tokens: 600 },
-        output: LengthSpec::Fixed { tokens: 20 },
-        arrival: ArrivalSpec::Constant { rate: 1000.0 },
-        prefix_groups: 0,
-        prefix_tokens: 0,
         turns,
-        think_ms: 0.0,
-        trace_block_size: 512,
-        total_cdf: None,
+        ..SyntheticSpec::fixed(requests, 600, 20, ArrivalSpec::Constant { rate: 1000.0 })
     }
 }
 

@@ -69,7 +69,7 @@ pub fn split_total(total: u64) -> (u32, u32) {
 impl SyntheticWorkload {
     /// A workload from a validated spec.
     pub fn new(spec: SyntheticSpec, seed: u64, speedup: f64) -> SyntheticWorkload {
-        let turns_left = spec.requests * spec.turns as u64;
+        let turns_left = spec.requests.saturating_mul(spec.turns as u64);
         SyntheticWorkload {
             rng: Pcg64::seed_from_u64(seed),
             seed,
