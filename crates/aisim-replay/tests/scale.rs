@@ -170,3 +170,65 @@ fn past_the_exact_limit_percentiles_are_sketched_and_say_so() {
     assert!((m - n).abs() <= 1e-9 * m);
     assert_eq!(exact.outcomes, sketched.outcomes);
 }
+
+/// The in-flight curve folded as requests come and go gives what sorting
+/// every record's dispatch and end edges would (the derivation it replaced),
+/// under timeouts, drains, stops, sessions and concurrency mode.
+#[test]
+fn concurrency_folded_on_the_fly_is_the_sort_of_all_edges() {
+    let mut cases = Vec::new();
+    for turns in [1, 3] {
+        for timeout in [None, Some(0.3)] {
+            for (stop, drain, concurrency) in [
+                (None, None, None),
+                (Some(2.0), None, None),
+                (None, Some(0.2), None),
+                (None, None, Some(4)),
+            ] {
+                let mut spec = spec_with(
+                    2,
+                    SyntheticSpec {
+                        turns,
+                        think_ms: 20.0,
+                        ..SyntheticSpec::fixed(60, 2000, 60, ArrivalSpec::Poisson { rate: 40.0 })
+                    },
+                );
+                spec.discipline.timeout_s = timeout;
+                spec.discipline.max_sim_time_s = stop;
+                spec.discipline.drain_s = drain;
+                spec.admission.concurrency = concurrency;
+                cases.push(spec);
+            }
+        }
+    }
+    for spec in cases {
+        let out = run(spec.clone());
+        let end = (out.report.duration_s * 1e9).round() as u64;
+        let mut edges: Vec<(u64, i64)> = Vec::new();
+        let mut busy = 0u64;
+        for r in &out.records {
+            let until = if r.terminal_ns == u64::MAX {
+                end
+            } else {
+                r.terminal_ns
+            };
+            edges.push((r.dispatch_ns, 1));
+            edges.push((until, -1));
+            busy += until - r.dispatch_ns;
+        }
+        edges.sort_unstable();
+        let (mut cur, mut peak) = (0i64, 0i64);
+        for (_, d) in edges {
+            cur += d;
+            peak = peak.max(cur);
+        }
+        let c = &out.report.concurrency;
+        assert_eq!(c.peak, peak as u64, "{:?}", spec.discipline);
+        let mean = busy as f64 / (out.report.duration_s * 1e9);
+        assert!(
+            (c.mean - mean).abs() <= 1e-9 * mean.max(1.0),
+            "{} vs {mean}",
+            c.mean
+        );
+    }
+}
