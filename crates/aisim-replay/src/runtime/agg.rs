@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use aisim_core::{DecodeSink, EngineEvent, PassOutcome, RequestId, SimDuration, SimTime};
 
-use super::workers::Workers;
+use super::workers::{KvSampler, Workers};
 use super::ReplayObserver;
 use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
@@ -32,7 +32,7 @@ const PROGRESS_EVERY: u64 = 4096;
 /// collector exactly as `AggRuntime::finish_pass` would, pass by pass.
 struct DecodeRun<'a> {
     collector: &'a mut TraceCollector,
-    kv: &'a mut super::workers::KvSampler,
+    kv: &'a mut KvSampler,
     completed: &'a mut Vec<u64>,
     latest: SimTime,
 }
