@@ -1,16 +1,20 @@
 //! Replay benchmarks (release, single thread):
-//! `cargo bench -p aisim-replay --bench replay [-- mooncake|million]`.
+//! `cargo bench -p aisim-replay --bench replay [-- mooncake|million|ten_million|turns]`.
 //!
 //! - `mooncake`: the shared Mooncake synthetic trace (3,993 requests) with the
 //!   default engine on 8 workers, in process, best of several runs;
 //! - `million`: 1,000,000 synthetic requests (1,024 in / 128 out, Poisson at
-//!   1,000 req/s) on 64 workers, with the process's peak resident memory.
+//!   1,000 req/s) on 64 workers, with the process's peak resident memory;
+//! - `ten_million`: the same with 10,000,000 requests, past the exact limit
+//!   (its percentiles come from the sketch); run it alone for its peak RSS;
+//! - `turns`: one synthetic session of 100,000 turns (what
+//!   `aisim replay --synthetic --requests 1 --turns 100000` runs).
 
 use std::path::Path;
 use std::time::Instant;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{ArrivalSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::trace::read_trace;
 use aisim_replay::{ReplaySpec, Replayer};
 
@@ -64,32 +68,56 @@ fn mooncake() {
     );
 }
 
-fn million() {
+/// `requests` synthetic requests (1,024 in / 128 out, Poisson at 1,000 req/s)
+/// on 64 workers, timed, with the peak RSS so far.
+fn synthetic_run(name: &str, requests: u64) {
     let spec = ReplaySpec {
-        workload: WorkloadSpec::Synthetic(SyntheticSpec {
-            requests: 1_000_000,
-            input: LengthSpec::Fixed { tokens: 1024 },
-            output: LengthSpec::Fixed { tokens: 128 },
-            arrival: ArrivalSpec::Poisson { rate: 1000.0 },
-            prefix_groups: 0,
-            prefix_tokens: 0,
-            turns: 1,
-            think_ms: 0.0,
-            trace_block_size: 512,
-            total_cdf: None,
-        }),
+        workload: WorkloadSpec::Synthetic(SyntheticSpec::fixed(
+            requests,
+            1024,
+            128,
+            ArrivalSpec::Poisson { rate: 1000.0 },
+        )),
         topology: TopologySpec::Aggregated { workers: 64 },
         ..ReplaySpec::default()
     };
     let t0 = Instant::now();
     let out = Replayer::new(spec, SpecComposition).unwrap().run().unwrap();
     let wall = t0.elapsed().as_secs_f64();
-    assert_eq!(out.report.outcomes.completed, 1_000_000);
+    let r = &out.report;
+    assert_eq!(r.outcomes.completed, requests);
+    let sketched = if r.discipline.sketched.is_empty() {
+        "all percentiles exact".to_string()
+    } else {
+        format!("{} distributions sketched", r.discipline.sketched.len())
+    };
     println!(
-        "million (1,000,000 requests, 64 workers): {wall:.2} s, {:.0} requests/s, peak RSS {:.0} MiB, mean TTFT {:.1} ms",
-        1e6 / wall,
+        "{name} ({requests} requests, 64 workers): {wall:.2} s, {:.0} requests/s, peak RSS {:.0} MiB, \
+         mean TTFT {:.1} ms, p99 TTFT {:.1} ms, {sketched}",
+        requests as f64 / wall,
         peak_rss_mib(),
-        out.report.latency.ttft_ms.mean.unwrap()
+        r.latency.ttft_ms.mean.unwrap(),
+        r.latency.ttft_ms.p99.unwrap(),
+    );
+}
+
+fn turns() {
+    let turns = 100_000;
+    let spec = ReplaySpec {
+        workload: WorkloadSpec::Synthetic(SyntheticSpec {
+            turns,
+            ..SyntheticSpec::fixed(1, 1024, 128, ArrivalSpec::Poisson { rate: 10.0 })
+        }),
+        ..ReplaySpec::default()
+    };
+    let t0 = Instant::now();
+    let out = Replayer::new(spec, SpecComposition).unwrap().run().unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    let o = &out.report.outcomes;
+    assert_eq!(o.offered, turns as u64);
+    println!(
+        "turns (one session of {turns} turns): {wall:.2} s, {} completed, {} rejected (past the KV cache)",
+        o.completed, o.rejected
     );
 }
 
@@ -103,6 +131,13 @@ fn main() {
         mooncake();
     }
     if want("million") {
-        million();
+        synthetic_run("million", 1_000_000);
+    }
+    if want("turns") {
+        turns();
+    }
+    // Not in the default set: two minutes, and best run alone for its RSS.
+    if which.iter().any(|w| w == "ten_million") {
+        synthetic_run("ten_million", 10_000_000);
     }
 }

@@ -4,8 +4,14 @@
 use std::collections::HashMap;
 
 use aisim_core::hashing::IntHashBuilder;
-use aisim_core::SimTime;
+use aisim_core::{RejectReason, SimTime};
 use serde::Serialize;
+
+use crate::distribution::EXACT_LIMIT;
+use crate::gaps::GapCounts;
+use crate::spec::SlaSpec;
+use crate::tally::{reject_kind, Tally};
+use crate::window::IdWindow;
 
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -17,7 +23,7 @@ pub enum Outcome {
     TimedOut,
     /// Can never be served (too long for the model or the KV cache, refused).
     Rejected,
-    /// Still in flight (or never dispatched) when the run ended.
+    /// Still in flight when the run ended.
     #[default]
     Incomplete,
 }
@@ -77,6 +83,9 @@ pub struct RequestRecord {
     /// Why it was rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reject_reason: Option<String>,
+    /// Why it was rejected, as the report counts it.
+    #[serde(skip)]
+    pub reject_kind: Option<&'static str>,
 }
 
 fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -111,6 +120,7 @@ impl RequestRecord {
             rank: 0,
             in_cohort: false,
             reject_reason: None,
+            reject_kind: None,
         }
     }
 
@@ -146,223 +156,80 @@ pub struct Dispatch {
     pub output_length: u32,
     /// Measured (not warm-up).
     pub in_cohort: bool,
+    /// For a later turn: when the previous turn ended.
+    pub previous_end: Option<SimTime>,
 }
 
-/// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
-/// order) and folded into sorted (gap, count) runs when the buffer fills, so
-/// memory stays bounded by the distinct gaps rather than the token count.
-/// Gaps under 4.3 s (nearly all) are buffered as `u32` nanoseconds: half the
-/// memory, and memory is most of what sorting them costs.
-#[derive(Debug, Default)]
-pub struct GapCounts {
-    short: Vec<u32>,
-    long: Vec<u64>,
-    runs: Vec<(u64, u64)>,
-}
-
-/// Gaps buffered before folding (4 MiB).
-const GAP_BUFFER: usize = 1 << 20;
-
-impl GapCounts {
-    /// An empty distribution with address space for a whole buffer: untouched
-    /// pages cost nothing, and growing by doubling would copy and fault them
-    /// again.
-    pub fn with_buffer() -> GapCounts {
-        GapCounts {
-            short: Vec::with_capacity(GAP_BUFFER),
-            ..GapCounts::default()
-        }
-    }
-
-    /// Adds one gap.
-    #[inline]
-    pub fn add(&mut self, gap_ns: u64) {
-        match u32::try_from(gap_ns) {
-            Ok(g) => self.short.push(g),
-            Err(_) => self.long.push(gap_ns),
-        }
-        if self.short.len() + self.long.len() >= GAP_BUFFER {
-            self.fold();
-        }
-    }
-
-    fn sort_buffer(&mut self) {
-        radix_sort(&mut self.short);
-        self.long.sort_unstable();
-    }
-
-    fn fold(&mut self) {
-        self.sort_buffer();
-        let tail = run_lengths(sorted_values(&self.short, &self.long));
-        let merged: Vec<(u64, u64)> = merge_runs(self.runs.iter().copied(), tail).collect();
-        self.runs = merged;
-        self.short.clear();
-        self.long.clear();
-    }
-
-    /// The gaps, sorted.
-    pub fn into_sorted(mut self) -> SortedGaps {
-        self.sort_buffer();
-        SortedGaps {
-            runs: self.runs,
-            short: self.short,
-            long: self.long,
-        }
-    }
-}
-
-/// Every gap, sorted: folded runs plus the sorted rest of the buffer, merged
-/// as they are read (materialising the runs would take four times the memory
-/// of the buffer when, as usual, nearly every gap is distinct).
-#[derive(Debug, Default)]
-pub struct SortedGaps {
-    runs: Vec<(u64, u64)>,
-    short: Vec<u32>,
-    long: Vec<u64>,
-}
-
-impl SortedGaps {
-    /// (gap ns, count) pairs, by increasing gap, each gap once.
-    pub fn runs(&self) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
-        merge_runs(
-            self.runs.iter().copied(),
-            run_lengths(sorted_values(&self.short, &self.long)),
-        )
-    }
-}
-
-/// The buffered gaps in order: every short one is below every long one.
-fn sorted_values<'a>(short: &'a [u32], long: &'a [u64]) -> impl Iterator<Item = u64> + Clone + 'a {
-    short.iter().map(|&g| g as u64).chain(long.iter().copied())
-}
-
-/// Sorted values as (value, count) runs.
-fn run_lengths(
-    values: impl Iterator<Item = u64> + Clone,
-) -> impl Iterator<Item = (u64, u64)> + Clone {
-    let mut values = values.peekable();
-    std::iter::from_fn(move || {
-        let v = values.next()?;
-        let mut c = 1;
-        while values.next_if_eq(&v).is_some() {
-            c += 1;
-        }
-        Some((v, c))
-    })
-}
-
-/// Two sorted run lists as one, equal values combined.
-fn merge_runs(
-    a: impl Iterator<Item = (u64, u64)> + Clone,
-    b: impl Iterator<Item = (u64, u64)> + Clone,
-) -> impl Iterator<Item = (u64, u64)> + Clone {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
-        (None, None) => None,
-        (Some(x), None) => a.next().map(|_| x),
-        (None, Some(y)) => b.next().map(|_| y),
-        (Some(x), Some(y)) => Some(if x.0 < y.0 {
-            a.next();
-            x
-        } else if y.0 < x.0 {
-            b.next();
-            y
-        } else {
-            a.next();
-            b.next();
-            (x.0, x.1 + y.1)
-        }),
-    })
-}
-
-/// Sorts `v` by LSD radix sort on 11-bit digits (an 8 KiB count table that
-/// stays in L1), skipping digits on which every value agrees: at most three
-/// passes. Measured on half a million replay-shaped gaps: 4.5 ms, against
-/// 9.5 ms for `sort_unstable` and 13 ms for an in-place (American flag) radix
-/// sort, even counting the page faults of the second buffer.
-fn radix_sort(v: &mut Vec<u32>) {
-    const BITS: u32 = 11;
-    const MASK: u32 = (1 << BITS) - 1;
-    let (mut or, mut and) = (0u32, u32::MAX);
-    for &x in v.iter() {
-        or |= x;
-        and &= x;
-    }
-    let varying = or ^ and;
-    if varying == 0 {
-        return;
-    }
-    let mut scratch = vec![0u32; v.len()];
-    let mut counts = [0u32; 1 << BITS];
-    for shift in (0..32).step_by(BITS as usize) {
-        if (varying >> shift) & MASK == 0 {
-            continue;
-        }
-        counts.fill(0);
-        for &x in v.iter() {
-            counts[((x >> shift) & MASK) as usize] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        for &x in v.iter() {
-            let d = ((x >> shift) & MASK) as usize;
-            scratch[counts[d] as usize] = x;
-            counts[d] += 1;
-        }
-        std::mem::swap(v, &mut scratch);
-    }
-}
-
-/// Per-request records, indexed by request id, plus the pooled inter-token gaps
-/// of completed cohort requests (exact: a count per distinct gap).
-#[derive(Debug, Default)]
+/// Records of the requests in flight, the running totals the report is
+/// derived from (`Tally`), and the pooled inter-token gaps of completed cohort
+/// requests. A record is folded into the totals when its request ends, and
+/// kept afterwards only when per-request records were asked for: memory
+/// follows the requests in flight, not the requests seen.
+#[derive(Debug)]
 pub struct TraceCollector {
-    records: Vec<Option<RequestRecord>>,
+    live: IdWindow<RequestRecord>,
+    tally: Tally,
     itl: GapCounts,
     /// Token gaps of requests in flight, until their outcome is known (only
     /// when a request may end other than completed).
     pending_gaps: HashMap<u64, Vec<u64>, IntHashBuilder>,
-    dispatched: u64,
+    /// Ended requests' records, when asked for.
+    kept: Option<Vec<RequestRecord>>,
     /// Every token-emitting request will complete: pool gaps as they come
     /// instead of holding them until the outcome is known.
     pool_gaps_at_once: bool,
 }
 
+/// What a collector hands over at the end.
+#[derive(Debug)]
+pub struct Collected {
+    /// The totals.
+    pub tally: Tally,
+    /// The pooled inter-token gaps.
+    pub itl: GapCounts,
+    /// Every request's record by id, when asked for (empty otherwise).
+    pub records: Vec<RequestRecord>,
+}
+
+/// How a collector is set up.
+#[derive(Debug, Clone, Default)]
+pub struct CollectorOptions {
+    /// A promise from the runtime that no request that emits tokens can end
+    /// other than completed (no timeout, drain or stop time), which lets the
+    /// collector pool token gaps immediately.
+    pub every_request_completes: bool,
+    /// Keep every request's record for the caller.
+    pub keep_records: bool,
+    /// Values each distribution keeps exactly (`EXACT_LIMIT` by default).
+    pub exact_limit: Option<usize>,
+    /// The SLA goodput is measured against.
+    pub sla: SlaSpec,
+}
+
 impl TraceCollector {
-    /// A collector; `every_request_completes` is a promise from the runtime that
-    /// no request that emits tokens can end other than completed (no timeout,
-    /// drain or stop time), which lets it pool token gaps immediately.
-    pub fn new(every_request_completes: bool) -> TraceCollector {
+    /// A collector.
+    pub fn new(options: CollectorOptions) -> TraceCollector {
+        let limit = options.exact_limit.unwrap_or(EXACT_LIMIT);
         TraceCollector {
-            pool_gaps_at_once: every_request_completes,
-            itl: GapCounts::with_buffer(),
-            ..Default::default()
+            live: IdWindow::default(),
+            tally: Tally::new(options.sla, limit),
+            itl: GapCounts::with_buffer(limit),
+            pending_gaps: HashMap::default(),
+            kept: options.keep_records.then(Vec::new),
+            pool_gaps_at_once: options.every_request_completes,
         }
     }
 
-    fn slot(&mut self, id: u64) -> &mut RequestRecord {
-        let i = id as usize;
-        if i >= self.records.len() {
-            self.records.resize_with(i + 1, || None);
-        }
-        self.records[i].get_or_insert_with(|| RequestRecord::new(id))
-    }
-
+    /// The record of a request in flight. Events for one that already ended
+    /// are ignored: a pass under way when it timed out still reports it.
     #[inline]
-    fn get(&mut self, id: u64) -> &mut RequestRecord {
-        self.records[id as usize]
-            .as_mut()
-            .expect("event for a request that was never dispatched")
+    fn get(&mut self, id: u64) -> Option<&mut RequestRecord> {
+        self.live.get_mut(id)
     }
 
     /// A request was offered (planned) and dispatched to the router.
     pub fn dispatched(&mut self, d: Dispatch) {
-        self.dispatched += 1;
-        let r = self.slot(d.id);
+        let mut r = RequestRecord::new(d.id);
         r.session = d.session;
         r.turn = d.turn;
         r.planned_ns = d.planned.0;
@@ -371,33 +238,40 @@ impl TraceCollector {
         r.input_length = d.input_length;
         r.output_length = d.output_length;
         r.in_cohort = d.in_cohort;
+        let gap = d.previous_end.map(|e| d.dispatch.0.saturating_sub(e.0));
+        self.tally.dispatched(&r, gap);
+        self.live.insert(d.id, r);
     }
 
     /// Requests dispatched so far (the warm-up count is taken against this).
     pub fn dispatched_count(&self) -> u64 {
-        self.dispatched
+        self.tally.dispatched
     }
 
     /// Where it was placed.
     pub fn placed(&mut self, id: u64, worker: u32, rank: u32) {
-        let r = self.get(id);
-        r.worker = worker;
-        r.rank = rank;
+        if let Some(r) = self.get(id) {
+            r.worker = worker;
+            r.rank = rank;
+        }
     }
 
     /// An engine scheduled it (first time or again after preemption).
     pub fn admitted(&mut self, id: u64, at: SimTime, reused_tokens: u32, readmission: bool) {
-        let r = self.get(id);
-        if !readmission && r.first_admit_ns == UNSET {
-            r.first_admit_ns = at.0;
-            r.reused_first = reused_tokens;
+        if let Some(r) = self.get(id) {
+            if !readmission && r.first_admit_ns == UNSET {
+                r.first_admit_ns = at.0;
+                r.reused_first = reused_tokens;
+            }
+            r.reused_total += reused_tokens as u64;
         }
-        r.reused_total += reused_tokens as u64;
     }
 
     /// It was preempted.
     pub fn preempted(&mut self, id: u64) {
-        self.get(id).preemptions += 1;
+        if let Some(r) = self.get(id) {
+            r.preemptions += 1;
+        }
     }
 
     /// One output token at `at`.
@@ -413,9 +287,9 @@ impl TraceCollector {
             return;
         };
         let direct = self.pool_gaps_at_once;
-        let r = self.records[id as usize]
-            .as_mut()
-            .expect("token for a request that was never dispatched");
+        let Some(r) = self.live.get_mut(id) else {
+            return; // ended already (see `get`)
+        };
         let mut rest = ends;
         if r.tokens == 0 {
             r.first_token_ns = ends[0].0;
@@ -441,12 +315,12 @@ impl TraceCollector {
         r.tokens += ends.len() as u32;
     }
 
-    /// It ended with `outcome` at `at`. Returns false when it had already ended.
+    /// It ended with `outcome` at `at`. Returns false when it was not in
+    /// flight (it had already ended).
     pub fn terminal(&mut self, id: u64, at: SimTime, outcome: Outcome) -> bool {
-        let r = self.get(id);
-        if r.terminal_ns != UNSET {
+        let Some(mut r) = self.live.remove(id) else {
             return false;
-        }
+        };
         r.terminal_ns = at.0;
         r.outcome = outcome;
         let measured = outcome == Outcome::Completed && r.in_cohort;
@@ -456,84 +330,73 @@ impl TraceCollector {
                 self.itl.add(g);
             }
         }
+        self.tally.ended(&r, at.0);
+        if let Some(kept) = &mut self.kept {
+            kept.push(r);
+        }
         true
     }
 
     /// It can never be served.
-    pub fn rejected(&mut self, id: u64, at: SimTime, reason: String) {
-        if self.terminal(id, at, Outcome::Rejected) {
-            self.get(id).reject_reason = Some(reason);
+    pub fn rejected(&mut self, id: u64, at: SimTime, reason: &RejectReason) {
+        let keep = self.kept.is_some();
+        if let Some(r) = self.get(id) {
+            r.reject_kind = Some(reject_kind(reason));
+            // The message only for a record that is kept.
+            r.reject_reason = keep.then(|| reason.to_string());
         }
+        self.terminal(id, at, Outcome::Rejected);
     }
 
-    /// The worker a dispatched request was placed on.
-    pub fn worker_of(&self, id: u64) -> u32 {
-        self.records
-            .get(id as usize)
-            .and_then(|r| r.as_ref())
-            .map_or(0, |r| r.worker)
+    /// The worker a request in flight was placed on.
+    pub fn worker_of(&self, id: u64) -> Option<u32> {
+        self.live.get(id).map(|r| r.worker)
     }
 
-    /// Whether it has ended.
-    pub fn is_terminal(&self, id: u64) -> bool {
-        self.records
-            .get(id as usize)
-            .and_then(|r| r.as_ref())
-            .is_some_and(RequestRecord::is_terminal)
+    /// Values each distribution keeps exactly.
+    pub fn exact_limit(&self) -> usize {
+        self.tally.exact_limit()
     }
 
-    /// Every record, by id, and the pooled inter-token gaps, sorted.
-    pub fn finish(self) -> (Vec<RequestRecord>, SortedGaps) {
-        let records = self.records.into_iter().flatten().collect();
-        (records, self.itl.into_sorted())
+    /// Whether it is in flight (dispatched, not ended).
+    pub fn in_flight(&self, id: u64) -> bool {
+        self.live.get(id).is_some()
+    }
+
+    /// Heap bytes held by what grows with the run: the records in flight,
+    /// the totals' distributions and the gaps.
+    pub fn heap_bytes(&self) -> usize {
+        self.live.heap_bytes()
+            + self.tally.heap_bytes()
+            + self.itl.heap_bytes()
+            + self
+                .kept
+                .as_ref()
+                .map_or(0, |k| k.capacity() * std::mem::size_of::<RequestRecord>())
+    }
+
+    /// Ends the run at `end_ns`: requests still in flight are folded in as
+    /// incomplete.
+    pub fn finish(mut self, end_ns: u64) -> Collected {
+        for (_, r) in self.live.drain_in_order() {
+            self.tally.ended(&r, end_ns);
+            if let Some(kept) = &mut self.kept {
+                kept.push(r);
+            }
+        }
+        let mut records = self.kept.unwrap_or_default();
+        records.sort_unstable_by_key(|r| r.id);
+        Collected {
+            tally: self.tally,
+            itl: self.itl,
+            records,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn radix_sort_sorts() {
-        let spread: Vec<u32> = (0..50_000u64)
-            .map(|i| ((i * 2_654_435_761) % 4_000_000_007) as u32)
-            .chain([u32::MAX, 0, 1 << 31, 7, 7])
-            .collect();
-        // Gaps as a replay makes them: a narrow band, many repeats.
-        let band: Vec<u32> = (0..30_000u32)
-            .map(|i| 5_740_000 + (i * 7919) % 9_000)
-            .collect();
-        let same = vec![42u32; 5000];
-        let short: Vec<u32> = vec![9, 3, 3, 1];
-        for mut v in [spread, band, same, short] {
-            let mut w = v.clone();
-            w.sort_unstable();
-            radix_sort(&mut v);
-            assert_eq!(v, w);
-        }
-    }
-
-    #[test]
-    fn gap_counts_fold_and_merge_exactly() {
-        let mut g = GapCounts::default();
-        let long = 1u64 << 40;
-        for v in [5u64, 3, long, 5, 9] {
-            g.add(v);
-        }
-        g.fold();
-        for v in [9u64, 1, long, 5, 1 << 33] {
-            g.add(v);
-        }
-        let sorted = g.into_sorted();
-        let runs: Vec<(u64, u64)> = sorted.runs().collect();
-        assert_eq!(
-            runs,
-            vec![(1, 1), (3, 1), (5, 3), (9, 2), (1 << 33, 1), (long, 2)]
-        );
-        // Reading twice reads the same.
-        assert_eq!(sorted.runs().collect::<Vec<_>>(), runs);
-        assert_eq!(GapCounts::default().into_sorted().runs().count(), 0);
-    }
 
     #[test]
     fn tokens_in_bulk_record_what_tokens_one_by_one_do() {
@@ -545,8 +408,13 @@ mod tests {
             (2, ns(&[40, 41, 47, 60])),
         ];
         for pool_at_once in [true, false] {
-            let mut one = TraceCollector::new(pool_at_once);
-            let mut bulk = TraceCollector::new(pool_at_once);
+            let options = CollectorOptions {
+                every_request_completes: pool_at_once,
+                keep_records: true,
+                ..CollectorOptions::default()
+            };
+            let mut one = TraceCollector::new(options.clone());
+            let mut bulk = TraceCollector::new(options);
             for c in [&mut one, &mut bulk] {
                 for id in 0..3 {
                     c.dispatched(Dispatch {
@@ -559,6 +427,7 @@ mod tests {
                         input_length: 8,
                         output_length: 4,
                         in_cohort: id != 1,
+                        previous_end: None,
                     });
                 }
             }
@@ -582,12 +451,13 @@ mod tests {
                     assert!(c.terminal(id, SimTime(100), Outcome::Completed));
                 }
             }
-            let (a, ga) = one.finish();
-            let (b, gb) = bulk.finish();
+            let (one, bulk) = (one.finish(100), bulk.finish(100));
+            let (a, b) = (one.records, bulk.records);
             assert_eq!(
                 serde_json::to_string(&a).unwrap(),
                 serde_json::to_string(&b).unwrap()
             );
+            let (ga, gb) = (one.itl.into_sorted(), bulk.itl.into_sorted());
             let runs: Vec<(u64, u64)> = gb.runs().collect();
             assert_eq!(ga.runs().collect::<Vec<_>>(), runs);
             // Cohort gaps only: 5, 15 from request 0; 1, 6, 13 from request 2.
@@ -598,5 +468,89 @@ mod tests {
                 [(10, 30, 3), (12, 20, 2), (40, 60, 4)]
             );
         }
+    }
+
+    fn request(c: &mut TraceCollector, id: u64, at: u64) {
+        c.dispatched(Dispatch {
+            id,
+            session: None,
+            turn: 0,
+            planned: SimTime(at),
+            dispatch: SimTime(at),
+            trace_gap: None,
+            input_length: 8,
+            output_length: 3,
+            in_cohort: true,
+            previous_end: None,
+        });
+        let first = at + 1 + id % 97;
+        c.tokens(
+            id,
+            &[SimTime(first), SimTime(first + 5), SimTime(first + 9)],
+        );
+    }
+
+    #[test]
+    fn memory_does_not_grow_with_ended_requests_past_the_exact_limit() {
+        let mut c = TraceCollector::new(CollectorOptions {
+            every_request_completes: true,
+            exact_limit: Some(64),
+            ..CollectorOptions::default()
+        });
+        let mut held = Vec::new();
+        for id in 0..20_000u64 {
+            let at = id * 1000;
+            request(&mut c, id, at);
+            assert!(c.terminal(id, SimTime(at + 200), Outcome::Completed));
+            if id == 999 || id == 19_999 {
+                held.push(c.heap_bytes());
+            }
+        }
+        assert_eq!(
+            held[0], held[1],
+            "state size after 1,000 and 20,000 requests"
+        );
+        let out = c.finish(20_000_000);
+        assert!(
+            out.records.is_empty(),
+            "records are kept only when asked for"
+        );
+        assert!(out.tally.latency.ttft.is_sketched());
+        assert_eq!(out.tally.completed, 20_000);
+        let ttft = out.tally.latency.ttft.clone().summary();
+        assert_eq!(
+            (ttft.count, ttft.min, ttft.max),
+            (20_000, Some(1e-6), Some(97e-6))
+        );
+    }
+
+    #[test]
+    fn requests_in_flight_at_the_end_are_incomplete_and_kept_when_asked() {
+        let mut c = TraceCollector::new(CollectorOptions {
+            keep_records: true,
+            ..CollectorOptions::default()
+        });
+        for id in [5u64, 3, 4] {
+            request(&mut c, id, 0);
+        }
+        assert!(c.terminal(4, SimTime(500), Outcome::Completed));
+        assert!(
+            !c.terminal(4, SimTime(600), Outcome::Completed),
+            "ended once"
+        );
+        assert_eq!(c.worker_of(3), Some(0));
+        assert_eq!(c.worker_of(4), None);
+        let out = c.finish(1000);
+        let ids: Vec<(u64, Outcome)> = out.records.iter().map(|r| (r.id, r.outcome)).collect();
+        assert_eq!(
+            ids,
+            [
+                (3, Outcome::Incomplete),
+                (4, Outcome::Completed),
+                (5, Outcome::Incomplete)
+            ]
+        );
+        assert_eq!((out.tally.completed, out.tally.incomplete), (1, 2));
+        assert_eq!(out.tally.in_flight.peak(), 3);
     }
 }

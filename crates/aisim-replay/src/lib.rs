@@ -28,8 +28,10 @@
 #![warn(missing_docs)]
 
 pub mod collector;
+pub mod distribution;
 mod error;
 pub mod event;
+pub mod gaps;
 pub mod metrics;
 pub mod policy;
 #[cfg(feature = "progress")]
@@ -37,8 +39,11 @@ pub mod progress;
 mod replayer;
 pub mod report;
 pub mod runtime;
+pub mod sketch;
 pub mod spec;
+pub mod tally;
 pub mod trace;
+mod window;
 pub mod workload;
 
 pub use aisim_core::{SimDuration, SimTime};

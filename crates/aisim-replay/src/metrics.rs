@@ -1,12 +1,15 @@
 //! Distribution summaries with the declared percentile estimator: nearest rank,
-//! `rank = ceil(p/100 × n)`.
+//! `rank = ceil(p/100 × n)`, computed in integers (per-mille percentiles).
 
 use serde::Serialize;
+
+use crate::sketch::LogSketch;
 
 /// The percentile estimator, as stated in every report.
 pub const ESTIMATOR: &str = "nearest rank: rank = ceil(p/100 * n) over the sorted values";
 
-const PS: [f64; 6] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
+/// The reported percentiles, per mille: p50, p75, p90, p95, p99, p99.9.
+const PERMILLE: [u64; 6] = [500, 750, 900, 950, 990, 999];
 
 /// Mean, extremes, percentiles and standard deviation of one metric. A field is
 /// `null` when there are no values, or (offered view) when it lands on a request
@@ -37,9 +40,22 @@ pub struct Summary {
     pub std: Option<f64>,
 }
 
-/// Nearest-rank index (0-based) of percentile `p` among `n` values.
+/// Nearest-rank index (0-based) of the `permille`-th per-mille percentile among
+/// `n` values: `ceil(permille × n / 1000) − 1`, exact in integers (in floating
+/// point, `0.999 × 1000` is not always 999).
+pub fn rank_index_permille(permille: u64, n: u64) -> u64 {
+    let rank = (permille as u128 * n as u128).div_ceil(1000);
+    (rank as u64).clamp(1, n.max(1)) - 1
+}
+
+/// Nearest-rank index (0-based) of percentile `p` among `n` values; exact for
+/// percentiles with at most one decimal (p99.9), in floating point otherwise.
 pub fn rank_index(p: f64, n: u64) -> u64 {
-    ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n) - 1
+    let permille = p * 10.0;
+    if (permille - permille.round()).abs() < 1e-9 && (0.0..=1000.0).contains(&permille) {
+        return rank_index_permille(permille.round() as u64, n);
+    }
+    ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n.max(1)) - 1
 }
 
 fn finite(v: f64) -> Option<f64> {
@@ -80,12 +96,12 @@ impl Summary {
         let mean = sum / n as f64;
         // Pass 2: deviation, and the values at the percentile ranks (which
         // increase with the percentile) and at the last rank (the maximum).
-        let mut ranks = [0u64; PS.len() + 1];
-        for (r, &q) in ranks.iter_mut().zip(PS.iter()) {
-            *r = rank_index(q, n);
+        let mut ranks = [0u64; PERMILLE.len() + 1];
+        for (r, &q) in ranks.iter_mut().zip(PERMILLE.iter()) {
+            *r = rank_index_permille(q, n);
         }
-        ranks[PS.len()] = n - 1;
-        let mut at = [f64::NAN; PS.len() + 1];
+        ranks[PERMILLE.len()] = n - 1;
+        let mut at = [f64::NAN; PERMILLE.len() + 1];
         let (mut next, mut seen, mut var_sum) = (0, 0u64, 0.0f64);
         for (v, c) in runs {
             var_sum += (v - mean).powi(2) * c as f64;
@@ -96,18 +112,48 @@ impl Summary {
             }
         }
         let var = var_sum / n as f64;
+        let [p50, p75, p90, p95, p99, p999, max] = at.map(finite);
         Summary {
             count: n,
             mean: finite(mean),
             min: finite(min),
-            max: finite(at[PS.len()]),
-            p50: finite(at[0]),
-            p75: finite(at[1]),
-            p90: finite(at[2]),
-            p95: finite(at[3]),
-            p99: finite(at[4]),
-            p999: finite(at[5]),
+            max,
             std: finite(var.sqrt()),
+            ..Summary::percentiles([p50, p75, p90, p95, p99, p999])
+        }
+    }
+
+    /// A summary holding only the percentiles, in `PERMILLE` order.
+    fn percentiles([p50, p75, p90, p95, p99, p999]: [Option<f64>; 6]) -> Summary {
+        Summary {
+            p50,
+            p75,
+            p90,
+            p95,
+            p99,
+            p999,
+            ..Summary::default()
+        }
+    }
+
+    /// Summary read from a sketch: count, extremes, mean and deviation exact
+    /// (up to rounding), percentiles within the sketch's relative accuracy.
+    /// Infinite values read as in `of`.
+    pub fn of_sketch(s: &LogSketch) -> Summary {
+        let n = s.count();
+        if n == 0 {
+            return Summary::default();
+        }
+        let all_finite = s.infinite() == 0;
+        let at = |q: u64| s.at_rank(rank_index_permille(q, n)).and_then(finite);
+        let min_max = s.min_max();
+        Summary {
+            count: n,
+            mean: s.mean().filter(|_| all_finite),
+            min: min_max.map(|m| m.0),
+            max: min_max.map(|m| m.1).filter(|_| all_finite),
+            std: s.std().filter(|_| all_finite),
+            ..Summary::percentiles(PERMILLE.map(at))
         }
     }
 }
@@ -115,6 +161,45 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Nearest rank by its definition: the smallest sample value with at
+    /// least p/100 of the samples at or below it (integers throughout).
+    fn by_definition(sorted: &[f64], permille: u64) -> f64 {
+        let n = sorted.len() as u64;
+        *sorted
+            .iter()
+            .find(|&&x| {
+                let at_or_below = sorted.iter().filter(|&&y| y <= x).count() as u64;
+                at_or_below * 1000 >= permille * n
+            })
+            .expect("the maximum qualifies")
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_are_nearest_rank_by_definition(
+            mut v in prop::collection::vec(0u32..50, 1..300),
+        ) {
+            let mut values: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+            let s = Summary::of(&mut values);
+            v.sort_unstable();
+            let sorted: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+            let got = [s.p50, s.p75, s.p90, s.p95, s.p99, s.p999];
+            for (q, g) in PERMILLE.iter().zip(got) {
+                prop_assert_eq!(g, Some(by_definition(&sorted, *q)), "p{}", *q as f64 / 10.0);
+            }
+            prop_assert_eq!(s.max, sorted.last().copied());
+        }
+
+        #[test]
+        fn rank_of_p999_is_exact_at_multiples_of_a_thousand(k in 1u64..100_000) {
+            let n = 1000 * k;
+            prop_assert_eq!(rank_index_permille(999, n), 999 * k - 1);
+            prop_assert_eq!(rank_index(99.9, n), 999 * k - 1);
+            prop_assert_eq!(rank_index(99.0, n), 990 * k - 1);
+        }
+    }
 
     #[test]
     fn nearest_rank() {

@@ -5,20 +5,20 @@ use std::time::Instant;
 
 use aisim_core::Engine;
 
-use crate::collector::RequestRecord;
+use crate::collector::{CollectorOptions, RequestRecord};
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
 use crate::report::ReplayReport;
-use crate::runtime::{AggRuntime, ReplayObserver, Silent};
+use crate::runtime::{AggRuntime, EngineFactory, ReplayObserver, Silent, Workers};
 use crate::spec::{ReplaySpec, WorkloadSpec};
 use crate::workload::{build_workload, DEMO_TRACE_NAME};
 
-/// A finished replay: the report and every request's record.
+/// A finished replay: the report and, when asked for, every request's record.
 #[derive(Debug)]
 pub struct ReplayOutput {
     /// Aggregate report.
     pub report: ReplayReport,
-    /// Per-request records, by id.
+    /// Per-request records, by id (empty unless `Replayer::with_records`).
     pub records: Vec<RequestRecord>,
 }
 
@@ -27,6 +27,8 @@ pub struct Replayer<C: ReplayComposition> {
     spec: ReplaySpec,
     composition: C,
     fast_forward: bool,
+    keep_records: bool,
+    exact_limit: Option<usize>,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
@@ -39,7 +41,24 @@ impl<C: ReplayComposition> Replayer<C> {
             spec,
             composition,
             fast_forward: true,
+            keep_records: false,
+            exact_limit: None,
         })
+    }
+
+    /// Whether to keep every request's record for `ReplayOutput::records`
+    /// (off by default: records then live only while their request is in
+    /// flight, and memory does not grow with the request count).
+    pub fn with_records(mut self, on: bool) -> Self {
+        self.keep_records = on;
+        self
+    }
+
+    /// Values each distribution keeps exactly before its percentiles switch
+    /// to the sketch (`distribution::EXACT_LIMIT` by default).
+    pub fn with_exact_limit(mut self, limit: usize) -> Self {
+        self.exact_limit = Some(limit);
+        self
     }
 
     /// Whether workers may run passes back to back between global events (on
@@ -74,10 +93,15 @@ impl<C: ReplayComposition> Replayer<C> {
         )
         .entered();
         let timing = spec.timing.build()?;
-        let engines = (0..spec.workers())
-            .map(|_| Engine::new(spec.engine.clone(), timing.clone()))
-            .collect::<Result<Vec<_>, _>>()?;
-        tracing::info!(timing = timing.name(), "engines built");
+        let config = spec.engine.clone();
+        // One engine now, to refuse a bad configuration before anything runs;
+        // the others when their worker gets its first request.
+        let timing_name = timing.name().to_string();
+        let first = Engine::new(config.clone(), timing.clone())?;
+        let make: EngineFactory =
+            Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
+        let workers = Workers::new(spec.workers(), first, make);
+        tracing::info!(timing = timing_name, "engines built");
         let source = match &spec.workload {
             WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
@@ -91,24 +115,31 @@ impl<C: ReplayComposition> Replayer<C> {
         );
         let placement = self.composition.placement(spec);
         let _scaling = self.composition.scaling(spec);
-        let mut runtime = AggRuntime::new(spec, engines, workload, placement);
+        let options = CollectorOptions {
+            keep_records: self.keep_records,
+            exact_limit: self.exact_limit,
+            ..CollectorOptions::default()
+        };
+        let mut runtime = AggRuntime::new(spec, workers, workload, placement, options);
         runtime.set_fast_forward(self.fast_forward);
-        let (collector, mut totals) = runtime.run(observer)?;
+        let (collected, mut totals) = runtime.run(observer)?;
         totals.source = source;
-        let (records, itl) = collector.finish();
         let wall_s = started.elapsed().as_secs_f64();
+        let report = ReplayReport::derive(spec, collected.tally, collected.itl, &totals, wall_s);
         tracing::info!(
-            requests = records.len(),
+            requests = report.outcomes.offered,
             passes = totals.workers.iter().map(|w| w.passes).sum::<u64>(),
             simulated_s = totals.end_ns as f64 * 1e-9,
             wall_s,
             "replay finished"
         );
-        let report = ReplayReport::derive(spec, &records, itl, &totals, wall_s);
         tracing::debug!(
             wall_ms = (started.elapsed().as_secs_f64() - wall_s) * 1e3,
             "report derived"
         );
-        Ok(ReplayOutput { report, records })
+        Ok(ReplayOutput {
+            report,
+            records: collected.records,
+        })
     }
 }

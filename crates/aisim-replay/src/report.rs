@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use aisim_core::EngineStats;
 use serde::Serialize;
 
-use crate::collector::{Outcome, RequestRecord, SortedGaps};
+use crate::gaps::GapCounts;
 use crate::metrics::{Summary, ESTIMATOR};
+use crate::sketch::RELATIVE_ACCURACY;
 use crate::spec::ReplaySpec;
+use crate::tally::Tally;
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
 
@@ -84,9 +86,19 @@ pub struct DisciplineReport {
     pub dispatch: String,
     /// Percentile estimator.
     pub percentile_estimator: &'static str,
+    /// Values a distribution keeps exactly (for ITL: distinct gaps); past it
+    /// its percentiles come from a log-linear sketch.
+    pub exact_values_limit: u64,
+    /// Relative accuracy of a sketched percentile: within this fraction of
+    /// the exact nearest-rank value (count, min, max, mean and std stay exact).
+    pub sketch_relative_accuracy: f64,
+    /// The distributions that went past the limit (empty: every percentile
+    /// is exact).
+    pub sketched: Vec<&'static str>,
 }
 
-/// Outcome counts: completed + timed_out + rejected + incomplete = offered.
+/// Outcome counts: completed + timed_out + rejected + incomplete = offered;
+/// `not_offered` lies outside the cohort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 pub struct Outcomes {
     /// Requests offered in the cohort.
@@ -97,8 +109,13 @@ pub struct Outcomes {
     pub timed_out: u64,
     /// Could never be served.
     pub rejected: u64,
-    /// In flight or never dispatched when the run ended.
+    /// Dispatched, still in flight when the run ended.
     pub incomplete: u64,
+    /// Never offered: the workload's requests whose dispatch would have come
+    /// after the run ended (planned after `max_sim_time` or the drain
+    /// deadline, later turns of sessions cut off, requests never admitted in
+    /// concurrency mode). Not part of `offered` nor of any latency.
+    pub not_offered: u64,
 }
 
 /// Latency distributions, milliseconds (output speed in tokens/s).
@@ -198,6 +215,9 @@ pub struct PoolReport {
     pub pool: String,
     /// Workers.
     pub workers: u32,
+    /// Workers that received at least one request (the others stayed idle
+    /// and empty; `workers` lists only these).
+    pub workers_used: u32,
     /// GPUs per worker (`dp_size × tp_size`).
     pub gpus_per_worker: u32,
     /// GPUs of the pool (`workers × gpus_per_worker`).
@@ -253,17 +273,23 @@ pub struct HostReport {
 pub struct RunTotals {
     /// Simulated end, ns.
     pub end_ns: u64,
-    /// Offered requests never dispatched (sessions cut off by the end).
-    pub never_dispatched: u64,
+    /// Requests never dispatched (their dispatch lay after the end).
+    pub not_offered: u64,
     /// Rows skipped while reading.
     pub skipped_rows: u64,
     /// What reading the trace counted without refusing it.
     pub notes: TraceNotes,
     /// Later turns that fell back to the trace gap.
     pub think_time_fallbacks: u64,
-    /// Per worker: counters, passes, KV capacity (blocks, all ranks), peak, and
-    /// busy block-nanoseconds.
+    /// Per worker that received a request, by index: counters, passes, KV
+    /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
     pub workers: Vec<WorkerTotals>,
+    /// Workers in the topology.
+    pub worker_count: u32,
+    /// KV blocks of one worker (all ranks).
+    pub kv_capacity_per_worker: u64,
+    /// Values each distribution kept exactly.
+    pub exact_limit: usize,
     /// GPUs per worker.
     pub gpus_per_worker: u32,
     /// Source name.
@@ -273,6 +299,8 @@ pub struct RunTotals {
 /// End-of-run figures of one worker.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerTotals {
+    /// Worker index.
+    pub worker: u32,
     /// Engine counters.
     pub stats: EngineStats,
     /// Passes.
@@ -285,10 +313,6 @@ pub struct WorkerTotals {
     pub kv_block_ns: f64,
 }
 
-fn ms(ns: u64) -> f64 {
-    ns as f64 * 1e-6
-}
-
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -298,117 +322,72 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl ReplayReport {
-    /// Derives the report.
+    /// Derives the report from the run's totals.
     pub fn derive(
         spec: &ReplaySpec,
-        records: &[RequestRecord],
-        itl: SortedGaps,
+        tally: Tally,
+        itl: GapCounts,
         totals: &RunTotals,
         wall_s: f64,
     ) -> ReplayReport {
-        let cohort: Vec<&RequestRecord> = records.iter().filter(|r| r.in_cohort).collect();
-        let mut outcomes = Outcomes {
-            offered: cohort.len() as u64 + totals.never_dispatched,
-            ..Default::default()
+        let outcomes = Outcomes {
+            offered: tally.completed + tally.timed_out + tally.rejected + tally.incomplete,
+            completed: tally.completed,
+            timed_out: tally.timed_out,
+            rejected: tally.rejected,
+            incomplete: tally.incomplete,
+            not_offered: totals.not_offered,
         };
-        outcomes.incomplete = totals.never_dispatched;
-        let mut rejections = BTreeMap::new();
-        for r in &cohort {
-            match r.outcome {
-                Outcome::Completed => outcomes.completed += 1,
-                Outcome::TimedOut => outcomes.timed_out += 1,
-                Outcome::Rejected => {
-                    outcomes.rejected += 1;
-                    *rejections
-                        .entry(r.reject_reason.clone().unwrap_or_default())
-                        .or_insert(0) += 1;
-                }
-                Outcome::Incomplete => outcomes.incomplete += 1,
-            }
-        }
-        let done: Vec<&&RequestRecord> = cohort
-            .iter()
-            .filter(|r| r.outcome == Outcome::Completed)
+        let mut sketched: Vec<&'static str> = tally
+            .distributions()
+            .into_iter()
+            .filter(|(_, d)| d.is_sketched())
+            .map(|(name, _)| name)
             .collect();
-        let collect = |f: &dyn Fn(&RequestRecord) -> Option<f64>| -> Summary {
-            let mut v: Vec<f64> = done.iter().filter_map(|r| f(r)).collect();
-            Summary::of(&mut v)
-        };
-        let with_tokens = |r: &RequestRecord| r.tokens > 0;
-        let multi = |r: &RequestRecord| r.tokens >= 2 && r.last_token_ns > r.first_token_ns;
-        let latency = Latency {
-            ttft_ms: collect(&|r| with_tokens(r).then(|| ms(r.first_token_ns - r.planned_ns))),
-            ttft_from_dispatch_ms: collect(&|r| {
-                with_tokens(r).then(|| ms(r.first_token_ns - r.dispatch_ns))
-            }),
-            tpot_ms: collect(&|r| {
-                (r.tokens >= 2)
-                    .then(|| ms(r.last_token_ns - r.first_token_ns) / (r.tokens - 1) as f64)
-            }),
-            itl_ms: Summary::of_sorted_runs(itl.runs().map(|(g, c)| (ms(g), c))),
-            e2e_ms: collect(&|r| Some(ms(r.terminal_ns - r.planned_ns))),
-            e2e_from_dispatch_ms: collect(&|r| Some(ms(r.terminal_ns - r.dispatch_ns))),
-            output_speed_tok_s: collect(&|r| {
-                multi(r).then(|| {
-                    (r.tokens - 1) as f64 / ((r.last_token_ns - r.first_token_ns) as f64 * 1e-9)
-                })
-            }),
-            dispatch_delay_ms: collect(&|r| Some(ms(r.dispatch_ns - r.planned_ns))),
-        };
-        let offered = |f: &dyn Fn(&RequestRecord) -> Option<f64>,
-                       applies: &dyn Fn(&RequestRecord) -> bool| {
-            let mut v: Vec<f64> = cohort
-                .iter()
-                .filter(|r| applies(r))
-                .map(|r| {
-                    if r.outcome == Outcome::Completed {
-                        f(r).unwrap_or(f64::INFINITY)
-                    } else {
-                        f64::INFINITY
-                    }
-                })
-                .collect();
-            v.extend(std::iter::repeat_n(
-                f64::INFINITY,
-                totals.never_dispatched as usize,
-            ));
-            Summary::of(&mut v)
-        };
-        let latency_offered = OfferedLatency {
-            ttft_ms: offered(
-                &|r| with_tokens(r).then(|| ms(r.first_token_ns - r.planned_ns)),
-                &|r| r.output_length > 0,
-            ),
-            e2e_ms: offered(&|r| Some(ms(r.terminal_ns - r.planned_ns)), &|_| true),
-        };
+        if itl.is_sketched() {
+            sketched.push("latency.itl_ms");
+        }
+        sketched.sort_unstable();
 
-        let start_ns = records.iter().map(|r| r.planned_ns).min().unwrap_or(0);
+        let start_ns = tally.first_planned_ns.unwrap_or(0);
         let duration_ns = totals.end_ns.saturating_sub(start_ns).max(1);
         let duration_s = duration_ns as f64 * 1e-9;
-        let sla = &spec.sla;
-        let meets = |r: &RequestRecord| {
-            let ttft = ms(r.first_token_ns.min(r.terminal_ns) - r.planned_ns);
-            let e2e = ms(r.terminal_ns - r.planned_ns);
-            let tpot = if r.tokens >= 2 {
-                ms(r.last_token_ns - r.first_token_ns) / (r.tokens - 1) as f64
-            } else {
-                0.0
-            };
-            sla.ttft_ms.is_none_or(|t| ttft <= t)
-                && sla.tpot_ms.is_none_or(|t| tpot <= t)
-                && sla.e2e_ms.is_none_or(|t| e2e <= t)
+        let concurrency = Concurrency {
+            mean: tally.in_flight.busy_ns() / duration_ns as f64,
+            peak: tally.in_flight.peak(),
         };
-        let goodput_requests = done.iter().filter(|r| meets(r)).count() as u64;
-        let input_tokens: u64 = done.iter().map(|r| r.input_length as u64).sum();
-        let output_tokens: u64 = done.iter().map(|r| r.tokens as u64).sum();
+        let sessions = tally.any_session.then(|| SessionReport {
+            dispatch: spec.dispatch.to_string(),
+            sessions: tally.sessions,
+            later_turns: tally.later_turns,
+            think_time_fallbacks: totals.think_time_fallbacks,
+            realized_gap_ms: tally.realized_gap_ms.summary(),
+            trace_gap_ms: tally.trace_gap_ms.summary(),
+        });
+        let (input_tokens, output_tokens) = (tally.input_tokens, tally.output_tokens);
         let throughput = Throughput {
             offered_rps: outcomes.offered as f64 / duration_s,
             request_rps: outcomes.completed as f64 / duration_s,
             input_tok_s: input_tokens as f64 / duration_s,
             output_tok_s: output_tokens as f64 / duration_s,
             total_tok_s: (input_tokens + output_tokens) as f64 / duration_s,
-            goodput_rps: goodput_requests as f64 / duration_s,
-            goodput_requests,
+            goodput_rps: tally.goodput as f64 / duration_s,
+            goodput_requests: tally.goodput,
+        };
+        let l = tally.latency;
+        let latency = Latency {
+            ttft_ms: l.ttft.summary(),
+            ttft_from_dispatch_ms: l.ttft_from_dispatch.summary(),
+            tpot_ms: l.tpot.summary(),
+            itl_ms: itl.summary(),
+            e2e_ms: l.e2e.summary(),
+            e2e_from_dispatch_ms: l.e2e_from_dispatch.summary(),
+            output_speed_tok_s: l.output_speed.summary(),
+            dispatch_delay_ms: l.dispatch_delay.summary(),
+        };
+        let latency_offered = OfferedLatency {
+            ttft_ms: tally.offered_ttft.summary(),
+            e2e_ms: tally.offered_e2e.summary(),
         };
 
         let mut stats = EngineStats::default();
@@ -423,37 +402,12 @@ impl ReplayReport {
             preemptions: stats.preemptions,
         };
 
-        // Concurrency from dispatch/terminal edges (requests still in flight end at the run's end).
-        let mut edges: Vec<(u64, i64)> = Vec::with_capacity(records.len() * 2);
-        let mut busy_ns = 0f64;
-        for r in records
-            .iter()
-            .filter(|r| RequestRecord::at(r.dispatch_ns).is_some())
-        {
-            let end = RequestRecord::at(r.terminal_ns).unwrap_or(totals.end_ns);
-            edges.push((r.dispatch_ns, 1));
-            edges.push((end, -1));
-            busy_ns += end.saturating_sub(r.dispatch_ns) as f64;
-        }
-        edges.sort_unstable_by_key(|&(t, d)| (t, d));
-        let (mut cur, mut peak) = (0i64, 0i64);
-        for (_, d) in edges {
-            cur += d;
-            peak = peak.max(cur);
-        }
-        let concurrency = Concurrency {
-            mean: busy_ns / duration_ns as f64,
-            peak: peak as u64,
-        };
-
-        let sessions = session_report(spec, records, totals);
         let block_size = spec.engine.effective_block_size() as u64;
         let workers: Vec<WorkerReport> = totals
             .workers
             .iter()
-            .enumerate()
-            .map(|(i, w)| WorkerReport {
-                worker: i as u32,
+            .map(|w| WorkerReport {
+                worker: w.worker,
                 passes: w.passes,
                 completed: w.stats.completed,
                 preemptions: w.stats.preemptions,
@@ -463,13 +417,14 @@ impl ReplayReport {
                     / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
             })
             .collect();
-        let n_workers = totals.workers.len() as u32;
+        let n_workers = totals.worker_count;
         let gpus = n_workers as u64 * totals.gpus_per_worker as u64;
-        let kv_capacity_blocks = totals.workers.first().map_or(0, |w| w.kv_capacity);
+        let kv_capacity_blocks = totals.kv_capacity_per_worker;
         let kv_peak_blocks = totals.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
         let pools = vec![PoolReport {
             pool: "workers".into(),
             workers: n_workers,
+            workers_used: workers.len() as u32,
             gpus_per_worker: totals.gpus_per_worker,
             gpus,
             worker_seconds: n_workers as f64 * duration_s,
@@ -493,12 +448,15 @@ impl ReplayReport {
                     spec.discipline.warmup_s, warmup
                 ),
                 cohort_requests: outcomes.offered,
-                warmup_requests: records.len() as u64 - cohort.len() as u64,
+                warmup_requests: tally.warmup,
                 timeout_s: spec.discipline.timeout_s,
                 drain_s: spec.discipline.drain_s,
                 max_sim_time_s: spec.discipline.max_sim_time_s,
                 dispatch: spec.dispatch.to_string(),
                 percentile_estimator: ESTIMATOR,
+                exact_values_limit: totals.exact_limit as u64,
+                sketch_relative_accuracy: RELATIVE_ACCURACY,
+                sketched,
             },
             outcomes,
             latency,
@@ -507,52 +465,11 @@ impl ReplayReport {
             cache,
             concurrency,
             sessions,
-            rejections,
+            rejections: tally.rejections,
             duration_s,
             pools,
             workers,
-            host: HostReport { wall_s, simulated_requests_per_s: records.len() as f64 / wall_s.max(1e-9) },
+            host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }
-}
-
-fn session_report(
-    spec: &ReplaySpec,
-    records: &[RequestRecord],
-    totals: &RunTotals,
-) -> Option<SessionReport> {
-    let mut by_session: BTreeMap<u64, Vec<&RequestRecord>> = BTreeMap::new();
-    for r in records {
-        if let Some(s) = r.session {
-            by_session.entry(s).or_default().push(r);
-        }
-    }
-    if by_session.is_empty() {
-        return None;
-    }
-    let mut realized = Vec::new();
-    let mut trace = Vec::new();
-    for turns in by_session.values_mut() {
-        turns.sort_by_key(|r| r.turn);
-        for pair in turns.windows(2) {
-            let (prev, next) = (pair[0], pair[1]);
-            if let (Some(end), Some(d)) = (
-                RequestRecord::at(prev.terminal_ns),
-                RequestRecord::at(next.dispatch_ns),
-            ) {
-                realized.push(ms(d.saturating_sub(end)));
-            }
-            if let Some(g) = RequestRecord::at(next.trace_gap_ns) {
-                trace.push(ms(g));
-            }
-        }
-    }
-    Some(SessionReport {
-        dispatch: spec.dispatch.to_string(),
-        sessions: by_session.values().filter(|t| t.len() > 1).count() as u64,
-        later_turns: records.iter().filter(|r| r.turn > 0).count() as u64,
-        think_time_fallbacks: totals.think_time_fallbacks,
-        realized_gap_ms: Summary::of(&mut realized),
-        trace_gap_ms: Summary::of(&mut trace),
-    })
 }

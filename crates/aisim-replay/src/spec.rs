@@ -432,6 +432,45 @@ fn check_length(field: &str, l: &LengthSpec, allow_zero: bool) -> Result<(), Rep
     }
 }
 
+impl SyntheticSpec {
+    /// `requests` single-turn requests of fixed lengths arriving as
+    /// `arrival` says, nothing shared: the plainest workload (set the other
+    /// fields with struct update syntax).
+    pub fn fixed(
+        requests: u64,
+        input_tokens: u32,
+        output_tokens: u32,
+        arrival: ArrivalSpec,
+    ) -> SyntheticSpec {
+        SyntheticSpec {
+            requests,
+            input: LengthSpec::Fixed {
+                tokens: input_tokens,
+            },
+            output: LengthSpec::Fixed {
+                tokens: output_tokens,
+            },
+            arrival,
+            prefix_groups: 0,
+            prefix_tokens: 0,
+            turns: 1,
+            think_ms: 0.0,
+            trace_block_size: default_block(),
+            total_cdf: None,
+        }
+    }
+}
+
+/// Most workers a topology may have: idle workers cost only a slot each
+/// (engines are built on a worker's first request), so the bound is on the
+/// slot table (64 MiB).
+pub const MAX_WORKERS: u32 = 1 << 24;
+
+/// Most attention-DP ranks per worker: an engine builds all of its ranks at
+/// once (each with its own KV pool and prefix index, about 320 KiB at the
+/// default 16,384 blocks), and real deployments stay far below.
+pub const MAX_DP_SIZE: u32 = 1024;
+
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
@@ -532,6 +571,29 @@ impl ReplaySpec {
             return Err(ReplayError::spec(
                 "topology.workers",
                 "0 workers: at least 1 is needed",
+            ));
+        }
+        if self.workers() > MAX_WORKERS {
+            return Err(ReplayError::spec(
+                "topology.workers",
+                format!(
+                    "{} workers: at most {MAX_WORKERS} (an idle worker costs a 4-byte slot, {} MiB at this count)",
+                    self.workers(),
+                    (self.workers() as u64 * 4) >> 20
+                ),
+            ));
+        }
+        if self.engine.dp_size > MAX_DP_SIZE {
+            // The prefix index a rank writes out when built: about 20 bytes
+            // per KV block, up to 128 Ki blocks (see aisim-core's `kv/index.rs`).
+            let per_rank = 20 * u64::from(self.engine.gpu_blocks().min(1 << 17));
+            let gib = per_rank as f64 * f64::from(self.engine.dp_size) / (1u64 << 30) as f64;
+            return Err(ReplayError::spec(
+                "engine.dp_size",
+                format!(
+                    "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker builds every rank's KV pool and prefix index on its first request: about {gib:.1} GiB for one worker here)",
+                    self.engine.dp_size
+                ),
             ));
         }
         self.engine.validate()?;

@@ -152,7 +152,7 @@ fn synthetic_workloads_are_lazy_and_reproducible() {
         while let Some(o) = w.next_root() {
             let mut prev = o;
             v.push(prev.request.clone());
-            while let Some(n) = w.next_turn(&prev) {
+            while let Some(n) = w.next_turn(prev) {
                 v.push(n.request.clone());
                 prev = n;
             }
@@ -273,8 +273,78 @@ fn outcomes_always_add_up_to_offered() {
     let mut spec = trace_spec(temp_file("outcomes.jsonl", &trace), 1, 10.0, 5.0);
     spec.discipline.max_sim_time_s = Some(0.02);
     let out = run(spec);
-    assert_eq!(out.report.outcomes.incomplete, 4);
+    let o = out.report.outcomes;
+    assert_eq!((o.offered, o.incomplete, o.not_offered), (4, 4, 0));
     assert!((out.report.duration_s - 0.02).abs() < 1e-9);
+}
+
+/// Offered = completed + timed out + rejected + incomplete, over every way a
+/// run can end early; what the workload still held is `not_offered`, outside.
+#[test]
+fn requests_planned_after_the_end_are_not_offered() {
+    let add_up = |o: &aisim_replay::report::Outcomes| {
+        assert_eq!(
+            o.completed + o.timed_out + o.rejected + o.incomplete,
+            o.offered,
+            "{o:?}"
+        );
+    };
+    // Planned at 0, 0, 10 ms, 500 ms and 1 s; stopped at 100 ms.
+    let trace = rows(&[
+        (0.0, 100, 50),
+        (0.0, 100, 2),
+        (10.0, 100, 400),
+        (500.0, 100, 2),
+        (1000.0, 100, 2),
+    ]);
+    let mut spec = trace_spec(temp_file("cutoff.jsonl", &trace), 1, 10.0, 5.0);
+    spec.discipline.max_sim_time_s = Some(0.1);
+    let out = run(spec);
+    let o = out.report.outcomes;
+    add_up(&o);
+    assert_eq!(
+        (o.offered, o.completed, o.incomplete, o.not_offered),
+        (3, 1, 2, 2)
+    );
+    assert_eq!(out.report.discipline.cohort_requests, 3);
+    assert_eq!(
+        out.report.latency_offered.e2e_ms.count, 3,
+        "the never offered have no latency"
+    );
+    assert_eq!(out.records.len(), 3, "only offered requests have records");
+
+    // Sessions cut off by a stop or a drain: their unsent turns were never offered.
+    let synthetic = |turns: u32| SyntheticSpec {
+        turns,
+        think_ms: 50.0,
+        ..SyntheticSpec::fixed(20, 300, 40, ArrivalSpec::Constant { rate: 100.0 })
+    };
+    for (stop, drain) in [(Some(0.15), None), (None, Some(0.05))] {
+        let mut spec = aisim_replay::ReplaySpec {
+            workload: WorkloadSpec::Synthetic(synthetic(4)),
+            ..Default::default()
+        };
+        spec.timing = aisim_core::timing::TimingSpec::Fixed {
+            prefill_ms: 10.0,
+            decode_ms: 5.0,
+        };
+        spec.discipline.max_sim_time_s = stop;
+        spec.discipline.drain_s = drain;
+        let o = run(spec).report.outcomes;
+        add_up(&o);
+        assert!(o.not_offered > 0 && o.incomplete > 0, "{o:?}");
+        assert_eq!(
+            o.offered + o.not_offered,
+            80,
+            "{o:?}: every turn is counted once"
+        );
+    }
+
+    // A stop that cuts nothing leaves nothing unoffered.
+    let mut spec = trace_spec(temp_file("cutoff.jsonl", &trace), 1, 10.0, 5.0);
+    spec.discipline.max_sim_time_s = Some(1e6);
+    let o = run(spec).report.outcomes;
+    assert_eq!((o.offered, o.completed, o.not_offered), (5, 5, 0));
 }
 
 #[test]

@@ -76,6 +76,27 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ),
     ]);
     run.row(["percentiles", r.discipline.percentile_estimator]);
+    let d = &r.discipline;
+    if !d.sketched.is_empty() {
+        run.row([
+            "sketched percentiles".to_string(),
+            format!(
+                "{} (past {} values; within {}% of exact)",
+                d.sketched.join(", "),
+                d.exact_values_limit,
+                num(d.sketch_relative_accuracy * 100.0, 2)
+            ),
+        ]);
+    }
+    if r.outcomes.not_offered > 0 {
+        run.row([
+            "not offered".to_string(),
+            format!(
+                "{} (due after the run ended; outside the cohort)",
+                r.outcomes.not_offered
+            ),
+        ]);
+    }
     if r.workload.skipped_rows > 0 {
         run.row([
             "skipped rows".to_string(),
@@ -202,7 +223,11 @@ pub fn render_replay(r: &ReplayReport) -> String {
     for p in &r.pools {
         pools.row([
             p.pool.clone(),
-            p.workers.to_string(),
+            if p.workers_used < p.workers {
+                format!("{} ({} used)", p.workers, p.workers_used)
+            } else {
+                p.workers.to_string()
+            },
             p.gpus.to_string(),
             num(p.gpu_hours, 4),
             format!(

@@ -30,3 +30,23 @@ fn replay_tables() {
 fn replay_json() {
     insta::assert_snapshot!(aisim_report::to_json(&demo_report()));
 }
+
+/// The demo cut off at 30 s on 1,000 workers, with distributions past an
+/// exact limit of 50 values: the rows that say so (sketched percentiles, not
+/// offered, workers used).
+#[test]
+fn replay_tables_cut_off_and_sketched() {
+    let mut spec = ReplaySpec {
+        topology: TopologySpec::Aggregated { workers: 1000 },
+        ..ReplaySpec::default()
+    };
+    spec.discipline.max_sim_time_s = Some(30.0);
+    let r = Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .with_exact_limit(50)
+        .run()
+        .unwrap()
+        .report;
+    assert!(r.outcomes.not_offered > 0 && !r.discipline.sketched.is_empty());
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
+}

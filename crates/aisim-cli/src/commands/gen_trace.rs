@@ -53,7 +53,7 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
             let mut ts = root.request.arrival.as_ms_f64();
             write(&root, ts)?;
             let mut prev = root;
-            while let Some(next) = w.next_turn(&prev) {
+            while let Some(next) = w.next_turn(prev) {
                 ts += next.think.map_or(0.0, |t| t.as_ms_f64());
                 write(&next, ts)?;
                 prev = next;

@@ -491,7 +491,9 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .is_some_and(Target::is_stdout)
         .then_some("--per-request -");
     args.output.check_stdout(per_request_on_stdout)?;
-    let replayer = Replayer::new(spec, SpecComposition).map_err(input)?;
+    let replayer = Replayer::new(spec, SpecComposition)
+        .map_err(input)?
+        .with_records(args.per_request.is_some());
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let output = if show_progress {
         let mut bar = aisim_replay::progress::ProgressBarObserver::new();

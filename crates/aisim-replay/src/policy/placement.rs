@@ -26,6 +26,29 @@ pub trait WorkerView {
     fn load(&self, worker: u32, rank: u32) -> RankLoad;
     /// Prompt tokens of `req` that rank would serve from its prefix cache now.
     fn cached_prefix_tokens(&self, worker: u32, rank: u32, req: &Request) -> u32;
+    /// Accepting workers (the default counts them).
+    fn accepting_count(&self) -> u32 {
+        (0..self.workers()).filter(|&w| self.accepting(w)).count() as u32
+    }
+    /// The `n`-th accepting worker (0-based, by index; the default scans).
+    fn nth_accepting(&self, n: u32) -> Option<u32> {
+        (0..self.workers())
+            .filter(|&w| self.accepting(w))
+            .nth(n as usize)
+    }
+    /// Calls `visit` with every accepting worker that may hold requests or
+    /// cache, in any order; every other accepting worker is unused (no load,
+    /// nothing cached). The default visits every accepting worker.
+    fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
+        for w in (0..self.workers()).filter(|&w| self.accepting(w)) {
+            visit(w);
+        }
+    }
+    /// The lowest accepting worker `visit_used` skips, if any (the default
+    /// skips none).
+    fn first_unused(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Chooses a worker and rank for each request at arrival.
@@ -86,17 +109,18 @@ impl PlacementPolicy for RandomPlacement {
     }
 
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
-        let accepting: Vec<u32> = (0..view.workers()).filter(|&w| view.accepting(w)).collect();
         let dp = view.dp_size() as u64;
-        let pick = self.rng.next_u64() % (accepting.len().max(1) as u64 * dp);
+        let pick = self.rng.next_u64() % (view.accepting_count().max(1) as u64 * dp);
         Placement {
-            worker: accepting.get((pick / dp) as usize).copied().unwrap_or(0),
+            worker: view.nth_accepting((pick / dp) as u32).unwrap_or(0),
             rank: (pick % dp) as u32,
         }
     }
 }
 
-/// Fewest running + waiting requests; ties to the lowest (worker, rank).
+/// Fewest running + waiting requests; ties to the lowest (worker, rank). Looks
+/// at the workers in use and the lowest unused one (which has none), so a
+/// placement costs O(workers in use), not O(workers).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LeastLoaded;
 
@@ -106,16 +130,130 @@ impl PlacementPolicy for LeastLoaded {
     }
 
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
-        let mut best: Option<(u32, Placement)> = None;
-        for worker in (0..view.workers()).filter(|&w| view.accepting(w)) {
+        // (load, worker, rank): the smallest tuple wins, whatever the visit order.
+        let mut best: Option<(u32, u32, u32)> = view.first_unused().map(|w| (0, w, 0));
+        view.visit_used(&mut |worker| {
             for rank in 0..view.dp_size() {
                 let l = view.load(worker, rank);
-                let n = l.running + l.waiting;
-                if best.is_none_or(|(b, _)| n < b) {
-                    best = Some((n, Placement { worker, rank }));
+                let key = (l.running + l.waiting, worker, rank);
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
                 }
             }
+        });
+        best.map_or(Placement { worker: 0, rank: 0 }, |(_, worker, rank)| {
+            Placement { worker, rank }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cell::Cell;
+
+    /// Workers `0..n` with the given loads on the used ones (all others idle);
+    /// `lazy` says whether it tells policies which are used.
+    struct Fleet {
+        n: u32,
+        dp: u32,
+        used: Vec<(u32, Vec<u32>)>,
+        lazy: bool,
+        looks: Cell<u64>,
+    }
+
+    impl WorkerView for Fleet {
+        fn workers(&self) -> u32 {
+            self.n
         }
-        best.map_or(Placement { worker: 0, rank: 0 }, |(_, p)| p)
+        fn dp_size(&self) -> u32 {
+            self.dp
+        }
+        fn accepting(&self, _worker: u32) -> bool {
+            true
+        }
+        fn load(&self, worker: u32, rank: u32) -> RankLoad {
+            self.looks.set(self.looks.get() + 1);
+            let waiting = self
+                .used
+                .iter()
+                .find(|(w, _)| *w == worker)
+                .map_or(0, |(_, l)| l[rank as usize]);
+            RankLoad {
+                waiting,
+                ..RankLoad::default()
+            }
+        }
+        fn cached_prefix_tokens(&self, _: u32, _: u32, _: &Request) -> u32 {
+            0
+        }
+        fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
+            if !self.lazy {
+                return (0..self.n).for_each(visit);
+            }
+            for (w, _) in &self.used {
+                visit(*w);
+            }
+        }
+        fn first_unused(&self) -> Option<u32> {
+            if !self.lazy {
+                return None;
+            }
+            (0..self.n).find(|w| self.used.iter().all(|(u, _)| u != w))
+        }
+    }
+
+    fn request() -> Request {
+        Request {
+            id: aisim_core::RequestId(0),
+            arrival: aisim_core::SimTime::ZERO,
+            input_length: 1,
+            output_length: 1,
+            hash_ids: Vec::new(),
+            trace_block_size: 512,
+            session: None,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn least_loaded_on_the_used_workers_is_least_loaded_on_all(
+            n in 1u32..40,
+            dp in 1u32..3,
+            used in prop::collection::btree_map(0u32..40, prop::collection::vec(0u32..4, 2), 0..12),
+        ) {
+            let used: Vec<(u32, Vec<u32>)> =
+                used.into_iter().filter(|(w, _)| *w < n).collect();
+            let fleet = |lazy| Fleet { n, dp, used: used.clone(), lazy, looks: Cell::new(0) };
+            let (lazy, eager) = (fleet(true), fleet(false));
+            let a = LeastLoaded.place(&request(), &lazy);
+            let b = LeastLoaded.place(&request(), &eager);
+            prop_assert_eq!(a, b);
+            prop_assert_eq!(lazy.looks.get(), used.len() as u64 * dp as u64);
+        }
+    }
+
+    #[test]
+    fn placement_looks_at_used_workers_only() {
+        let fleet = Fleet {
+            n: 1_000_000,
+            dp: 2,
+            used: vec![(0, vec![1, 1]), (1, vec![0, 2])],
+            lazy: true,
+            looks: Cell::new(0),
+        };
+        let p = LeastLoaded.place(&request(), &fleet);
+        assert_eq!(p, Placement { worker: 1, rank: 0 }, "lowest tie at load 0");
+        assert_eq!(fleet.looks.get(), 4, "two used workers of two ranks");
+        let mut rr = RoundRobin::default();
+        assert_eq!(rr.place(&request(), &fleet).worker, 0);
+        let mut random = RandomPlacement::new(1);
+        assert!(random.place(&request(), &fleet).worker < 1_000_000);
+        assert_eq!(
+            fleet.looks.get(),
+            4,
+            "round robin and random look at no load"
+        );
     }
 }

@@ -13,70 +13,20 @@
 
 use std::collections::HashMap;
 
-use aisim_core::{
-    DecodeSink, Engine, EngineEvent, PassOutcome, RankLoad, Request, RequestId, SimDuration,
-    SimTime,
-};
+use aisim_core::{DecodeSink, EngineEvent, PassOutcome, RequestId, SimDuration, SimTime};
 
+use super::workers::{KvSampler, Workers};
 use super::ReplayObserver;
-use crate::collector::{Dispatch, Outcome, TraceCollector};
+use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
-use crate::policy::{PlacementPolicy, WorkerView};
-use crate::report::{RunTotals, WorkerTotals};
+use crate::policy::PlacementPolicy;
+use crate::report::RunTotals;
 use crate::spec::{DispatchMode, ReplaySpec};
 use crate::workload::{ms_to_duration, Offer, Workload};
 
 /// How often (in dispatched requests) the observer hears about progress.
 const PROGRESS_EVERY: u64 = 4096;
-
-struct Worker {
-    engine: Engine,
-    busy: bool,
-    dirty: bool,
-    pass_start: SimTime,
-    kv: KvSampler,
-}
-
-impl Worker {
-    fn in_use(&self) -> u64 {
-        (0..self.engine.dp_size())
-            .map(|r| self.engine.pool(r).in_use_blocks() as u64)
-            .sum()
-    }
-
-    /// Samples KV occupancy at `now` (see `KvSampler::sample`).
-    fn sample_kv(&mut self, now: SimTime) {
-        let level = self.in_use();
-        self.kv.sample(now, level);
-    }
-}
-
-/// A worker's KV occupancy over time: peak and time integral.
-#[derive(Debug, Default)]
-struct KvSampler {
-    capacity: u64,
-    level: u64,
-    peak: u64,
-    block_ns: f64,
-    last: SimTime,
-}
-
-impl KvSampler {
-    /// Integrates the level held since the last sample up to `now`, then takes
-    /// `level`. Levels only change when a pass starts or ends, so sampling
-    /// right after each suffices.
-    #[inline]
-    fn sample(&mut self, now: SimTime, level: u64) {
-        // Through i64 (exact below 2^63): one instruction per conversion
-        // instead of a branchy sequence, twice per pass.
-        let held_ns = now.since(self.last).0 as i64 as f64;
-        self.block_ns += self.level as i64 as f64 * held_ns;
-        self.last = now;
-        self.level = level;
-        self.peak = self.peak.max(level);
-    }
-}
 
 /// Takes a worker's decode-pass run (`Engine::run_decode_passes`) into the
 /// collector exactly as `AggRuntime::finish_pass` would, pass by pass.
@@ -116,32 +66,10 @@ impl DecodeSink for DecodeRun<'_> {
     }
 }
 
-struct View<'a>(&'a [Worker]);
-
-impl WorkerView for View<'_> {
-    fn workers(&self) -> u32 {
-        self.0.len() as u32
-    }
-    fn dp_size(&self) -> u32 {
-        self.0.first().map_or(1, |w| w.engine.dp_size() as u32)
-    }
-    fn accepting(&self, _worker: u32) -> bool {
-        true
-    }
-    fn load(&self, worker: u32, rank: u32) -> RankLoad {
-        self.0[worker as usize].engine.rank_load(rank as usize)
-    }
-    fn cached_prefix_tokens(&self, worker: u32, rank: u32, req: &Request) -> u32 {
-        self.0[worker as usize]
-            .engine
-            .cached_prefix_tokens(req, rank as usize)
-    }
-}
-
 /// The aggregated event loop and its state.
 pub(crate) struct AggRuntime<'a> {
     spec: &'a ReplaySpec,
-    workers: Vec<Worker>,
+    workers: Workers,
     workload: Box<dyn Workload>,
     placement: Box<dyn PlacementPolicy>,
     /// Pass completions (the first phase at any time).
@@ -158,10 +86,13 @@ pub(crate) struct AggRuntime<'a> {
     dirty: Vec<u32>,
     /// The previous `dirty` list, kept for its capacity.
     dirty_spare: Vec<u32>,
-    /// Offers of dispatched requests whose session may continue.
+    /// Offers of dispatched requests whose session may continue (only when
+    /// the workload has sessions).
     in_flight: HashMap<u64, Offer>,
-    /// Later turns waiting for their dispatch time (slots are reused).
-    pending_turns: Vec<Option<Offer>>,
+    keep_offers: bool,
+    /// Later turns waiting for their dispatch time, with the end of the turn
+    /// before (slots are reused).
+    pending_turns: Vec<Option<(Offer, SimTime)>>,
     free_turn_slots: Vec<u32>,
     active_sessions: u64,
     think_fallbacks: u64,
@@ -175,48 +106,36 @@ pub(crate) struct AggRuntime<'a> {
 }
 
 impl<'a> AggRuntime<'a> {
+    /// A runtime over `workers`, with the collector set up by `options`.
     pub fn new(
         spec: &'a ReplaySpec,
-        engines: Vec<Engine>,
+        workers: Workers,
         workload: Box<dyn Workload>,
         placement: Box<dyn PlacementPolicy>,
+        options: CollectorOptions,
     ) -> AggRuntime<'a> {
-        let workers = engines
-            .into_iter()
-            .map(|engine| {
-                let kv_capacity = (0..engine.dp_size())
-                    .map(|r| engine.pool(r).capacity() as u64)
-                    .sum();
-                Worker {
-                    engine,
-                    busy: false,
-                    dirty: false,
-                    pass_start: SimTime::ZERO,
-                    kv: KvSampler {
-                        capacity: kv_capacity,
-                        ..KvSampler::default()
-                    },
-                }
-            })
-            .collect();
         let d = &spec.discipline;
         AggRuntime {
             spec,
             workers,
-            workload,
             placement,
             passes: EventHeap::default(),
             heap: EventHeap::default(),
             fast_forward: false,
             // Without a timeout, drain or stop time every dispatched request that
             // is not rejected completes, so token gaps can be pooled at once.
-            collector: TraceCollector::new(
-                d.timeout_s.is_none() && d.drain_s.is_none() && d.max_sim_time_s.is_none(),
-            ),
+            collector: TraceCollector::new(CollectorOptions {
+                every_request_completes: d.timeout_s.is_none()
+                    && d.drain_s.is_none()
+                    && d.max_sim_time_s.is_none(),
+                sla: spec.sla.clone(),
+                ..options
+            }),
             out: PassOutcome::default(),
             decode_completed: Vec::new(),
             dirty: Vec::new(),
             dirty_spare: Vec::new(),
+            keep_offers: workload.may_have_sessions(),
             in_flight: HashMap::new(),
             pending_turns: Vec::new(),
             free_turn_slots: Vec::new(),
@@ -228,6 +147,7 @@ impl<'a> AggRuntime<'a> {
             last_root_planned: SimTime::ZERO,
             timeout: d.timeout_s.map(|s| ms_to_duration(s * 1e3)),
             warmup_s: SimTime(ms_to_duration(d.warmup_s * 1e3).0),
+            workload,
         }
     }
 
@@ -275,7 +195,7 @@ impl<'a> AggRuntime<'a> {
     pub fn run(
         mut self,
         observer: &mut dyn ReplayObserver,
-    ) -> Result<(TraceCollector, RunTotals), ReplayError> {
+    ) -> Result<(Collected, RunTotals), ReplayError> {
         let mut last_progress = 0;
         while let Some(t) = self.next_time() {
             if self.stop_at.is_some_and(|s| t > s) {
@@ -284,12 +204,12 @@ impl<'a> AggRuntime<'a> {
             }
             self.now = t;
             while let Some(ev) = self.passes.pop_due(self.now) {
-                self.apply(ev.kind);
+                self.apply(ev.kind)?;
             }
             while let Some(ev) = self.heap.pop_due(self.now) {
-                self.apply(ev.kind);
+                self.apply(ev.kind)?;
             }
-            self.dispatch_due_roots();
+            self.dispatch_due_roots()?;
             self.start_passes()?;
             let n = self.collector.dispatched_count();
             if n >= last_progress + PROGRESS_EVERY {
@@ -302,50 +222,40 @@ impl<'a> AggRuntime<'a> {
             return Err(e);
         }
         let end = self.now.max(self.latest);
-        let never_dispatched =
+        let not_offered =
             self.workload.remaining() + self.pending_turns.iter().flatten().count() as u64;
-        let workers = self
-            .workers
-            .iter_mut()
-            .map(|w| {
-                w.sample_kv(end);
-                WorkerTotals {
-                    stats: w.engine.stats(),
-                    passes: w.engine.passes(),
-                    kv_capacity: w.kv.capacity,
-                    kv_peak: w.kv.peak,
-                    kv_block_ns: w.kv.block_ns,
-                }
-            })
-            .collect();
+        let workers = self.workers.totals(end);
         let totals = RunTotals {
             end_ns: end.0,
-            never_dispatched,
+            not_offered,
             skipped_rows: self.workload.skipped_rows(),
             notes: self.workload.notes(),
             think_time_fallbacks: self.think_fallbacks,
             workers,
+            worker_count: self.workers.count(),
+            kv_capacity_per_worker: self.workers.kv_capacity(),
+            exact_limit: self.collector.exact_limit(),
             gpus_per_worker: self.spec.engine.dp_size * self.spec.engine.tp_size,
             source: String::new(),
         };
-        Ok((self.collector, totals))
+        Ok((self.collector.finish(end.0), totals))
     }
 
-    fn apply(&mut self, kind: EventKind) {
+    fn apply(&mut self, kind: EventKind) -> Result<(), ReplayError> {
         match kind {
             EventKind::PassComplete { worker } => self.finish_pass(worker),
             EventKind::TurnDue { slot } => {
-                let offer = self.pending_turns[slot as usize]
+                let (offer, previous_end) = self.pending_turns[slot as usize]
                     .take()
                     .expect("turn slot is filled");
                 self.free_turn_slots.push(slot);
-                self.dispatch(offer);
+                self.dispatch(offer, Some(previous_end))?;
             }
             EventKind::ScalingTick => {}
             EventKind::Timeout { request } => {
-                if !self.collector.is_terminal(request) {
-                    let worker = self.collector.worker_of(request);
-                    self.workers[worker as usize]
+                if let Some(worker) = self.collector.worker_of(request) {
+                    self.workers
+                        .get_mut(worker)
                         .engine
                         .abort(aisim_core::RequestId(request));
                     self.mark_dirty(worker);
@@ -355,12 +265,13 @@ impl<'a> AggRuntime<'a> {
                 }
             }
         }
+        Ok(())
     }
 
     fn finish_pass(&mut self, w: u32) {
         let now = self.now;
         self.latest = self.latest.max(now);
-        let worker = &mut self.workers[w as usize];
+        let worker = self.workers.get_mut(w);
         worker.engine.finish_pass(&mut self.out);
         worker.busy = false;
         let pass_start = worker.pass_start;
@@ -385,19 +296,19 @@ impl<'a> AggRuntime<'a> {
         }
         out.clear();
         self.out = out;
-        self.workers[w as usize].sample_kv(now);
+        self.workers.get_mut(w).sample_kv(now);
         self.mark_dirty(w);
     }
 
     fn mark_dirty(&mut self, w: u32) {
-        let worker = &mut self.workers[w as usize];
+        let worker = self.workers.get_mut(w);
         if !worker.dirty {
             worker.dirty = true;
             self.dirty.push(w);
         }
     }
 
-    fn dispatch_due_roots(&mut self) {
+    fn dispatch_due_roots(&mut self) -> Result<(), ReplayError> {
         loop {
             let due = match self.concurrency() {
                 Some(k) => self.active_sessions < k && self.workload.peek_root().is_some(),
@@ -412,7 +323,7 @@ impl<'a> AggRuntime<'a> {
             }
             self.active_sessions += 1;
             self.last_root_planned = self.last_root_planned.max(offer.request.arrival);
-            self.dispatch(offer);
+            self.dispatch(offer, None)?;
         }
         if self.workload.peek_root().is_none() {
             if let Some(drain) = self.spec.discipline.drain_s {
@@ -420,9 +331,12 @@ impl<'a> AggRuntime<'a> {
                 self.stop_at = Some(self.stop_at.map_or(deadline, |s| s.min(deadline)));
             }
         }
+        Ok(())
     }
 
-    fn dispatch(&mut self, offer: Offer) {
+    /// Dispatches one request; `previous_end` is, for a later turn, when the
+    /// turn before ended.
+    fn dispatch(&mut self, offer: Offer, previous_end: Option<SimTime>) -> Result<(), ReplayError> {
         let now = self.now;
         let req = &offer.request;
         let id = req.id.0;
@@ -439,33 +353,36 @@ impl<'a> AggRuntime<'a> {
             input_length: req.input_length,
             output_length: req.output_length,
             in_cohort,
+            previous_end,
         });
-        let placement = self.placement.place(req, &View(&self.workers));
+        let placement = self.placement.place(req, &self.workers.view());
         self.collector.placed(id, placement.worker, placement.rank);
-        let worker = &mut self.workers[placement.worker as usize];
-        match worker.engine.add_request(req, placement.rank as usize) {
-            Err(reason) => {
-                self.in_flight.insert(id, offer);
-                self.collector.rejected(id, now, reason.to_string());
-                self.on_terminal(id);
+        let worker = self.workers.materialise(placement.worker)?;
+        let added = worker.engine.add_request(req, placement.rank as usize);
+        if added.is_ok() {
+            if let Some(t) = self.timeout {
+                let deadline = offer.request.arrival.after(t).max(now);
+                self.heap.push(deadline, EventKind::Timeout { request: id });
             }
-            Ok(()) => {
-                if let Some(t) = self.timeout {
-                    let deadline = offer.request.arrival.after(t).max(now);
-                    self.heap.push(deadline, EventKind::Timeout { request: id });
-                }
-                self.in_flight.insert(id, offer);
-                self.mark_dirty(placement.worker);
-            }
+            self.mark_dirty(placement.worker);
         }
+        if self.keep_offers {
+            self.in_flight.insert(id, offer);
+        }
+        if let Err(reason) = added {
+            self.collector.rejected(id, now, &reason);
+            self.on_terminal(id);
+        }
+        Ok(())
     }
 
     /// A request ended: release its session's next turn, or its session's slot.
     fn on_terminal(&mut self, id: u64) {
-        let Some(prev) = self.in_flight.remove(&id) else {
-            return;
+        let next = match self.in_flight.remove(&id) {
+            Some(prev) => self.workload.next_turn(prev),
+            None => None,
         };
-        let Some(mut next) = self.workload.next_turn(&prev) else {
+        let Some(mut next) = next else {
             self.active_sessions = self.active_sessions.saturating_sub(1);
             return;
         };
@@ -493,11 +410,11 @@ impl<'a> AggRuntime<'a> {
         next.request.arrival = planned;
         let slot = match self.free_turn_slots.pop() {
             Some(s) => {
-                self.pending_turns[s as usize] = Some(next);
+                self.pending_turns[s as usize] = Some((next, now));
                 s
             }
             None => {
-                self.pending_turns.push(Some(next));
+                self.pending_turns.push(Some((next, now)));
                 self.pending_turns.len() as u32 - 1
             }
         };
@@ -516,19 +433,19 @@ impl<'a> AggRuntime<'a> {
         for &w in &dirty {
             let mut at = now;
             loop {
-                let worker = &mut self.workers[w as usize];
+                let worker = self.workers.get_mut(w);
                 worker.dirty = false;
                 if worker.busy || !worker.engine.has_work() {
                     break;
                 }
                 if self.fast_forward {
                     at = self.run_decode_passes(w, at, horizon)?;
-                    let worker = &mut self.workers[w as usize];
+                    let worker = self.workers.get_mut(w);
                     if !worker.engine.has_work() {
                         break;
                     }
                 }
-                let worker = &mut self.workers[w as usize];
+                let worker = self.workers.get_mut(w);
                 let Some(d) = worker.engine.start_pass(at)? else {
                     return Err(Self::stalled(w, at));
                 };
@@ -552,7 +469,7 @@ impl<'a> AggRuntime<'a> {
         // Workers finished by fast-forward marked themselves dirty again; they
         // are either busy now or idle without work.
         for &w in &self.dirty {
-            self.workers[w as usize].dirty = false;
+            self.workers.get_mut(w).dirty = false;
         }
         self.dirty.clear();
         dirty.clear();
@@ -568,7 +485,7 @@ impl<'a> AggRuntime<'a> {
         at: SimTime,
         horizon: Option<SimTime>,
     ) -> Result<SimTime, ReplayError> {
-        let worker = &mut self.workers[w as usize];
+        let worker = self.workers.get_mut(w);
         let mut run = DecodeRun {
             collector: &mut self.collector,
             kv: &mut worker.kv,

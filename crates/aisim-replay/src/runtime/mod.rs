@@ -1,8 +1,10 @@
 //! Runtimes: the event loop over a topology.
 
 mod agg;
+mod workers;
 
 pub(crate) use agg::AggRuntime;
+pub(crate) use workers::{EngineFactory, Workers};
 
 /// Hooks for progress display; the loop calls them, they never change a result.
 pub trait ReplayObserver {

@@ -39,8 +39,10 @@ pub trait Workload {
     fn peek_root(&self) -> Option<SimTime>;
     /// The next first turn, in planned-arrival order.
     fn next_root(&mut self) -> Option<Offer>;
-    /// The turn after `prev` in its session, if any.
-    fn next_turn(&mut self, prev: &Offer) -> Option<Offer>;
+    /// The turn after `prev` in its session, if any. Takes the ended turn
+    /// whole, so a next turn can reuse what it carries (its block ids) instead
+    /// of copying it: a session's cost stays linear in its turns.
+    fn next_turn(&mut self, prev: Offer) -> Option<Offer>;
     /// Whether a turn may follow another (the workload has sessions).
     fn may_have_sessions(&self) -> bool;
     /// Requests (of every turn) not yet handed out; they count as offered.

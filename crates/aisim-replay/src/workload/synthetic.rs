@@ -76,7 +76,7 @@ pub fn split_total(total: u64) -> (u32, u32) {
 impl SyntheticWorkload {
     /// A workload from a validated spec.
     pub fn new(spec: SyntheticSpec, seed: u64, speedup: f64) -> SyntheticWorkload {
-        let turns_left = spec.requests * spec.turns as u64;
+        let turns_left = spec.requests.saturating_mul(spec.turns as u64);
         SyntheticWorkload {
             rng: Pcg64::seed_from_u64(seed),
             seed,
@@ -206,7 +206,7 @@ impl Workload for SyntheticWorkload {
         })
     }
 
-    fn next_turn(&mut self, prev: &Offer) -> Option<Offer> {
+    fn next_turn(&mut self, prev: Offer) -> Option<Offer> {
         let session = prev.request.session?.0;
         if prev.turn + 1 >= self.spec.turns {
             return None;
@@ -223,8 +223,9 @@ impl Workload for SyntheticWorkload {
             .input_length
             .saturating_add(prev.request.output_length)
             .saturating_add(new_input);
-        // The conversation so far keeps its ids (its tokens are the same tokens).
-        let ids = self.hash_ids(input, None, prev.request.hash_ids.clone());
+        // The conversation so far keeps its ids (its tokens are the same
+        // tokens), moved from the ended turn, not copied.
+        let ids = self.hash_ids(input, None, prev.request.hash_ids);
         let think = ms_to_duration(self.spec.think_ms / self.speedup);
         let request = self.make(input, output, SimTime::ZERO, Some(session), ids);
         Some(Offer {

@@ -255,7 +255,7 @@ impl Workload for TraceWorkload {
         Some(self.offer(idx, 0, None))
     }
 
-    fn next_turn(&mut self, prev: &Offer) -> Option<Offer> {
+    fn next_turn(&mut self, prev: Offer) -> Option<Offer> {
         let p = prev.request.id.0 as u32;
         let next = self.next_of[p as usize];
         (next != NONE).then(|| self.offer(next, prev.turn + 1, Some(p)))

@@ -60,7 +60,11 @@ pub fn small_synthetic(requests: u64, arrival: ArrivalSpec) -> SyntheticSpec {
 }
 
 pub fn run(spec: ReplaySpec) -> ReplayOutput {
-    Replayer::new(spec, SpecComposition).unwrap().run().unwrap()
+    Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap()
 }
 
 /// The report as JSON without its `host` section.

@@ -1,0 +1,313 @@
+//! `GapCounts`: the pooled inter-token gaps, exact (a count per distinct gap)
+//! while they hold at most `EXACT_LIMIT` distinct values, in a `LogSketch`
+//! beyond.
+
+use crate::distribution::EXACT_LIMIT;
+use crate::metrics::Summary;
+use crate::sketch::LogSketch;
+
+/// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
+/// order) and folded into sorted (gap, count) runs when the buffer fills, so
+/// memory stays bounded by the distinct gaps rather than the token count.
+/// Gaps under 4.3 s (nearly all) are buffered as `u32` nanoseconds: half the
+/// memory, and memory is most of what sorting them costs. When the runs pass
+/// `limit`, they move into a sketch (of milliseconds), and so does every
+/// later buffer.
+#[derive(Debug)]
+pub struct GapCounts {
+    short: Vec<u32>,
+    long: Vec<u64>,
+    runs: Vec<(u64, u64)>,
+    sketch: Option<LogSketch>,
+    limit: usize,
+}
+
+impl Default for GapCounts {
+    fn default() -> GapCounts {
+        GapCounts::with_limit(EXACT_LIMIT)
+    }
+}
+
+/// A gap in milliseconds, as the report states it.
+fn ms(gap_ns: u64) -> f64 {
+    gap_ns as f64 * 1e-6
+}
+
+/// Gaps buffered before folding (4 MiB).
+const GAP_BUFFER: usize = 1 << 20;
+
+impl GapCounts {
+    /// An empty distribution with address space for a whole buffer: untouched
+    /// pages cost nothing, and growing by doubling would copy and fault them
+    /// again.
+    /// It is exact while at most `limit` distinct gaps.
+    pub fn with_buffer(limit: usize) -> GapCounts {
+        GapCounts {
+            short: Vec::with_capacity(GAP_BUFFER),
+            ..GapCounts::with_limit(limit)
+        }
+    }
+
+    /// Exact while at most `limit` distinct gaps (the default is `EXACT_LIMIT`).
+    pub fn with_limit(limit: usize) -> GapCounts {
+        GapCounts {
+            short: Vec::new(),
+            long: Vec::new(),
+            runs: Vec::new(),
+            sketch: None,
+            limit,
+        }
+    }
+
+    /// Adds one gap (buffered either way: the sketch takes the buffer's
+    /// runs at each fold, which costs less than a logarithm per gap).
+    #[inline]
+    pub fn add(&mut self, gap_ns: u64) {
+        match u32::try_from(gap_ns) {
+            Ok(g) => self.short.push(g),
+            Err(_) => self.long.push(gap_ns),
+        }
+        if self.short.len() + self.long.len() >= GAP_BUFFER {
+            self.fold();
+        }
+    }
+
+    fn sort_buffer(&mut self) {
+        radix_sort(&mut self.short);
+        self.long.sort_unstable();
+    }
+
+    fn fold(&mut self) {
+        self.sort_buffer();
+        if let Some(s) = &mut self.sketch {
+            for (g, c) in run_lengths(sorted_values(&self.short, &self.long)) {
+                s.add_n(ms(g), c);
+            }
+            self.short.clear();
+            self.long.clear();
+            return;
+        }
+        let tail = run_lengths(sorted_values(&self.short, &self.long));
+        let merged: Vec<(u64, u64)> = merge_runs(self.runs.iter().copied(), tail).collect();
+        self.runs = merged;
+        self.short.clear();
+        self.long.clear();
+        if self.runs.len() > self.limit {
+            let mut s = LogSketch::default();
+            for &(g, c) in &self.runs {
+                s.add_n(ms(g), c);
+            }
+            self.sketch = Some(s);
+            self.runs = Vec::new();
+        }
+    }
+
+    /// Whether the gaps went past the limit and percentiles are approximate.
+    pub fn is_sketched(&self) -> bool {
+        self.sketch.is_some()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.short.capacity() * 4
+            + self.long.capacity() * 8
+            + self.runs.capacity() * 16
+            + self.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
+    }
+
+    /// The gaps, sorted.
+    pub fn into_sorted(mut self) -> SortedGaps {
+        self.sort_buffer();
+        SortedGaps {
+            runs: self.runs,
+            short: self.short,
+            long: self.long,
+        }
+    }
+
+    /// Their summary, in milliseconds.
+    pub fn summary(mut self) -> Summary {
+        if self.sketch.is_some() {
+            self.fold();
+        }
+        match &self.sketch {
+            Some(s) => Summary::of_sketch(s),
+            None => Summary::of_sorted_runs(self.into_sorted().runs().map(|(g, c)| (ms(g), c))),
+        }
+    }
+}
+
+/// Every gap, sorted: folded runs plus the sorted rest of the buffer, merged
+/// as they are read (materialising the runs would take four times the memory
+/// of the buffer when, as usual, nearly every gap is distinct).
+#[derive(Debug, Default)]
+pub struct SortedGaps {
+    runs: Vec<(u64, u64)>,
+    short: Vec<u32>,
+    long: Vec<u64>,
+}
+
+impl SortedGaps {
+    /// (gap ns, count) pairs, by increasing gap, each gap once.
+    pub fn runs(&self) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
+        merge_runs(
+            self.runs.iter().copied(),
+            run_lengths(sorted_values(&self.short, &self.long)),
+        )
+    }
+}
+
+/// The buffered gaps in order: every short one is below every long one.
+fn sorted_values<'a>(short: &'a [u32], long: &'a [u64]) -> impl Iterator<Item = u64> + Clone + 'a {
+    short.iter().map(|&g| g as u64).chain(long.iter().copied())
+}
+
+/// Sorted values as (value, count) runs.
+fn run_lengths(
+    values: impl Iterator<Item = u64> + Clone,
+) -> impl Iterator<Item = (u64, u64)> + Clone {
+    let mut values = values.peekable();
+    std::iter::from_fn(move || {
+        let v = values.next()?;
+        let mut c = 1;
+        while values.next_if_eq(&v).is_some() {
+            c += 1;
+        }
+        Some((v, c))
+    })
+}
+
+/// Two sorted run lists as one, equal values combined.
+fn merge_runs(
+    a: impl Iterator<Item = (u64, u64)> + Clone,
+    b: impl Iterator<Item = (u64, u64)> + Clone,
+) -> impl Iterator<Item = (u64, u64)> + Clone {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
+        (None, None) => None,
+        (Some(x), None) => a.next().map(|_| x),
+        (None, Some(y)) => b.next().map(|_| y),
+        (Some(x), Some(y)) => Some(if x.0 < y.0 {
+            a.next();
+            x
+        } else if y.0 < x.0 {
+            b.next();
+            y
+        } else {
+            a.next();
+            b.next();
+            (x.0, x.1 + y.1)
+        }),
+    })
+}
+
+/// Sorts `v` by LSD radix sort on 11-bit digits (an 8 KiB count table that
+/// stays in L1), skipping digits on which every value agrees: at most three
+/// passes. Measured on half a million replay-shaped gaps: 4.5 ms, against
+/// 9.5 ms for `sort_unstable` and 13 ms for an in-place (American flag) radix
+/// sort, even counting the page faults of the second buffer.
+fn radix_sort(v: &mut Vec<u32>) {
+    const BITS: u32 = 11;
+    const MASK: u32 = (1 << BITS) - 1;
+    let (mut or, mut and) = (0u32, u32::MAX);
+    for &x in v.iter() {
+        or |= x;
+        and &= x;
+    }
+    let varying = or ^ and;
+    if varying == 0 {
+        return;
+    }
+    let mut scratch = vec![0u32; v.len()];
+    let mut counts = [0u32; 1 << BITS];
+    for shift in (0..32).step_by(BITS as usize) {
+        if (varying >> shift) & MASK == 0 {
+            continue;
+        }
+        counts.fill(0);
+        for &x in v.iter() {
+            counts[((x >> shift) & MASK) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &x in v.iter() {
+            let d = ((x >> shift) & MASK) as usize;
+            scratch[counts[d] as usize] = x;
+            counts[d] += 1;
+        }
+        std::mem::swap(v, &mut scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_sort_sorts() {
+        let spread: Vec<u32> = (0..50_000u64)
+            .map(|i| ((i * 2_654_435_761) % 4_000_000_007) as u32)
+            .chain([u32::MAX, 0, 1 << 31, 7, 7])
+            .collect();
+        // Gaps as a replay makes them: a narrow band, many repeats.
+        let band: Vec<u32> = (0..30_000u32)
+            .map(|i| 5_740_000 + (i * 7919) % 9_000)
+            .collect();
+        let same = vec![42u32; 5000];
+        let short: Vec<u32> = vec![9, 3, 3, 1];
+        for mut v in [spread, band, same, short] {
+            let mut w = v.clone();
+            w.sort_unstable();
+            radix_sort(&mut v);
+            assert_eq!(v, w);
+        }
+    }
+
+    #[test]
+    fn gap_counts_fold_and_merge_exactly() {
+        let mut g = GapCounts::default();
+        let long = 1u64 << 40;
+        for v in [5u64, 3, long, 5, 9] {
+            g.add(v);
+        }
+        g.fold();
+        for v in [9u64, 1, long, 5, 1 << 33] {
+            g.add(v);
+        }
+        let sorted = g.into_sorted();
+        let runs: Vec<(u64, u64)> = sorted.runs().collect();
+        assert_eq!(
+            runs,
+            vec![(1, 1), (3, 1), (5, 3), (9, 2), (1 << 33, 1), (long, 2)]
+        );
+        // Reading twice reads the same.
+        assert_eq!(sorted.runs().collect::<Vec<_>>(), runs);
+        assert_eq!(GapCounts::default().into_sorted().runs().count(), 0);
+    }
+
+    #[test]
+    fn gaps_switch_to_a_sketch_past_the_limit_of_distinct_values() {
+        // A reserved buffer, so that only the sketch could grow.
+        let mut g = GapCounts::with_buffer(3);
+        for v in [5_000_000u64, 5_000_000, 6_000_000, 7_000_000] {
+            g.add(v);
+        }
+        g.fold();
+        assert!(!g.is_sketched(), "three distinct gaps fit");
+        g.add(8_000_000);
+        g.fold();
+        assert!(g.is_sketched());
+        let held = g.heap_bytes();
+        for i in 0..10_000u64 {
+            g.add(5_000_000 + i % 3_000_001);
+        }
+        assert_eq!(g.heap_bytes(), held);
+        let s = g.summary();
+        assert_eq!(s.count, 10_005);
+        assert_eq!(s.min, Some(5.0));
+    }
+}

@@ -1,0 +1,226 @@
+//! `Workers`: the fleet of one runtime, materialised lazily. A worker gets an
+//! engine (and so a KV pool) when its first request is placed on it; until
+//! then it costs one 4-byte slot, and placement sees it as idle and empty.
+//! Per request, placement looks only at the workers in use plus the lowest
+//! unused one, never at every idle worker.
+
+use aisim_core::{Engine, RankLoad, Request, SimTime};
+
+use crate::error::ReplayError;
+use crate::policy::WorkerView;
+use crate::report::WorkerTotals;
+
+const UNUSED: u32 = u32::MAX;
+
+/// Builds a worker's engine.
+pub(crate) type EngineFactory = Box<dyn Fn() -> Result<Engine, ReplayError>>;
+
+/// One worker in use.
+pub(crate) struct Worker {
+    pub(super) id: u32,
+    pub(super) engine: Engine,
+    pub(super) busy: bool,
+    pub(super) dirty: bool,
+    pub(super) pass_start: SimTime,
+    pub(super) kv: KvSampler,
+}
+
+impl Worker {
+    fn in_use(&self) -> u64 {
+        (0..self.engine.dp_size())
+            .map(|r| self.engine.pool(r).in_use_blocks() as u64)
+            .sum()
+    }
+
+    /// Samples KV occupancy at `now` (see `KvSampler::sample`).
+    pub(super) fn sample_kv(&mut self, now: SimTime) {
+        let level = self.in_use();
+        self.kv.sample(now, level);
+    }
+}
+
+fn kv_capacity(engine: &Engine) -> u64 {
+    (0..engine.dp_size())
+        .map(|r| engine.pool(r).capacity() as u64)
+        .sum()
+}
+
+/// A worker's KV occupancy over time: peak and time integral.
+#[derive(Debug, Default)]
+pub(crate) struct KvSampler {
+    capacity: u64,
+    level: u64,
+    peak: u64,
+    block_ns: f64,
+    last: SimTime,
+}
+
+impl KvSampler {
+    /// Integrates the level held since the last sample up to `now`, then takes
+    /// `level`. Levels only change when a pass starts or ends, so sampling
+    /// right after each suffices.
+    #[inline]
+    pub(super) fn sample(&mut self, now: SimTime, level: u64) {
+        // Through i64 (exact below 2^63): one instruction per conversion
+        // instead of a branchy sequence, twice per pass.
+        let held_ns = now.since(self.last).0 as i64 as f64;
+        self.block_ns += self.level as i64 as f64 * held_ns;
+        self.last = now;
+        self.level = level;
+        self.peak = self.peak.max(level);
+    }
+}
+
+/// Every worker of the topology; only those in use hold an engine.
+pub(crate) struct Workers {
+    /// Per worker index: its place in `used`, or `UNUSED`.
+    slot_of: Vec<u32>,
+    used: Vec<Worker>,
+    /// Every worker below this one is in use.
+    first_unused: u32,
+    dp_size: u32,
+    kv_capacity: u64,
+    /// An engine built ahead (the one that validated the configuration).
+    spare: Option<Engine>,
+    make: EngineFactory,
+}
+
+impl Workers {
+    /// `count` workers whose engines `make` builds; `first` is one built
+    /// already (it gives the per-worker KV capacity and serves the first
+    /// worker used).
+    pub fn new(count: u32, first: Engine, make: EngineFactory) -> Workers {
+        Workers {
+            slot_of: vec![UNUSED; count as usize],
+            used: Vec::new(),
+            first_unused: 0,
+            dp_size: first.dp_size() as u32,
+            kv_capacity: kv_capacity(&first),
+            spare: Some(first),
+            make,
+        }
+    }
+
+    /// Workers in the topology.
+    pub fn count(&self) -> u32 {
+        self.slot_of.len() as u32
+    }
+
+    /// KV blocks of one worker, all ranks.
+    pub fn kv_capacity(&self) -> u64 {
+        self.kv_capacity
+    }
+
+    fn find(&self, w: u32) -> Option<&Worker> {
+        let slot = *self.slot_of.get(w as usize)?;
+        self.used.get(slot as usize)
+    }
+
+    /// Worker `w`, which is in use.
+    #[inline]
+    pub fn get_mut(&mut self, w: u32) -> &mut Worker {
+        let slot = self.slot_of[w as usize];
+        &mut self.used[slot as usize]
+    }
+
+    /// Worker `w`, given its engine if it had none.
+    pub fn materialise(&mut self, w: u32) -> Result<&mut Worker, ReplayError> {
+        let count = self.count();
+        let slot = self.slot_of.get(w as usize).copied().ok_or_else(|| {
+            ReplayError::spec("router", format!("placement chose worker {w} of {count}"))
+        })?;
+        if slot != UNUSED {
+            return Ok(&mut self.used[slot as usize]);
+        }
+        let engine = match self.spare.take() {
+            Some(e) => e,
+            None => (self.make)()?,
+        };
+        self.slot_of[w as usize] = self.used.len() as u32;
+        self.used.push(Worker {
+            id: w,
+            kv: KvSampler {
+                capacity: kv_capacity(&engine),
+                ..KvSampler::default()
+            },
+            engine,
+            busy: false,
+            dirty: false,
+            pass_start: SimTime::ZERO,
+        });
+        // Amortized O(1): the lowest unused worker only moves up.
+        while self
+            .slot_of
+            .get(self.first_unused as usize)
+            .is_some_and(|&s| s != UNUSED)
+        {
+            self.first_unused += 1;
+        }
+        Ok(self.used.last_mut().expect("just pushed"))
+    }
+
+    /// What placement sees.
+    pub fn view(&self) -> View<'_> {
+        View(self)
+    }
+
+    /// End-of-run figures of every worker in use, by index, KV sampled at `end`.
+    pub fn totals(&mut self, end: SimTime) -> Vec<WorkerTotals> {
+        let mut totals: Vec<WorkerTotals> = self
+            .used
+            .iter_mut()
+            .map(|w| {
+                w.sample_kv(end);
+                WorkerTotals {
+                    worker: w.id,
+                    stats: w.engine.stats(),
+                    passes: w.engine.passes(),
+                    kv_capacity: w.kv.capacity,
+                    kv_peak: w.kv.peak,
+                    kv_block_ns: w.kv.block_ns,
+                }
+            })
+            .collect();
+        totals.sort_unstable_by_key(|t| t.worker);
+        totals
+    }
+}
+
+/// Placement's view of the workers: an unused worker has no load and no cache.
+pub(crate) struct View<'a>(&'a Workers);
+
+impl WorkerView for View<'_> {
+    fn workers(&self) -> u32 {
+        self.0.count()
+    }
+    fn dp_size(&self) -> u32 {
+        self.0.dp_size
+    }
+    fn accepting(&self, _worker: u32) -> bool {
+        true
+    }
+    fn accepting_count(&self) -> u32 {
+        self.0.count()
+    }
+    fn nth_accepting(&self, n: u32) -> Option<u32> {
+        (n < self.0.count()).then_some(n)
+    }
+    fn load(&self, worker: u32, rank: u32) -> RankLoad {
+        self.0
+            .find(worker)
+            .map_or_else(RankLoad::default, |w| w.engine.rank_load(rank as usize))
+    }
+    fn cached_prefix_tokens(&self, worker: u32, rank: u32, req: &Request) -> u32 {
+        self.0
+            .find(worker)
+            .map_or(0, |w| w.engine.cached_prefix_tokens(req, rank as usize))
+    }
+    fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
+        for w in &self.0.used {
+            visit(w.id);
+        }
+    }
+    fn first_unused(&self) -> Option<u32> {
+        (self.0.first_unused < self.0.count()).then_some(self.0.first_unused)
+    }
+}
