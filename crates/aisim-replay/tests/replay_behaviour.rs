@@ -338,3 +338,21 @@ fn synthetic_replay_conserves_tokens_and_respects_kv_capacity() {
         / 1e3;
     assert!((l / little - 1.0).abs() < 0.02, "{l} vs {little}");
 }
+
+#[test]
+fn dp_round_robin_sends_request_k_to_worker_k_mod_w_and_turns_each_workers_ranks() {
+    // 4 workers × DP 2, 24 requests far apart: the reference's order, not
+    // (worker, rank) slots in turn (which would put k on worker floor(k/2) mod 4).
+    let trace = rows(
+        &(0..24)
+            .map(|i| (i as f64 * 1000.0, 100, 2))
+            .collect::<Vec<_>>(),
+    );
+    let mut spec = trace_spec(temp_file("dp_rr.jsonl", &trace), 4, 10.0, 5.0);
+    spec.engine.dp_size = 2;
+    let out = run(spec);
+    for k in 0..24u64 {
+        let r = record(&out, k);
+        assert_eq!((r.worker, r.rank), ((k % 4) as u32, ((k / 4) % 2) as u32), "request {k}");
+    }
+}
