@@ -51,6 +51,8 @@ pub(crate) struct Admissibility {
     pub max_model_len: Option<u32>,
     /// Without chunked prefill, the most prompt tokens a pass can take.
     pub whole_prompt_budget: Option<u32>,
+    /// SGLang: prompt + output must stay below the pool's tokens.
+    pub below_pool: bool,
 }
 
 impl Admissibility {
@@ -75,6 +77,13 @@ impl Admissibility {
                 blocks,
                 block_size: self.block_size,
                 capacity: self.num_gpu_blocks,
+            });
+        }
+        let capacity_tokens = self.num_gpu_blocks as u64 * self.block_size as u64;
+        if self.below_pool && total >= capacity_tokens {
+            return Err(RejectReason::FillsSglangPool {
+                tokens: total,
+                capacity_tokens,
             });
         }
         if let Some(budget) = self.whole_prompt_budget {

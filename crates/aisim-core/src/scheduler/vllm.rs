@@ -56,6 +56,7 @@ impl VllmCore {
                 max_model_len: cfg.max_model_len,
                 whole_prompt_budget: (!cfg.enable_chunked_prefill)
                     .then_some(cfg.max_num_batched_tokens),
+                below_pool: false,
             },
             pool: KvBlockPool::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
