@@ -353,6 +353,10 @@ fn dp_round_robin_sends_request_k_to_worker_k_mod_w_and_turns_each_workers_ranks
     let out = run(spec);
     for k in 0..24u64 {
         let r = record(&out, k);
-        assert_eq!((r.worker, r.rank), ((k % 4) as u32, ((k / 4) % 2) as u32), "request {k}");
+        assert_eq!(
+            (r.worker, r.rank),
+            ((k % 4) as u32, ((k / 4) % 2) as u32),
+            "request {k}"
+        );
     }
 }
