@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, DecodeBatch, Seq, SeqTable};
+use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, Seq, SeqTable};
 use super::vllm::cached_prefix;
 use super::{RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
@@ -43,6 +43,8 @@ pub(crate) struct SglangCore {
     max_prefill_tokens: u32,
     chunked_prefill_size: u32,
     prefix_caching: bool,
+    /// When decoded blocks enter the prefix cache.
+    decode_caching: DecodeCaching,
     policy: SchedulePolicy,
     admissibility: Admissibility,
     pool: KvBlockPool,
@@ -77,6 +79,10 @@ impl SglangCore {
                 u32::MAX
             },
             prefix_caching: cfg.enable_prefix_caching,
+            decode_caching: DecodeCaching::new(
+                cfg.enable_prefix_caching,
+                DecodeCaching::AtCompletion,
+            ),
             policy: cfg.schedule_policy,
             admissibility: Admissibility {
                 block_size,
@@ -273,7 +279,9 @@ impl SglangCore {
             let victim = self.running.remove(pos);
             let seq = self.seqs.get_mut(victim);
             short -= seq.blocks_short(seq.total(), bs) as u64;
-            seq.release_all(&mut self.pool); // its prefix stays in the radix cache
+            // What its last prefill cached stays in the radix cache; its
+            // decoded tokens since were never inserted and are freed.
+            seq.release_all(&mut self.pool);
             self.events.push(EngineEvent::Preempted { id: seq.id });
             self.stats.preemptions += 1;
             self.waiting.push_back(victim);
@@ -297,13 +305,11 @@ impl SglangCore {
             self.decay_ratio();
         }
         for &slot in &self.running {
+            // Decoded tokens enter the radix cache when the request finishes.
             let seq = self.seqs.get_mut(slot);
             let target = seq.total();
             let ok = seq.grow(&mut self.pool, target, bs);
             debug_assert!(ok, "retraction left room for one token each");
-            if self.prefix_caching {
-                seq.register_full(&mut self.pool, target, bs);
-            }
             seq.scheduled = 1;
             self.batch.push(slot);
         }
@@ -316,7 +322,12 @@ impl SglangCore {
 
     fn complete(&mut self, slot: u32, out: &mut Vec<EngineEvent>) {
         let seq = self.seqs.get_mut(slot);
-        seq.complete(&mut self.pool, &mut self.stats);
+        seq.complete(
+            &mut self.pool,
+            &mut self.stats,
+            self.decode_caching,
+            self.block_size,
+        );
         out.push(EngineEvent::Completed { id: seq.id });
     }
 }
@@ -472,7 +483,7 @@ impl SchedulerCore for SglangCore {
             &self.running,
             &self.pool,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
         )
     }
 
@@ -490,7 +501,7 @@ impl SchedulerCore for SglangCore {
             &mut self.pool,
             &mut self.stats,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
             (start, end),
             sink,
         )
@@ -703,6 +714,78 @@ mod tests {
             Ok(())
         );
         assert_eq!(prefill_ids(&mut core), vec![1]);
+    }
+
+    /// `RadixCache.cache_finished_req` (`python/sglang/srt/mem_cache/radix_cache.py`)
+    /// inserts `(origin_input_ids + output_ids)[:-1]`: the prompt and every
+    /// output token but the last, which was sampled and never fed.
+    #[test]
+    fn a_finished_request_caches_its_prompt_and_all_but_its_last_output_token() {
+        let mut core = SglangCore::new(&EngineConfig {
+            backend: Backend::Sglang,
+            block_size: Some(1),
+            num_gpu_blocks: Some(1_000),
+            ..Default::default()
+        });
+        let req = Request::new(0, SimTime::ZERO, 32, 5).with_hash_ids(vec![7, 8], 16);
+        core.enqueue(&req).unwrap();
+        let mut passes = 0;
+        while core.has_work() {
+            core.schedule(&mut RankPlan::default());
+            core.finish(&mut Vec::new());
+            passes += 1;
+            if passes == 3 {
+                // Decoding: only the prompt is in the cache's index so far.
+                assert_eq!(core.pool.in_use_blocks(), 34);
+            }
+        }
+        assert_eq!(core.stats.completed, 1);
+        assert_eq!(core.pool.in_use_blocks(), 0);
+        assert_eq!(core.pool.cached_blocks(), 32 + 4);
+        core.pool.check_invariants().unwrap();
+    }
+
+    /// `ScheduleBatch.release_req` (`schedule_batch.py`) frees a retracted
+    /// request's KV past its cached prefix without inserting it: what its
+    /// prefill inserted (`cache_unfinished_req`) stays, its decoded tokens go.
+    #[test]
+    fn a_retracted_request_keeps_its_prefilled_tokens_cached_and_frees_its_decoded_ones() {
+        let mut core = SglangCore::new(&EngineConfig {
+            backend: Backend::Sglang,
+            block_size: Some(1),
+            num_gpu_blocks: Some(100),
+            ..Default::default()
+        });
+        for id in 0..2u64 {
+            let req = Request::new(id, SimTime::ZERO, 32, 30)
+                .with_hash_ids(vec![10 * id + 1, 10 * id + 2], 16);
+            core.enqueue(&req).unwrap();
+        }
+        // One prefill pass each (32 + 30 < 100, then < 68 with the ratio at 0),
+        // then both decode until the pool is full.
+        let mut preempted = Vec::new();
+        while preempted.is_empty() {
+            core.new_token_ratio = 0.0;
+            core.schedule(&mut RankPlan::default());
+            let mut out = Vec::new();
+            core.finish(&mut out);
+            preempted.extend(out.iter().filter_map(|e| match e {
+                EngineEvent::Preempted { id } => Some(*id),
+                _ => None,
+            }));
+            assert!(core.stats.completed == 0, "the pool fills before either finishes");
+        }
+        // After 18 decode passes both hold 32 + 18 tokens (100) with 19 out:
+        // the later one is retracted. Its 32 prompt tokens stay cached, its 18
+        // decoded ones are free again; the other decodes on (32 + 19 held).
+        assert_eq!(preempted, vec![RequestId(1)]);
+        assert_eq!(core.pool.cached_blocks(), 32);
+        assert_eq!(core.pool.in_use_blocks(), 32 + 19);
+        assert_eq!(core.pool.free_blocks(), 100 - 32 - 51);
+        let seq = core.seqs.get(core.waiting[0]);
+        assert_eq!((seq.id, seq.generated), (RequestId(1), 19));
+        assert_eq!(seq.prefix_match(&core.pool, 1).blocks, 32);
+        core.pool.check_invariants().unwrap();
     }
 
     proptest::proptest! {
