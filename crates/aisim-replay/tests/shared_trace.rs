@@ -20,8 +20,9 @@ fn mooncake() -> PathBuf {
     p
 }
 
-fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
-    let spec = ReplaySpec {
+/// The defaults on the shared trace with `workers` workers.
+fn mooncake_spec(workers: u32) -> ReplaySpec {
+    ReplaySpec {
         workload: WorkloadSpec::Trace {
             path: mooncake(),
             format: None,
@@ -29,8 +30,11 @@ fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
         },
         topology: TopologySpec::Aggregated { workers },
         ..ReplaySpec::default()
-    };
-    run(spec)
+    }
+}
+
+fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
+    run(mooncake_spec(workers))
 }
 
 #[test]
@@ -101,15 +105,7 @@ fn mooncake_4_workers_dp_2_figures_are_pinned() {
     // (aisimulate-driver TRACE --workers 4 --dp-size 2), nearest rank, ms:
     // TTFT 318.77 / 205.05 / 806.90 / 1,522.23, TPOT 11.64 / 7.25 / 12.58 /
     // 169.14, E2E 1,554.66 / 1,021.02 / 3,604.18 / 6,755.21 (docs/engine.md).
-    let mut spec = ReplaySpec {
-        workload: WorkloadSpec::Trace {
-            path: mooncake(),
-            format: None,
-            trace_block_size: None,
-        },
-        topology: TopologySpec::Aggregated { workers: 4 },
-        ..ReplaySpec::default()
-    };
+    let mut spec = mooncake_spec(4);
     spec.engine.dp_size = 2;
     let r = run(spec).report;
     assert_eq!(r.outcomes.completed, 3993);
@@ -152,15 +148,7 @@ fn mooncake_sglang_page_1_figures_are_pinned() {
             ],
         ),
     ] {
-        let mut spec = ReplaySpec {
-            workload: WorkloadSpec::Trace {
-                path: mooncake(),
-                format: None,
-                trace_block_size: None,
-            },
-            topology: TopologySpec::Aggregated { workers: 8 },
-            ..ReplaySpec::default()
-        };
+        let mut spec = mooncake_spec(8);
         spec.engine.backend = aisim_core::Backend::Sglang;
         spec.engine.block_size = Some(1);
         spec.engine.num_gpu_blocks = Some(1 << 20);

@@ -618,6 +618,16 @@ mod tests {
         })
     }
 
+    /// One-token pages with the radix cache on, default budgets.
+    fn page1_cached_core(tokens: u32) -> SglangCore {
+        SglangCore::new(&EngineConfig {
+            backend: Backend::Sglang,
+            block_size: Some(1),
+            num_gpu_blocks: Some(tokens),
+            ..Default::default()
+        })
+    }
+
     /// Puts a decoding request into `running`: `generated` tokens out, the KV
     /// of all but the last one held.
     fn place_running(core: &mut SglangCore, id: u64, input: u32, output: u32, generated: u32) {
@@ -721,12 +731,7 @@ mod tests {
     /// output token but the last, which was sampled and never fed.
     #[test]
     fn a_finished_request_caches_its_prompt_and_all_but_its_last_output_token() {
-        let mut core = SglangCore::new(&EngineConfig {
-            backend: Backend::Sglang,
-            block_size: Some(1),
-            num_gpu_blocks: Some(1_000),
-            ..Default::default()
-        });
+        let mut core = page1_cached_core(1_000);
         let req = Request::new(0, SimTime::ZERO, 32, 5).with_hash_ids(vec![7, 8], 16);
         core.enqueue(&req).unwrap();
         let mut passes = 0;
@@ -750,12 +755,7 @@ mod tests {
     /// prefill inserted (`cache_unfinished_req`) stays, its decoded tokens go.
     #[test]
     fn a_retracted_request_keeps_its_prefilled_tokens_cached_and_frees_its_decoded_ones() {
-        let mut core = SglangCore::new(&EngineConfig {
-            backend: Backend::Sglang,
-            block_size: Some(1),
-            num_gpu_blocks: Some(100),
-            ..Default::default()
-        });
+        let mut core = page1_cached_core(100);
         for id in 0..2u64 {
             let req = Request::new(id, SimTime::ZERO, 32, 30)
                 .with_hash_ids(vec![10 * id + 1, 10 * id + 2], 16);
@@ -773,7 +773,10 @@ mod tests {
                 EngineEvent::Preempted { id } => Some(*id),
                 _ => None,
             }));
-            assert!(core.stats.completed == 0, "the pool fills before either finishes");
+            assert!(
+                core.stats.completed == 0,
+                "the pool fills before either finishes"
+            );
         }
         // After 18 decode passes both hold 32 + 18 tokens (100) with 19 out:
         // the later one is retracted. Its 32 prompt tokens stay cached, its 18
