@@ -140,20 +140,21 @@ impl SglangCore {
             let room = rem_chunk.min(rem_total.floor() as i64).max(0);
             let n = (left as i64).min(room) as u32;
             let target = seq.computed + n;
-            if n > 0 && seq.grow(&mut self.pool, target, bs) {
-                if self.prefix_caching {
-                    seq.register_full(&mut self.pool, target, bs);
-                }
-                seq.scheduled = n;
-                self.batch.push(slot);
-                let last = n == left;
-                rem_total -= (page(n) + if last { admission_output(seq) } else { 0 }) as f64;
-                rem_input -= page(n);
-                rem_chunk -= page(n);
-                seats = seats.saturating_sub(1);
-                if !last {
-                    return; // still chunking: nothing else joins this batch
-                }
+            if n == 0 || !seq.grow(&mut self.pool, target, bs) {
+                return; // no room for its next chunk: nothing else starts either
+            }
+            if self.prefix_caching {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+            seq.scheduled = n;
+            self.batch.push(slot);
+            let last = n == left;
+            rem_total -= (page(n) + if last { admission_output(seq) } else { 0 }) as f64;
+            rem_input -= page(n);
+            rem_chunk -= page(n);
+            seats = seats.saturating_sub(1);
+            if !last {
+                return; // still chunking: nothing else joins this batch
             }
         }
 
