@@ -262,8 +262,9 @@ impl SglangCore {
     /// does not fit. SGLang's `ScheduleBatch.retract_decode`
     /// (`python/sglang/srt/managers/schedule_batch.py`): the victim is the
     /// request with the fewest output tokens, then the longest prompt, then
-    /// the latest in the running batch; the last request is never retracted.
-    /// Victims go to the back of the waiting queue, in retraction order
+    /// the latest in the running batch. SGLang never retracts the last one;
+    /// aisim does only when a chunk in progress holds the blocks it needs
+    /// (SGLang would fail there), so that one can finish. Victims go to the back of the waiting queue, in retraction order
     /// (`Scheduler._add_request_to_queue`, `scheduler.py`).
     fn schedule_decode(&mut self) {
         let bs = self.block_size;
@@ -274,8 +275,6 @@ impl SglangCore {
             .sum();
         let mut retracted = false;
         while short > self.pool.available_blocks() as u64 && !self.running.is_empty() {
-            // Only a chunk in progress holding blocks can leave one request
-            // short; SGLang would fail there, aisim retracts it too.
             let pos = retraction_victim(&self.running, &self.seqs);
             let victim = self.running.remove(pos);
             let seq = self.seqs.get_mut(victim);
