@@ -360,3 +360,33 @@ fn dp_round_robin_sends_request_k_to_worker_k_mod_w_and_turns_each_workers_ranks
         );
     }
 }
+
+#[test]
+fn sglang_rejects_and_counts_requests_that_would_fill_the_pool_and_serves_the_rest() {
+    // 1,000 one-token pages: 600 + 400 fills the pool (SGLang's max_req_len is
+    // the pool - 1), 600 + 399 does not; 2,000 tokens cannot fit at all. The
+    // reference stops the whole replay at such a request; aisim goes on.
+    let trace = rows(&[
+        (0.0, 600, 400),
+        (1.0, 600, 399),
+        (2.0, 1_500, 500),
+        (3.0, 10, 5),
+    ]);
+    let mut spec = trace_spec(temp_file("sglang_fill.jsonl", &trace), 1, 10.0, 5.0);
+    spec.engine.backend = Backend::Sglang;
+    spec.engine.block_size = Some(1);
+    spec.engine.num_gpu_blocks = Some(1_000);
+    let out = run(spec);
+    let o = out.report.outcomes;
+    assert_eq!((o.offered, o.completed, o.rejected), (4, 2, 2));
+    assert_eq!(record(&out, 0).outcome, Outcome::Rejected);
+    assert_eq!(record(&out, 2).outcome, Outcome::Rejected);
+    let reasons: Vec<(&String, &u64)> = out.report.rejections.iter().collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .any(|(r, &n)| n == 1 && r.contains("must stay below the SGLang pool's 1000 tokens")),
+        "{reasons:?}"
+    );
+}
