@@ -98,6 +98,16 @@ pub enum RejectReason {
         /// Pool capacity, blocks.
         capacity: u32,
     },
+    /// SGLang serves a request only when prompt + output stays below the
+    /// pool (its `max_req_len` is `max_total_num_tokens - 1`); one that would
+    /// fill it could never pass admission.
+    #[error("prompt + output = {tokens} tokens must stay below the SGLang pool's {capacity_tokens} tokens")]
+    FillsSglangPool {
+        /// Prompt plus output tokens.
+        tokens: u64,
+        /// Pool capacity, tokens.
+        capacity_tokens: u64,
+    },
     /// Without chunked prefill, a prompt longer than the pass budget never fits.
     #[error("without chunked prefill a prompt of {input_length} tokens can never fit the {budget}-token pass budget")]
     PromptOverBatchBudget {

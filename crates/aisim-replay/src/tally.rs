@@ -21,6 +21,7 @@ pub fn reject_kind(reason: &RejectReason) -> &'static str {
         RejectReason::EmptyPrompt => "empty_prompt",
         RejectReason::LongerThanMaxModelLen { .. } => "longer_than_max_model_len",
         RejectReason::LargerThanKvCache { .. } => "larger_than_kv_cache",
+        RejectReason::FillsSglangPool { .. } => "fills_sglang_pool",
         RejectReason::PromptOverBatchBudget { .. } => "prompt_over_batch_budget",
     }
 }

@@ -7,7 +7,7 @@ mod common;
 use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
 use aisim_core::Backend;
-use aisim_replay::spec::TopologySpec;
+use aisim_replay::spec::{TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayError, ReplaySpec};
 use common::*;
 
@@ -114,4 +114,62 @@ fn a_profile_without_room_for_kv_is_an_error_naming_it() {
     spec.engine.num_gpu_blocks = Some(100);
     spec.apply_profile().unwrap();
     assert_eq!(spec.engine.kv_budget_tokens, None);
+}
+
+/// A trace in 16-token trace blocks: four prefix groups of 0 to 6 shared blocks,
+/// each prompt ending in 1 to 20 blocks of its own (so no prompt is wholly
+/// cached), outputs of 1 to 60 tokens, arrivals 0 to 40 ms apart.
+fn whole_16_token_prefixes() -> std::path::PathBuf {
+    let mut x: u64 = 0x5eed;
+    let mut next = |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let (mut t, mut rows) = (0u64, String::new());
+    for i in 0..120u64 {
+        let group = next(4);
+        let shared = next(7);
+        let own = 1 + next(20);
+        let mut ids: Vec<u64> = (0..shared).map(|b| group * 100 + b).collect();
+        ids.extend((0..own).map(|b| 1_000_000 + i * 100 + b));
+        let input = ids.len() * 16;
+        let output = 1 + next(60);
+        rows += &format!(
+            "{{\"timestamp\": {t}, \"input_length\": {input}, \"output_length\": {output}, \"hash_ids\": {ids:?}}}\n"
+        );
+        t += next(40);
+    }
+    temp_file("whole16.jsonl", &rows)
+}
+
+#[test]
+fn sglang_page_1_and_page_16_agree_when_prefixes_are_whole_16_token_blocks() {
+    let run_at = |page: u32| {
+        let mut spec = ReplaySpec {
+            workload: WorkloadSpec::Trace {
+                path: whole_16_token_prefixes(),
+                format: None,
+                trace_block_size: Some(16),
+            },
+            topology: TopologySpec::Aggregated { workers: 2 },
+            ..ReplaySpec::default()
+        };
+        spec.engine.backend = Backend::Sglang;
+        spec.engine.block_size = Some(page);
+        spec.engine.kv_budget_tokens = Some(1 << 20);
+        run(spec)
+    };
+    let (one, sixteen) = (run_at(1), run_at(16));
+    assert_eq!(one.report.pools[0].kv_capacity_tokens, 1 << 20);
+    assert_eq!(sixteen.report.pools[0].kv_capacity_tokens, 1 << 20);
+    let records = |o: &aisim_replay::ReplayOutput| serde_json::to_string(&o.records).unwrap();
+    assert_eq!(records(&one), records(&sixteen));
+    let latency =
+        |o: &aisim_replay::ReplayOutput| serde_json::to_string(&o.report.latency).unwrap();
+    assert_eq!(latency(&one), latency(&sixteen));
+    assert_eq!(one.report.outcomes.completed, 120);
+    // The prefixes really were shared.
+    assert!(one.records.iter().filter(|r| r.reused_first > 0).count() > 20);
 }

@@ -408,3 +408,59 @@ fn synthetic_replay_conserves_tokens_and_respects_kv_capacity() {
         / 1e3;
     assert!((l / little - 1.0).abs() < 0.02, "{l} vs {little}");
 }
+
+#[test]
+fn dp_round_robin_sends_request_k_to_worker_k_mod_w_and_turns_each_workers_ranks() {
+    // 4 workers × DP 2, 24 requests far apart: the reference's order, not
+    // (worker, rank) slots in turn (which would put k on worker floor(k/2) mod 4).
+    let trace = rows(
+        &(0..24)
+            .map(|i| (i as f64 * 1000.0, 100, 2))
+            .collect::<Vec<_>>(),
+    );
+    let mut spec = trace_spec(temp_file("dp_rr.jsonl", &trace), 4, 10.0, 5.0);
+    spec.engine.dp_size = 2;
+    let out = run(spec);
+    for k in 0..24u64 {
+        let r = record(&out, k);
+        assert_eq!(
+            (r.worker, r.rank),
+            ((k % 4) as u32, ((k / 4) % 2) as u32),
+            "request {k}"
+        );
+    }
+}
+
+#[test]
+fn sglang_rejects_and_counts_requests_that_would_fill_the_pool_and_serves_the_rest() {
+    // 1,000 one-token pages: 600 + 400 fills the pool (SGLang's max_req_len is
+    // the pool - 1), 600 + 399 does not; 2,000 tokens cannot fit at all. The
+    // reference stops the whole replay at such a request; aisim goes on.
+    let trace = rows(&[
+        (0.0, 600, 400),
+        (1.0, 600, 399),
+        (2.0, 1_500, 500),
+        (3.0, 10, 5),
+    ]);
+    let mut spec = trace_spec(temp_file("sglang_fill.jsonl", &trace), 1, 10.0, 5.0);
+    spec.engine.backend = Backend::Sglang;
+    spec.engine.block_size = Some(1);
+    spec.engine.num_gpu_blocks = Some(1_000);
+    let out = run(spec);
+    let o = out.report.outcomes;
+    assert_eq!((o.offered, o.completed, o.rejected), (4, 2, 2));
+    assert_eq!(record(&out, 0).outcome, Outcome::Rejected);
+    assert_eq!(record(&out, 2).outcome, Outcome::Rejected);
+    // Counted by kind: one fills the pool, one is larger than it.
+    let reasons: Vec<(&str, u64)> = out
+        .report
+        .rejections
+        .iter()
+        .map(|(r, &n)| (r.as_str(), n))
+        .collect();
+    assert_eq!(
+        reasons,
+        [("fills_sglang_pool", 1), ("larger_than_kv_cache", 1)],
+        "{reasons:?}"
+    );
+}

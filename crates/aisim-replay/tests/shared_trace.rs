@@ -20,8 +20,9 @@ fn mooncake() -> PathBuf {
     p
 }
 
-fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
-    let spec = ReplaySpec {
+/// The defaults on the shared trace with `workers` workers.
+fn mooncake_spec(workers: u32) -> ReplaySpec {
+    ReplaySpec {
         workload: WorkloadSpec::Trace {
             path: mooncake(),
             format: None,
@@ -29,8 +30,11 @@ fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
         },
         topology: TopologySpec::Aggregated { workers },
         ..ReplaySpec::default()
-    };
-    run(spec)
+    }
+}
+
+fn default_replay(workers: u32) -> aisim_replay::ReplayOutput {
+    run(mooncake_spec(workers))
 }
 
 #[test]
@@ -72,4 +76,89 @@ fn mooncake_default_replay_figures_are_pinned() {
         "{}",
         r.cache.prefix_reuse_ratio
     );
+}
+
+/// `close` for every (mean, p50, p90, p99) of TTFT, TPOT and E2E, to 0.01 ms.
+fn assert_figures(r: &aisim_replay::report::ReplayReport, want: [[f64; 4]; 3]) {
+    let l = &r.latency;
+    for (name, got, want) in [
+        ("TTFT", &l.ttft_ms, want[0]),
+        ("TPOT", &l.tpot_ms, want[1]),
+        ("E2E", &l.e2e_ms, want[2]),
+    ] {
+        let got = [got.mean, got.p50, got.p90, got.p99].map(Option::unwrap);
+        for (i, what) in ["mean", "p50", "p90", "p99"].iter().enumerate() {
+            assert!(
+                (got[i] - want[i]).abs() <= 0.01,
+                "{name} {what}: {} vs pinned {}",
+                got[i],
+                want[i]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn mooncake_4_workers_dp_2_figures_are_pinned() {
+    // `aisim replay TRACE --workers 4 --dp-size 2`. The reference
+    // (aisimulate-driver TRACE --workers 4 --dp-size 2), nearest rank, ms:
+    // TTFT 318.77 / 205.05 / 806.90 / 1,522.23, TPOT 11.64 / 7.25 / 12.58 /
+    // 169.14, E2E 1,554.66 / 1,021.02 / 3,604.18 / 6,755.21 (docs/engine.md).
+    let mut spec = mooncake_spec(4);
+    spec.engine.dp_size = 2;
+    let r = run(spec).report;
+    assert_eq!(r.outcomes.completed, 3993);
+    assert_figures(
+        &r,
+        [
+            [318.77, 205.05, 806.90, 1522.23],
+            [11.64, 7.25, 12.58, 169.14],
+            [1554.66, 1021.02, 3604.18, 6755.21],
+        ],
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn mooncake_sglang_page_1_figures_are_pinned() {
+    // `aisim replay TRACE --workers 8 --backend sglang --block-size 1
+    // --num-gpu-blocks 1048576`, at the default max_prefill_tokens and with it
+    // raised to 1,000,000. The reference (aisimulate-driver TRACE --workers 8
+    // --backend sglang --num-gpu-blocks 1048576), nearest rank, ms, the same
+    // with or without the raise: TTFT 297.77 / 135.28 / 780.08 / 1,435.14, TPOT
+    // 7.67 / 6.59 / 8.29 / 16.19, E2E 1,294.02 / 888.77 / 2,917.08 / 5,266.90.
+    // At the default aisim starts fewer chunks in a pass's leftover prompt
+    // budget, as SGLang does (docs/engine.md).
+    for (max_prefill, want) in [
+        (
+            None,
+            [
+                [297.42, 135.28, 777.65, 1388.91],
+                [7.71, 6.59, 8.29, 16.19],
+                [1294.06, 888.77, 2917.08, 5266.90],
+            ],
+        ),
+        (
+            Some(1_000_000),
+            [
+                [297.77, 135.28, 780.08, 1435.14],
+                [7.67, 6.59, 8.29, 16.19],
+                [1294.01, 888.77, 2917.08, 5266.90],
+            ],
+        ),
+    ] {
+        let mut spec = mooncake_spec(8);
+        spec.engine.backend = aisim_core::Backend::Sglang;
+        spec.engine.block_size = Some(1);
+        spec.engine.num_gpu_blocks = Some(1 << 20);
+        if let Some(m) = max_prefill {
+            spec.engine.max_prefill_tokens = m;
+        }
+        let r = run(spec).report;
+        assert_eq!(r.outcomes.completed, 3993);
+        assert_eq!(r.cache.preemptions, 0);
+        assert!((r.cache.prefix_reuse_ratio - 0.11167).abs() < 0.00001);
+        assert_figures(&r, want);
+    }
 }

@@ -6,6 +6,31 @@ use crate::outcome::{DecodeSink, EngineStats, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
 
+/// When the blocks a request fills while decoding enter the prefix cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeCaching {
+    /// Never (prefix caching off).
+    Off,
+    /// As each block fills (vLLM caches every full block).
+    AsBlocksFill,
+    /// When the request finishes: SGLang's radix cache inserts a request's
+    /// tokens at the end of a prefill (`cache_unfinished_req`) and when it
+    /// finishes (`cache_finished_req`), not per decode step, so a retracted
+    /// request's decoded tokens are freed, not cached.
+    AtCompletion,
+}
+
+impl DecodeCaching {
+    /// Caching as the backend does it, or `Off` without prefix caching.
+    pub fn new(prefix_caching: bool, when: DecodeCaching) -> DecodeCaching {
+        if prefix_caching {
+            when
+        } else {
+            DecodeCaching::Off
+        }
+    }
+}
+
 /// A pass in which every running request feeds exactly one token and nothing
 /// else happens: no waiting request, no prefill, no preemption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,10 +60,11 @@ impl DecodeBatch {
 
     /// Adds a decoding request; returns the blocks it needs for its token.
     #[inline]
-    pub fn add(&mut self, seq: &Seq, block_size: u32, prefix_caching: bool) -> u64 {
+    pub fn add(&mut self, seq: &Seq, block_size: u32, caching: DecodeCaching) -> u64 {
         self.requests += 1;
         self.context_tokens += seq.total() as u64;
-        self.quiet = self.quiet.min(seq.quiet_passes(block_size, prefix_caching));
+        let as_filled = caching == DecodeCaching::AsBlocksFill;
+        self.quiet = self.quiet.min(seq.quiet_passes(block_size, as_filled));
         seq.blocks_short(seq.total(), block_size) as u64
     }
 }
@@ -51,6 +77,8 @@ pub(crate) struct Admissibility {
     pub max_model_len: Option<u32>,
     /// Without chunked prefill, the most prompt tokens a pass can take.
     pub whole_prompt_budget: Option<u32>,
+    /// SGLang: prompt + output must stay below the pool's tokens.
+    pub below_pool: bool,
 }
 
 impl Admissibility {
@@ -75,6 +103,13 @@ impl Admissibility {
                 blocks,
                 block_size: self.block_size,
                 capacity: self.num_gpu_blocks,
+            });
+        }
+        let capacity_tokens = self.num_gpu_blocks as u64 * self.block_size as u64;
+        if self.below_pool && total >= capacity_tokens {
+            return Err(RejectReason::FillsSglangPool {
+                tokens: total,
+                capacity_tokens,
             });
         }
         if let Some(budget) = self.whole_prompt_budget {
@@ -135,11 +170,12 @@ impl Seq {
     /// token. Pass `i` computes token `computed + i`, which must stay inside
     /// its last block without filling it (no allocation, no registration),
     /// and leaves `generated + i` tokens, which must stay short of the
-    /// output. Unregistered full blocks would be registered at once: 0.
+    /// output. Unregistered full blocks would be registered at once (when
+    /// blocks are cached as they fill): 0.
     #[inline]
-    pub fn quiet_passes(&self, block_size: u32, prefix_caching: bool) -> u32 {
+    pub fn quiet_passes(&self, block_size: u32, caches_as_filled: bool) -> u32 {
         let held = self.blocks.len() as u32;
-        if prefix_caching && self.hashed_blocks + 1 < held {
+        if caches_as_filled && self.hashed_blocks + 1 < held {
             return 0;
         }
         let room = (held * block_size).saturating_sub(self.computed + 1);
@@ -228,8 +264,19 @@ impl Seq {
         self.generated >= self.output
     }
 
-    /// Marks it finished (its last token is out), frees its KV and counts it.
-    pub fn complete(&mut self, pool: &mut KvBlockPool, stats: &mut EngineStats) {
+    /// Marks it finished (its last token is out), frees its KV (cached as
+    /// `caching` says: its computed tokens, the last output token having none)
+    /// and counts it.
+    pub fn complete(
+        &mut self,
+        pool: &mut KvBlockPool,
+        stats: &mut EngineStats,
+        caching: DecodeCaching,
+        block_size: u32,
+    ) {
+        if caching == DecodeCaching::AtCompletion {
+            self.register_full(pool, self.computed, block_size);
+        }
         self.finished = true;
         self.release_all(pool);
         stats.completed += 1;
@@ -317,7 +364,7 @@ impl SeqTable {
         running: &[u32],
         pool: &KvBlockPool,
         block_size: u32,
-        prefix_caching: bool,
+        caching: DecodeCaching,
     ) -> Option<DecodeBatch> {
         let mut batch = DecodeBatch::EMPTY;
         let mut short = 0;
@@ -326,7 +373,7 @@ impl SeqTable {
             if !seq.is_decoding() {
                 return None;
             }
-            short += batch.add(seq, block_size, prefix_caching);
+            short += batch.add(seq, block_size, caching);
         }
         batch.within(short, pool)
     }
@@ -343,7 +390,7 @@ impl SeqTable {
         pool: &mut KvBlockPool,
         stats: &mut EngineStats,
         block_size: u32,
-        prefix_caching: bool,
+        caching: DecodeCaching,
         (start, end): (SimTime, SimTime),
         sink: &mut dyn DecodeSink,
     ) -> Option<DecodeBatch> {
@@ -360,7 +407,9 @@ impl SeqTable {
                     .push(pool.allocate().expect("steady_decode checked the blocks"));
             }
             let held = seq.blocks.len() as u32;
-            if prefix_caching && (target == held * bs || seq.hashed_blocks + 1 < held) {
+            if caching == DecodeCaching::AsBlocksFill
+                && (target == held * bs || seq.hashed_blocks + 1 < held)
+            {
                 seq.register_full(pool, target, bs);
             }
         }
@@ -374,11 +423,11 @@ impl SeqTable {
             seq.emit_token();
             sink.token(seq.id, end);
             if seq.emitted_all() {
-                seq.complete(pool, stats);
+                seq.complete(pool, stats, caching, bs);
                 any_finished = true;
                 sink.completed(seq.id, end);
             } else {
-                new_blocks += next.add(seq, bs, prefix_caching);
+                new_blocks += next.add(seq, bs, caching);
             }
         }
         if any_finished {

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, DecodeBatch, SeqTable};
+use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, Seq, SeqTable};
 use super::vllm::cached_prefix;
 use super::{RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
@@ -43,6 +43,8 @@ pub(crate) struct SglangCore {
     max_prefill_tokens: u32,
     chunked_prefill_size: u32,
     prefix_caching: bool,
+    /// When decoded blocks enter the prefix cache.
+    decode_caching: DecodeCaching,
     policy: SchedulePolicy,
     admissibility: Admissibility,
     pool: KvBlockPool,
@@ -60,7 +62,6 @@ pub(crate) struct SglangCore {
     new_token_ratio: f64,
     min_ratio: f64,
     ratio_decay: f64,
-    admit_counter: u64,
 }
 
 impl SglangCore {
@@ -78,6 +79,10 @@ impl SglangCore {
                 u32::MAX
             },
             prefix_caching: cfg.enable_prefix_caching,
+            decode_caching: DecodeCaching::new(
+                cfg.enable_prefix_caching,
+                DecodeCaching::AtCompletion,
+            ),
             policy: cfg.schedule_policy,
             admissibility: Admissibility {
                 block_size,
@@ -85,6 +90,7 @@ impl SglangCore {
                 max_model_len: cfg.max_model_len,
                 whole_prompt_budget: (!cfg.enable_chunked_prefill)
                     .then_some(cfg.max_prefill_tokens),
+                below_pool: true,
             },
             pool: KvBlockPool::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
@@ -99,45 +105,56 @@ impl SglangCore {
             new_token_ratio: init_ratio,
             min_ratio,
             ratio_decay: (init_ratio - min_ratio) / RATIO_DECAY_PASSES,
-            admit_counter: 0,
         }
     }
 
-    fn reservation_tokens(&self, slot: u32) -> i64 {
-        let s = self.seqs.get(slot);
-        (self.new_token_ratio * (s.output - s.generated.min(s.output)) as f64).ceil() as i64
+    /// What SGLang's `PrefillAdder` holds back for a running request's future
+    /// tokens: its remaining output, clipped, times `new_token_ratio`.
+    fn running_reservation(&self, slot: u32) -> f64 {
+        clipped_remaining_output(self.seqs.get(slot)) as f64 * self.new_token_ratio
     }
 
     /// Tries to form a prefill batch; leaves `batch` empty when nothing fits.
+    /// SGLang's `get_new_batch_prefill` with `PrefillAdder.add_chunked_req` and
+    /// `add_one_req` (`python/sglang/srt/managers/schedule_policy.py`): the
+    /// budgets are signed, a request is refused when its need reaches (not only
+    /// passes) what is left, and a batch stops at the first refusal.
     fn schedule_prefill(&mut self) {
         let bs = self.block_size;
-        let mut rem_input = self.max_prefill_tokens;
-        let mut rem_chunk = self.chunked_prefill_size;
-        let reserved: i64 = self
+        let page = |tokens: u32| tokens.div_ceil(bs) as i64 * bs as i64;
+        let mut rem_input = self.max_prefill_tokens as i64;
+        let mut rem_chunk = self.chunked_prefill_size as i64;
+        let reserved: f64 = self
             .running
             .iter()
-            .map(|&s| self.reservation_tokens(s))
+            .map(|&s| self.running_reservation(s))
             .sum();
-        let mut rem_total = self.pool.available_blocks() as i64 * bs as i64 - reserved;
+        let mut rem_total = (self.pool.available_blocks() as u64 * bs as u64) as f64 - reserved;
         let mut seats = (self.max_num_seqs as usize).saturating_sub(self.running.len());
 
         if let Some(slot) = self.chunked {
+            // `add_chunked_req`: the next chunk within the chunk and total budgets;
+            // the last chunk also reserves the output.
             let seq = self.seqs.get_mut(slot);
-            let n = (seq.total() - seq.computed).min(rem_chunk).min(rem_input);
+            let left = seq.total() - seq.computed;
+            let room = rem_chunk.min(rem_total.floor() as i64).max(0);
+            let n = (left as i64).min(room) as u32;
             let target = seq.computed + n;
-            if n > 0 && seq.grow(&mut self.pool, target, bs) {
-                if self.prefix_caching {
-                    seq.register_full(&mut self.pool, target, bs);
-                }
-                seq.scheduled = n;
-                self.batch.push(slot);
-                rem_input -= n;
-                rem_chunk -= n;
-                rem_total -= n as i64;
-                seats = seats.saturating_sub(1);
-                if seq.computed + n < seq.total() {
-                    return; // still chunking: nothing else joins this batch
-                }
+            if n == 0 || !seq.grow(&mut self.pool, target, bs) {
+                return; // no room for its next chunk: nothing else starts either
+            }
+            if self.prefix_caching {
+                seq.register_full(&mut self.pool, target, bs);
+            }
+            seq.scheduled = n;
+            self.batch.push(slot);
+            let last = n == left;
+            rem_total -= (page(n) + if last { admission_output(seq) } else { 0 }) as f64;
+            rem_input -= page(n);
+            rem_chunk -= page(n);
+            seats = seats.saturating_sub(1);
+            if !last {
+                return; // still chunking: nothing else joins this batch
             }
         }
 
@@ -163,7 +180,8 @@ impl SglangCore {
 
         let mut taken = 0usize;
         for ci in 0..self.candidates.len() {
-            if seats == 0 || rem_input == 0 || rem_chunk == 0 {
+            // `budget_state`: out of seats, tokens, prompt or chunk budget.
+            if seats == 0 || rem_total <= 0.0 || rem_input <= 0 || rem_chunk <= 0 {
                 break;
             }
             let slot = self.candidates[ci].0;
@@ -176,17 +194,33 @@ impl SglangCore {
             let seq = self.seqs.get(slot);
             let cached_tokens = hit.blocks * bs;
             let new_tokens = seq.total() - cached_tokens;
-            let need = new_tokens as i64
-                + self.reservation_tokens(slot)
-                + hit.evictable as i64 * bs as i64;
-            if need > rem_total {
+            // `add_one_req`: the whole extension plus the clipped remaining
+            // output must stay under what is left, before and after locking the
+            // prefix (which takes its evictable pages out of what is left).
+            let total_tokens = (new_tokens + clipped_remaining_output(seq)) as f64;
+            let locked = (hit.evictable as u64 * bs as u64) as f64;
+            if total_tokens >= rem_total - locked {
                 break;
             }
-            let chunking = new_tokens > rem_chunk || new_tokens > rem_input;
-            if chunking && !self.batch.is_empty() && new_tokens > rem_input {
+            let input_tokens = page(new_tokens);
+            if input_tokens >= rem_input && !self.batch.is_empty() {
                 break;
             }
-            let n = new_tokens.min(rem_chunk).min(rem_input);
+            // Whole when it fits the chunk budget, else the chunk budget's whole pages.
+            let n = if input_tokens <= rem_chunk {
+                new_tokens
+            } else {
+                let trunc = rem_chunk / bs as i64 * bs as i64;
+                if trunc <= 0 {
+                    break;
+                }
+                trunc as u32
+            };
+            let output = if n == new_tokens {
+                admission_output(seq)
+            } else {
+                0
+            };
             let seq = self.seqs.get_mut(slot);
             seq.take_prefix(&mut self.pool, hit.blocks, bs);
             let target = cached_tokens + n;
@@ -199,8 +233,6 @@ impl SglangCore {
                 seq.register_full(&mut self.pool, target, bs);
             }
             seq.scheduled = n;
-            self.admit_counter += 1;
-            seq.admit_seq = self.admit_counter;
             count_admission(&mut self.stats, seq, cached_tokens);
             self.events.push(EngineEvent::Admitted {
                 id: seq.id,
@@ -210,9 +242,9 @@ impl SglangCore {
             seq.admitted_before = true;
             self.batch.push(slot);
             taken += 1;
-            rem_total -= need;
-            rem_input -= n;
-            rem_chunk -= n;
+            rem_total -= locked + (page(n) + output) as f64;
+            rem_input -= page(n);
+            rem_chunk -= page(n);
             seats -= 1;
             if n < new_tokens {
                 self.chunked = Some(slot);
@@ -226,7 +258,14 @@ impl SglangCore {
         }
     }
 
-    /// Decode pass over every running request, retracting when a token each does not fit.
+    /// Decode pass over every running request, retracting when a token each
+    /// does not fit. SGLang's `ScheduleBatch.retract_decode`
+    /// (`python/sglang/srt/managers/schedule_batch.py`): the victim is the
+    /// request with the fewest output tokens, then the longest prompt, then
+    /// the latest in the running batch. SGLang never retracts the last one;
+    /// aisim does only when a chunk in progress holds the blocks it needs
+    /// (SGLang would fail there), so that one can finish. Victims go to the back of the waiting queue, in retraction order
+    /// (`Scheduler._add_request_to_queue`, `scheduler.py`).
     fn schedule_decode(&mut self) {
         let bs = self.block_size;
         let mut short: u64 = self
@@ -236,27 +275,16 @@ impl SglangCore {
             .sum();
         let mut retracted = false;
         while short > self.pool.available_blocks() as u64 && !self.running.is_empty() {
-            // Fewest generated tokens first; ties: the longest prompt, then the newest.
-            let (pos, _) = self
-                .running
-                .iter()
-                .enumerate()
-                .min_by_key(|&(_, &s)| {
-                    let q = self.seqs.get(s);
-                    (
-                        q.generated,
-                        std::cmp::Reverse(q.input),
-                        std::cmp::Reverse(q.admit_seq),
-                    )
-                })
-                .expect("running is not empty");
+            let pos = retraction_victim(&self.running, &self.seqs);
             let victim = self.running.remove(pos);
             let seq = self.seqs.get_mut(victim);
             short -= seq.blocks_short(seq.total(), bs) as u64;
-            seq.release_all(&mut self.pool); // its prefix stays in the radix cache
+            // What its last prefill cached stays in the radix cache; its
+            // decoded tokens since were never inserted and are freed.
+            seq.release_all(&mut self.pool);
             self.events.push(EngineEvent::Preempted { id: seq.id });
             self.stats.preemptions += 1;
-            self.waiting.push_front(victim);
+            self.waiting.push_back(victim);
             retracted = true;
         }
         if retracted {
@@ -277,13 +305,11 @@ impl SglangCore {
             self.decay_ratio();
         }
         for &slot in &self.running {
+            // Decoded tokens enter the radix cache when the request finishes.
             let seq = self.seqs.get_mut(slot);
             let target = seq.total();
             let ok = seq.grow(&mut self.pool, target, bs);
             debug_assert!(ok, "retraction left room for one token each");
-            if self.prefix_caching {
-                seq.register_full(&mut self.pool, target, bs);
-            }
             seq.scheduled = 1;
             self.batch.push(slot);
         }
@@ -296,9 +322,45 @@ impl SglangCore {
 
     fn complete(&mut self, slot: u32, out: &mut Vec<EngineEvent>) {
         let seq = self.seqs.get_mut(slot);
-        seq.complete(&mut self.pool, &mut self.stats);
+        seq.complete(
+            &mut self.pool,
+            &mut self.stats,
+            self.decode_caching,
+            self.block_size,
+        );
         out.push(EngineEvent::Completed { id: seq.id });
     }
+}
+
+/// SGLang's `CLIP_MAX_NEW_TOKENS` (`schedule_policy.py`): admission never
+/// plans for more future tokens of one request than this.
+const CLIP_MAX_NEW_TOKENS: u32 = 4096;
+
+/// A request's output still to come, clipped at `CLIP_MAX_NEW_TOKENS`.
+fn clipped_remaining_output(s: &Seq) -> u32 {
+    (s.output - s.generated.min(s.output)).min(CLIP_MAX_NEW_TOKENS)
+}
+
+/// What an admission whose prompt completes this pass charges for its output:
+/// `min(max_new_tokens, CLIP_MAX_NEW_TOKENS)` (`PrefillAdder._update_prefill_budget`'s
+/// argument in `add_one_req` and `add_chunked_req`), whatever it already generated.
+fn admission_output(s: &Seq) -> i64 {
+    s.output.min(CLIP_MAX_NEW_TOKENS) as i64
+}
+
+/// Index in `running` of the request `retract_decode` retracts first: fewest
+/// generated tokens, then longest prompt, then latest in the running batch
+/// (SGLang's stable sort by `(len(output_ids), -len(origin_input_ids))`,
+/// reversed, popped from the end).
+fn retraction_victim(running: &[u32], seqs: &SeqTable) -> usize {
+    let mut best = 0;
+    for (pos, &s) in running.iter().enumerate() {
+        let (q, b) = (seqs.get(s), seqs.get(running[best]));
+        if (q.generated, std::cmp::Reverse(q.input)) <= (b.generated, std::cmp::Reverse(b.input)) {
+            best = pos;
+        }
+    }
+    best
 }
 
 impl SchedulerCore for SglangCore {
@@ -421,7 +483,7 @@ impl SchedulerCore for SglangCore {
             &self.running,
             &self.pool,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
         )
     }
 
@@ -439,7 +501,7 @@ impl SchedulerCore for SglangCore {
             &mut self.pool,
             &mut self.stats,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
             (start, end),
             sink,
         )
@@ -541,5 +603,218 @@ mod tests {
         };
         assert_eq!(state(&slow), state(&fast));
         assert_eq!(state(&fast)[0].1, 1 + PASSES);
+    }
+
+    /// One-token pages, no prefix cache: plain token arithmetic.
+    fn page1_core(tokens: u32, prompt_budget: u32) -> SglangCore {
+        SglangCore::new(&EngineConfig {
+            backend: Backend::Sglang,
+            block_size: Some(1),
+            num_gpu_blocks: Some(tokens),
+            enable_prefix_caching: false,
+            max_prefill_tokens: prompt_budget,
+            chunked_prefill_size: prompt_budget,
+            ..Default::default()
+        })
+    }
+
+    /// One-token pages with the radix cache on, default budgets.
+    fn page1_cached_core(tokens: u32) -> SglangCore {
+        SglangCore::new(&EngineConfig {
+            backend: Backend::Sglang,
+            block_size: Some(1),
+            num_gpu_blocks: Some(tokens),
+            ..Default::default()
+        })
+    }
+
+    /// Puts a decoding request into `running`: `generated` tokens out, the KV
+    /// of all but the last one held.
+    fn place_running(core: &mut SglangCore, id: u64, input: u32, output: u32, generated: u32) {
+        let slot = core
+            .seqs
+            .insert(&Request::new(id, SimTime::ZERO, input, output), 1, false);
+        let seq = core.seqs.get_mut(slot);
+        seq.generated = generated;
+        seq.computed = input + generated - 1;
+        assert!(seq.grow(&mut core.pool, seq.computed, 1));
+        seq.admitted_before = true;
+        core.running.push(slot);
+    }
+
+    fn prefill_ids(core: &mut SglangCore) -> Vec<u64> {
+        let mut plan = RankPlan::default();
+        core.schedule(&mut plan);
+        if core.kind != PassKind::Prefill {
+            return Vec::new();
+        }
+        core.batch.iter().map(|&s| core.seqs.get(s).id.0).collect()
+    }
+
+    /// `PrefillAdder.add_one_req` (`python/sglang/srt/managers/schedule_policy.py`):
+    /// a new request needs `extend_input_len + min(max_new_tokens - len(output_ids),
+    /// CLIP_MAX_NEW_TOKENS)` strictly below `rem_total_tokens`, which is the free
+    /// and evictable KV less `min(remaining, CLIP_MAX_NEW_TOKENS) × new_token_ratio`
+    /// for each running request (`PrefillAdder.__init__`). The new request's
+    /// output is not scaled by the ratio.
+    #[test]
+    fn a_new_request_reserves_its_whole_clipped_output() {
+        for (input, admitted) in [(12_036, true), (12_037, false)] {
+            let mut core = page1_core(20_000, 20_000);
+            // Holds 1,000 tokens; reserves 0.7 × min(9,999, 4,096) = 2,867.2.
+            place_running(&mut core, 0, 1_000, 10_000, 1);
+            assert_eq!(core.new_token_ratio, 0.7);
+            // Left: 19,000 - 2,867.2 = 16,132.8; the new request needs
+            // input + min(5,000, 4,096), not input + 0.7 × 5,000.
+            core.enqueue(&Request::new(1, SimTime::ZERO, input, 5_000))
+                .unwrap();
+            let want: Vec<u64> = if admitted { vec![1] } else { vec![] };
+            assert_eq!(prefill_ids(&mut core), want, "input {input}");
+        }
+    }
+
+    /// `ScheduleBatch.retract_decode` (`python/sglang/srt/managers/schedule_batch.py`)
+    /// sorts by `(len(output_ids), -len(origin_input_ids))`, reversed (stable), and
+    /// pops from the end; `Scheduler.update_running_batch` (`scheduler.py`) hands
+    /// each victim to `_add_request_to_queue`, which appends it to the waiting queue.
+    #[test]
+    fn retraction_takes_the_latest_of_the_fewest_outputs_and_longest_prompts_to_the_back() {
+        // 34 + 34 + 24 + 34 = 126 tokens held in a 126-token pool: the next
+        // decode needs 4 more. Request 3 has the most output; 0 and 1 tie on
+        // output and prompt, 2 has a shorter prompt: 1, the latest, goes.
+        let mut core = page1_core(126, 1_000);
+        place_running(&mut core, 0, 30, 50, 5);
+        place_running(&mut core, 1, 30, 50, 5);
+        place_running(&mut core, 2, 20, 50, 5);
+        place_running(&mut core, 3, 29, 50, 6);
+        // Waiting before the retraction, and no room for it.
+        core.enqueue(&Request::new(9, SimTime::ZERO, 60, 10))
+            .unwrap();
+        assert_eq!(prefill_ids(&mut core), Vec::<u64>::new());
+        assert_eq!(core.kind, PassKind::Decode);
+        let ids = |slots: &[u32], c: &SglangCore| -> Vec<u64> {
+            slots.iter().map(|&s| c.seqs.get(s).id.0).collect()
+        };
+        assert_eq!(ids(&core.running, &core), vec![0, 2, 3]);
+        let waiting: Vec<u32> = core.waiting.iter().copied().collect();
+        assert_eq!(
+            ids(&waiting, &core),
+            vec![9, 1],
+            "the victim goes to the back"
+        );
+        assert_eq!(core.stats.preemptions, 1);
+        core.pool.check_invariants().unwrap();
+    }
+
+    /// SGLang's `max_req_len` is `max_total_num_tokens - 1`: a request that
+    /// would fill the pool could never pass `add_one_req`'s strict test, so it
+    /// is rejected at enqueue instead of waiting forever.
+    #[test]
+    fn a_request_that_would_fill_the_pool_is_rejected() {
+        let mut core = page1_core(100, 1_000);
+        assert_eq!(
+            core.enqueue(&Request::new(0, SimTime::ZERO, 60, 40)),
+            Err(RejectReason::FillsSglangPool {
+                tokens: 100,
+                capacity_tokens: 100
+            })
+        );
+        assert_eq!(
+            core.enqueue(&Request::new(1, SimTime::ZERO, 60, 39)),
+            Ok(())
+        );
+        assert_eq!(prefill_ids(&mut core), vec![1]);
+    }
+
+    /// `RadixCache.cache_finished_req` (`python/sglang/srt/mem_cache/radix_cache.py`)
+    /// inserts `(origin_input_ids + output_ids)[:-1]`: the prompt and every
+    /// output token but the last, which was sampled and never fed.
+    #[test]
+    fn a_finished_request_caches_its_prompt_and_all_but_its_last_output_token() {
+        let mut core = page1_cached_core(1_000);
+        let req = Request::new(0, SimTime::ZERO, 32, 5).with_hash_ids(vec![7, 8], 16);
+        core.enqueue(&req).unwrap();
+        let mut passes = 0;
+        while core.has_work() {
+            core.schedule(&mut RankPlan::default());
+            core.finish(&mut Vec::new());
+            passes += 1;
+            if passes == 3 {
+                // Decoding: only the prompt is in the cache's index so far.
+                assert_eq!(core.pool.in_use_blocks(), 34);
+            }
+        }
+        assert_eq!(core.stats.completed, 1);
+        assert_eq!(core.pool.in_use_blocks(), 0);
+        assert_eq!(core.pool.cached_blocks(), 32 + 4);
+        core.pool.check_invariants().unwrap();
+    }
+
+    /// `ScheduleBatch.release_req` (`schedule_batch.py`) frees a retracted
+    /// request's KV past its cached prefix without inserting it: what its
+    /// prefill inserted (`cache_unfinished_req`) stays, its decoded tokens go.
+    #[test]
+    fn a_retracted_request_keeps_its_prefilled_tokens_cached_and_frees_its_decoded_ones() {
+        let mut core = page1_cached_core(100);
+        for id in 0..2u64 {
+            let req = Request::new(id, SimTime::ZERO, 32, 30)
+                .with_hash_ids(vec![10 * id + 1, 10 * id + 2], 16);
+            core.enqueue(&req).unwrap();
+        }
+        // One prefill pass each (32 + 30 < 100, then < 68 with the ratio at 0),
+        // then both decode until the pool is full.
+        let mut preempted = Vec::new();
+        while preempted.is_empty() {
+            core.new_token_ratio = 0.0;
+            core.schedule(&mut RankPlan::default());
+            let mut out = Vec::new();
+            core.finish(&mut out);
+            preempted.extend(out.iter().filter_map(|e| match e {
+                EngineEvent::Preempted { id } => Some(*id),
+                _ => None,
+            }));
+            assert!(
+                core.stats.completed == 0,
+                "the pool fills before either finishes"
+            );
+        }
+        // After 18 decode passes both hold 32 + 18 tokens (100) with 19 out:
+        // the later one is retracted. Its 32 prompt tokens stay cached, its 18
+        // decoded ones are free again; the other decodes on (32 + 19 held).
+        assert_eq!(preempted, vec![RequestId(1)]);
+        assert_eq!(core.pool.cached_blocks(), 32);
+        assert_eq!(core.pool.in_use_blocks(), 32 + 19);
+        assert_eq!(core.pool.free_blocks(), 100 - 32 - 51);
+        let seq = core.seqs.get(core.waiting[0]);
+        assert_eq!((seq.id, seq.generated), (RequestId(1), 19));
+        assert_eq!(seq.prefix_match(&core.pool, 1).blocks, 32);
+        core.pool.check_invariants().unwrap();
+    }
+
+    proptest::proptest! {
+        /// The victim is the last element of SGLang's order: a stable sort by
+        /// `(generated, -input)`, descending.
+        #[test]
+        fn the_victim_is_the_end_of_sglangs_retraction_order(
+            reqs in proptest::collection::vec((1u32..6, 0u32..4), 1..12)
+        ) {
+            let mut seqs = SeqTable::default();
+            let running: Vec<u32> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, &(input, generated))| {
+                    let slot = seqs.insert(&Request::new(i as u64, SimTime::ZERO, input, 9), 1, false);
+                    seqs.get_mut(slot).generated = generated;
+                    slot
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..running.len()).collect();
+            // Python's `sort(key, reverse=True)` keeps equal keys in their order.
+            order.sort_by(|&a, &b| {
+                let key = |i: usize| (reqs[i].1, -(reqs[i].0 as i64));
+                key(b).cmp(&key(a))
+            });
+            proptest::prop_assert_eq!(retraction_victim(&running, &seqs), *order.last().unwrap());
+        }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::seq::{count_admission, Admissibility, DecodeBatch, SeqTable};
+use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, SeqTable};
 use super::{RankPlan, SchedulerCore};
 use crate::config::{CapacityPolicy, EngineConfig, PreemptionMode};
 use crate::kv::KvBlockPool;
@@ -25,6 +25,8 @@ pub(crate) struct VllmCore {
     max_num_batched_tokens: u32,
     chunked_prefill: bool,
     prefix_caching: bool,
+    /// When decoded blocks enter the prefix cache.
+    decode_caching: DecodeCaching,
     preemption: PreemptionMode,
     /// `Some` for TensorRT-LLM semantics.
     capacity: Option<CapacityPolicy>,
@@ -48,6 +50,10 @@ impl VllmCore {
             max_num_batched_tokens: cfg.max_num_batched_tokens,
             chunked_prefill: cfg.enable_chunked_prefill,
             prefix_caching: cfg.enable_prefix_caching,
+            decode_caching: DecodeCaching::new(
+                cfg.enable_prefix_caching,
+                DecodeCaching::AsBlocksFill,
+            ),
             preemption: cfg.preemption,
             capacity,
             admissibility: Admissibility {
@@ -56,6 +62,7 @@ impl VllmCore {
                 max_model_len: cfg.max_model_len,
                 whole_prompt_budget: (!cfg.enable_chunked_prefill)
                     .then_some(cfg.max_num_batched_tokens),
+                below_pool: false,
             },
             pool: KvBlockPool::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
@@ -263,7 +270,12 @@ impl SchedulerCore for VllmCore {
                 out.push(EngineEvent::Token { id: seq.id, first });
             }
             if seq.emitted_all() {
-                seq.complete(&mut self.pool, &mut self.stats);
+                seq.complete(
+                    &mut self.pool,
+                    &mut self.stats,
+                    self.decode_caching,
+                    self.block_size,
+                );
                 any_finished = true;
                 out.push(EngineEvent::Completed { id: seq.id });
             }
@@ -319,7 +331,7 @@ impl SchedulerCore for VllmCore {
             &self.running,
             &self.pool,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
         )
     }
 
@@ -339,7 +351,7 @@ impl SchedulerCore for VllmCore {
             &mut self.pool,
             &mut self.stats,
             self.block_size,
-            self.prefix_caching,
+            self.decode_caching,
             (start, end),
             sink,
         )

@@ -59,10 +59,16 @@ pub trait PlacementPolicy {
     fn place(&mut self, req: &Request, view: &dyn WorkerView) -> Placement;
 }
 
-/// Every (worker, rank) in turn, skipping workers that do not accept.
+/// The next accepting worker on every request, and within a worker its DP
+/// ranks in turn (a rank counter per worker), as the reference simulator and
+/// SGLang's data-parallel controller do: request `k` goes to worker `k mod W`,
+/// rank `floor(k / W) mod dp` when every worker accepts. A worker that does not
+/// accept is skipped and its rank counter does not move.
 #[derive(Debug, Clone, Default)]
 pub struct RoundRobin {
-    next: u64,
+    next_worker: u64,
+    /// Per worker: its next rank (kept mod dp, at most 1,024); empty while dp is 1.
+    next_rank: Vec<u16>,
 }
 
 impl PlacementPolicy for RoundRobin {
@@ -71,18 +77,31 @@ impl PlacementPolicy for RoundRobin {
     }
 
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
-        let dp = view.dp_size() as u64;
-        let slots = view.workers() as u64 * dp;
-        for _ in 0..slots {
-            let s = self.next % slots;
-            self.next += 1;
-            let p = Placement {
-                worker: (s / dp) as u32,
-                rank: (s % dp) as u32,
-            };
-            if view.accepting(p.worker) {
-                return p;
+        let workers = view.workers() as u64;
+        for _ in 0..workers {
+            let worker = (self.next_worker % workers) as usize;
+            self.next_worker += 1;
+            if !view.accepting(worker as u32) {
+                continue;
             }
+            let dp = view.dp_size().max(1);
+            if dp == 1 {
+                // No rank counters to keep: memory stays O(1) at any worker count.
+                return Placement {
+                    worker: worker as u32,
+                    rank: 0,
+                };
+            }
+            if self.next_rank.len() <= worker {
+                self.next_rank.resize(worker + 1, 0);
+            }
+            // The counter is kept modulo dp (at most 1,024), so 2 bytes a worker.
+            let rank = u32::from(self.next_rank[worker]) % dp;
+            self.next_rank[worker] = ((rank + 1) % dp) as u16;
+            return Placement {
+                worker: worker as u32,
+                rank,
+            };
         }
         Placement { worker: 0, rank: 0 }
     }
@@ -255,5 +274,69 @@ mod tests {
             4,
             "round robin and random look at no load"
         );
+    }
+}
+
+#[cfg(test)]
+mod round_robin_order {
+    use super::*;
+
+    /// `workers` workers of `dp` ranks; `closed` does not accept.
+    struct Fixed {
+        workers: u32,
+        dp: u32,
+        closed: Option<u32>,
+    }
+
+    impl WorkerView for Fixed {
+        fn workers(&self) -> u32 {
+            self.workers
+        }
+        fn dp_size(&self) -> u32 {
+            self.dp
+        }
+        fn accepting(&self, worker: u32) -> bool {
+            self.closed != Some(worker)
+        }
+        fn load(&self, _: u32, _: u32) -> RankLoad {
+            RankLoad::default()
+        }
+        fn cached_prefix_tokens(&self, _: u32, _: u32, _: &Request) -> u32 {
+            0
+        }
+    }
+
+    fn placements(view: &Fixed, n: u64) -> Vec<(u32, u32)> {
+        let mut rr = RoundRobin::default();
+        let req = Request::new(0, aisim_core::SimTime::ZERO, 1, 1);
+        (0..n)
+            .map(|_| {
+                let p = rr.place(&req, view);
+                (p.worker, p.rank)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_robin_moves_to_the_next_worker_on_every_request_and_turns_its_ranks() {
+        let view = Fixed {
+            workers: 4,
+            dp: 2,
+            closed: None,
+        };
+        let got = placements(&view, 24);
+        let want: Vec<(u32, u32)> = (0..24u32).map(|k| (k % 4, (k / 4) % 2)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn round_robin_skips_a_closed_worker_without_turning_its_ranks() {
+        let view = Fixed {
+            workers: 3,
+            dp: 2,
+            closed: Some(1),
+        };
+        let got = placements(&view, 6);
+        assert_eq!(got, vec![(0, 0), (2, 0), (0, 1), (2, 1), (0, 0), (2, 0)]);
     }
 }
