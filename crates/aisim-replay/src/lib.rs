@@ -30,6 +30,7 @@
 pub mod collector;
 mod error;
 pub mod event;
+pub mod fidelity;
 pub mod metrics;
 pub mod policy;
 #[cfg(feature = "progress")]

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use detect::detect_format;
-pub(crate) use lines::read_small_file;
+pub(crate) use lines::{read_small_file, Lines};
 pub(crate) use number::float;
 
 use crate::error::ReplayError;
