@@ -17,8 +17,10 @@ pub const FITTED_VERSION: u32 = 1;
 
 /// Scale coefficients are searched in log space within these factors of 1.
 const SCALE_BOUNDS: (f64, f64) = (0.02, 50.0);
-/// Overheads (ms) are searched linearly within these bounds.
-const OVERHEAD_BOUNDS: (f64, f64) = (0.0, 1000.0);
+/// Overheads (ms) are searched as `ln(ms + OVERHEAD_FLOOR_MS)` up to this many ms,
+/// so 0 is reachable and the search moves by factors at any scale.
+const OVERHEAD_MAX_MS: f64 = 1000.0;
+const OVERHEAD_FLOOR_MS: f64 = 1e-3;
 /// Cost of a statistic the replay cannot give (no request completed).
 const MISSING_PENALTY: f64 = 100.0;
 
@@ -34,15 +36,25 @@ pub struct CalibrateOptions {
 }
 
 impl CalibrateOptions {
-    /// Fit every coefficient whose term the runs exercise: all but
-    /// `allreduce` unless a run is tensor-parallel.
+    /// Fit every coefficient the runs can tell apart: `allreduce` only when
+    /// a run is tensor-parallel, and `pass_ms` only for MoE models: on a
+    /// dense model the weights read is the same every pass, so its scale
+    /// and a per-pass constant are the same thing to a replay (only
+    /// compute-bound passes, which hide the weights, separate them).
     pub fn for_runs(runs: &[MeasuredRun]) -> CalibrateOptions {
         let tp = runs.iter().any(|r| r.spec.engine.tp_size > 1);
+        let moe = runs.iter().any(|r| {
+            r.spec
+                .timing
+                .profile_key()
+                .and_then(|k| aisim_core::profile::ComputedProfile::from_key(k).ok())
+                .is_some_and(|p| p.model().moe.is_some())
+        });
         CalibrateOptions {
             fit: COEFFICIENT_NAMES
                 .iter()
                 .copied()
-                .filter(|n| tp || *n != "allreduce")
+                .filter(|n| (tp || *n != "allreduce") && (moe || *n != "pass_ms"))
                 .collect(),
             start: PhysicsCoefficients::default(),
             max_evaluations: 600,
@@ -134,8 +146,8 @@ pub fn objective(runs: &[MeasuredRun], c: PhysicsCoefficients) -> Result<f64, Fi
     Ok(if n == 0 { 0.0 } else { sum / n as f64 })
 }
 
-/// Maps search coordinates to coefficients and back: log space for the
-/// scales, milliseconds for the overheads, clamped to the bounds.
+/// Maps search coordinates to coefficients and back, in log space (shifted
+/// for the overheads), clamped to the bounds.
 struct Space {
     index: Vec<usize>,
     start: [f64; 6],
@@ -149,14 +161,20 @@ impl Space {
     fn to_x(&self, c: [f64; 6]) -> Vec<f64> {
         self.index
             .iter()
-            .map(|&i| if Self::is_overhead(i) { c[i] } else { c[i].max(SCALE_BOUNDS.0).ln() })
+            .map(|&i| {
+                if Self::is_overhead(i) {
+                    (c[i].max(0.0) + OVERHEAD_FLOOR_MS).ln()
+                } else {
+                    c[i].max(SCALE_BOUNDS.0).ln()
+                }
+            })
             .collect()
     }
 
     fn clamp(&self, x: &mut [f64]) {
         for (v, &i) in x.iter_mut().zip(&self.index) {
             let (lo, hi) = if Self::is_overhead(i) {
-                OVERHEAD_BOUNDS
+                (OVERHEAD_FLOOR_MS.ln(), (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln())
             } else {
                 (SCALE_BOUNDS.0.ln(), SCALE_BOUNDS.1.ln())
             };
@@ -167,15 +185,20 @@ impl Space {
     fn coefficients(&self, x: &[f64]) -> PhysicsCoefficients {
         let mut a = self.start;
         for (v, &i) in x.iter().zip(&self.index) {
-            a[i] = if Self::is_overhead(i) { *v } else { v.exp() };
+            a[i] = if Self::is_overhead(i) {
+                (v.exp() - OVERHEAD_FLOOR_MS).max(0.0)
+            } else {
+                v.exp()
+            };
         }
         PhysicsCoefficients::from_array(a)
     }
 
-    /// First step along each coordinate: a factor 1.5 for scales, 1 ms for overheads.
+    /// First step along each coordinate: a factor 1.5 for scales, 10 for
+    /// overheads (whose scale is unknown: 1 µs to a second).
     fn step(&self, k: usize) -> f64 {
         if Self::is_overhead(self.index[k]) {
-            1.0
+            10f64.ln()
         } else {
             1.5f64.ln()
         }
@@ -202,22 +225,25 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
         index,
         start: options.start.to_array(),
     };
-    let mut evaluations = 0u32;
+    let evaluations = std::cell::Cell::new(0u32);
     let mut f = |x: &[f64]| -> Result<f64, FidelityError> {
-        evaluations += 1;
+        evaluations.set(evaluations.get() + 1);
         objective(runs, space.coefficients(x))
     };
     let x0 = space.to_x(space.start);
     let start_objective = f(&x0)?;
     let mut best = (x0, start_objective);
-    // Two rounds: a restart from the best point rebuilds a simplex that
-    // may have collapsed along a coordinate.
-    for _ in 0..2 {
-        if space.index.is_empty() {
+    // Restarts from the best point rebuild a simplex that may have collapsed
+    // (against a bound, or along a coordinate), until one no longer helps.
+    while !space.index.is_empty() && evaluations.get() < options.max_evaluations {
+        let before = best.1;
+        let budget = options.max_evaluations - evaluations.get();
+        best = nelder_mead(&space, best, budget, &mut f)?;
+        if before - best.1 <= 1e-12 * before.max(1e-300) {
             break;
         }
-        best = nelder_mead(&space, best, options.max_evaluations / 2, &mut f)?;
     }
+    let evaluations = evaluations.get();
     Ok(Fit {
         coefficients: space.coefficients(&best.0),
         fitted: space.index.iter().map(|&i| COEFFICIENT_NAMES[i].to_string()).collect(),
