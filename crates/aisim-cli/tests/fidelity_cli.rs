@@ -19,7 +19,15 @@ fn import(dir: &Path) -> String {
     let req = dir.join("requests.jsonl");
     std::fs::write(&req, REQUESTS).unwrap();
     let run = dir.join("run.json");
-    let o = aisim(&["measured", "import", req.to_str().unwrap(), "--out", run.to_str().unwrap(), "--profile", "h100/llama-3.1-8b"]);
+    let o = aisim(&[
+        "measured",
+        "import",
+        req.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--profile",
+        "h100/llama-3.1-8b",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(dir.join("run.trace.jsonl").is_file());
     run.to_str().unwrap().to_string()
@@ -40,7 +48,9 @@ fn import_validate_calibrate_round_trip() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let metrics = j["runs"][0]["metrics"].as_array().unwrap();
-    assert!(metrics.iter().any(|m| m["metric"] == "ttft_ms" && m["stat"] == "p90"));
+    assert!(metrics
+        .iter()
+        .any(|m| m["metric"] == "ttft_ms" && m["stat"] == "p90"));
     assert!(j["runs"][0]["mape_pct"]["overall"].as_f64().unwrap() > 0.0);
     assert!(j["mape_pct"]["ttft_ms"].is_number());
     // Calibrate, twice: the same coefficients; then validate with them.
@@ -62,7 +72,16 @@ fn import_validate_calibrate_round_trip() {
     assert!(after["mape_pct"]["overall"].as_f64().unwrap() <= before);
     // The same fitted file drives a replay.
     let trace = dir.join("run.trace.jsonl");
-    let o = aisim(&["replay", trace.to_str().unwrap(), "--timing", &timing, "--profile", "h100/llama-3.1-8b", "--format", "json"]);
+    let o = aisim(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--timing",
+        &timing,
+        "--profile",
+        "h100/llama-3.1-8b",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -90,27 +109,73 @@ fn bad_measured_runs_and_flags_exit_2_naming_the_field() {
     };
     let mut no_spec = v.clone();
     no_spec.as_object_mut().unwrap().remove("spec");
-    fails(&["validate", &write("nospec.json", &no_spec)], &["nospec.json", "`spec`", "missing"]);
+    fails(
+        &["validate", &write("nospec.json", &no_spec)],
+        &["nospec.json", "`spec`", "missing"],
+    );
     let mut unknown = v.clone();
     unknown["measured"]["goodput"] = 1.into();
-    fails(&["validate", &write("unknown.json", &unknown)], &["`measured.goodput`", "unknown field"]);
+    fails(
+        &["validate", &write("unknown.json", &unknown)],
+        &["`measured.goodput`", "unknown field"],
+    );
     let mut negative = v.clone();
     negative["measured"]["ttft_ms"]["p90"] = (-5.0).into();
-    fails(&["validate", &write("negative.json", &negative)], &["`measured.ttft_ms.p90`", "-5"]);
+    fails(
+        &["validate", &write("negative.json", &negative)],
+        &["`measured.ttft_ms.p90`", "-5"],
+    );
     v["measured"]["completed"] = 9.into();
-    fails(&["validate", &write("count.json", &v)], &["measured.completed", "9 requests measured", "holds 6"]);
-    fails(&["calibrate", &run, "--out", "-", "--fit", "speed"], &["--fit speed", "compute"]);
-    fails(&["validate", &run, "--timing", "physics", "--profile", "a100"], &["a100"]);
-    fails(&["validate", &run, "--timing", "polynomial", "--profile", "h100/llama-3.1-8b"], &["--profile", "no effect"]);
-    fails(&["replay", "--timing", "physics"], &["--timing physics", "--profile"]);
-    fails(&["replay", "--timing", "layers:/nonexistent-dir,32"], &["nonexistent-dir"]);
+    fails(
+        &["validate", &write("count.json", &v)],
+        &["measured.completed", "9 requests measured", "holds 6"],
+    );
+    fails(
+        &["calibrate", &run, "--out", "-", "--fit", "speed"],
+        &["--fit speed", "compute"],
+    );
+    fails(
+        &["validate", &run, "--timing", "physics", "--profile", "a100"],
+        &["a100"],
+    );
+    fails(
+        &[
+            "validate",
+            &run,
+            "--timing",
+            "polynomial",
+            "--profile",
+            "h100/llama-3.1-8b",
+        ],
+        &["--profile", "no effect"],
+    );
+    fails(
+        &["replay", "--timing", "physics"],
+        &["--timing physics", "--profile"],
+    );
+    fails(
+        &["replay", "--timing", "layers:/nonexistent-dir,32"],
+        &["nonexistent-dir"],
+    );
     let bad_fit = dir.join("fit.json");
     std::fs::write(&bad_fit, r#"{"version": 1, "coefficients": {"kv": -2}}"#).unwrap();
     let t = format!("fitted:{}", bad_fit.display());
-    fails(&["validate", &run, "--timing", &t], &["fit.json", "coefficients", "kv = -2"]);
+    fails(
+        &["validate", &run, "--timing", &t],
+        &["fit.json", "coefficients", "kv = -2"],
+    );
     let req = dir.join("bad.jsonl");
     std::fs::write(&req, "{\"request_id\": 1, \"send_s\": 2, \"first_token_s\": 1, \"end_s\": 3, \"input_tokens\": 5, \"output_tokens\": 2}\n").unwrap();
     let out = dir.join("x.json");
-    fails(&["measured", "import", req.to_str().unwrap(), "--out", out.to_str().unwrap()], &["bad.jsonl:1", "first_token_s", "before the send time"]);
+    fails(
+        &[
+            "measured",
+            "import",
+            req.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["bad.jsonl:1", "first_token_s", "before the send time"],
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use aisim_core::profile::{ComputedProfile, HardwareSpec, ModelSpec, ServingConfig};
-use aisim_core::timing::{PassShape, PhysicsCoefficients, PhysicsTiming, PrefillChunk, TimingModel};
+use aisim_core::timing::{
+    PassShape, PhysicsCoefficients, PhysicsTiming, PrefillChunk, TimingModel,
+};
 
 fn llama2_70b() -> ModelSpec {
     ModelSpec {
@@ -29,9 +31,14 @@ fn llama2_70b() -> ModelSpec {
 /// decode), and the prompt rows measured faster than their FLOPs allow at
 /// the GPU's peak (physically impossible: left out, counted).
 fn ratios() -> (Vec<f64>, Vec<f64>, Vec<String>) {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/real/splitwise_perf_model.csv");
-    let text = std::fs::read_to_string(&p)
-        .unwrap_or_else(|e| panic!("missing {}: this test needs the shared real data ({e})", p.display()));
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/real/splitwise_perf_model.csv");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| {
+        panic!(
+            "missing {}: this test needs the shared real data ({e})",
+            p.display()
+        )
+    });
     let (mut prefill, mut decode, mut impossible) = (Vec::new(), Vec::new(), Vec::new());
     for line in text.lines().skip(1) {
         let c: Vec<&str> = line.split(',').collect();
@@ -45,12 +52,31 @@ fn ratios() -> (Vec<f64>, Vec<f64>, Vec<String>) {
         }
         let n = |i: usize| c[i].parse::<f64>().unwrap();
         let (prompt, batch, tokens, tp) = (n(2) as u32, n(3) as u32, n(4), n(10) as u32);
-        let serving = ServingConfig { tp, ..ServingConfig::default() };
-        let profile =
-            ComputedProfile::new(hw.into(), HardwareSpec::find(hw).unwrap().clone(), llama2_70b(), serving).unwrap();
+        let serving = ServingConfig {
+            tp,
+            ..ServingConfig::default()
+        };
+        let profile = ComputedProfile::new(
+            hw.into(),
+            HardwareSpec::find(hw).unwrap().clone(),
+            llama2_70b(),
+            serving,
+        )
+        .unwrap();
         let m = PhysicsTiming::new(&profile, PhysicsCoefficients::default()).unwrap();
-        let chunks = vec![PrefillChunk { context_before: 0, tokens: prompt }; batch as usize];
-        let shape = PassShape { prefill: &chunks, decode_requests: 0, decode_context_tokens: 0, kv_capacity_tokens: u64::MAX };
+        let chunks = vec![
+            PrefillChunk {
+                context_before: 0,
+                tokens: prompt
+            };
+            batch as usize
+        ];
+        let shape = PassShape {
+            prefill: &chunks,
+            decode_requests: 0,
+            decode_context_tokens: 0,
+            kv_capacity_tokens: u64::MAX,
+        };
         let measured = n(7) * 1e-3;
         if measured < m.terms(&shape).compute_s {
             impossible.push(format!("{hw} tp{tp} prompt {prompt} batch {batch}"));
@@ -59,7 +85,12 @@ fn ratios() -> (Vec<f64>, Vec<f64>, Vec<String>) {
         }
         // A token pass at the mean context of the generation.
         let ctx = (prompt as f64 + tokens / 2.0) as u64;
-        let shape = PassShape { prefill: &[], decode_requests: batch, decode_context_tokens: ctx * batch as u64, kv_capacity_tokens: u64::MAX };
+        let shape = PassShape {
+            prefill: &[],
+            decode_requests: batch,
+            decode_context_tokens: ctx * batch as u64,
+            kv_capacity_tokens: u64::MAX,
+        };
         decode.push(n(8) * 1e-3 / m.pass_time(&shape).decode_s);
     }
     assert!(prefill.len() > 500, "{} rows", prefill.len());
@@ -82,11 +113,22 @@ fn zero_shot_pass_times_bound_splitwise_measurements() {
     let (mut prefill, mut decode, impossible) = ratios();
     // Ten repeats of one configuration, faster than its FLOPs at peak allow.
     assert_eq!(impossible.len(), 10, "{impossible:?}");
-    assert!(impossible.iter().all(|r| r.ends_with("tp2 prompt 512 batch 64")), "{impossible:?}");
+    assert!(
+        impossible
+            .iter()
+            .all(|r| r.ends_with("tp2 prompt 512 batch 64")),
+        "{impossible:?}"
+    );
     let min = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
     let (pmin, dmin) = (min(&prefill), min(&decode));
     let (pm, dm) = (median(&mut prefill), median(&mut decode));
     println!("measured / zero-shot: prefill ≥ {pmin:.2} (median {pm:.2}), decode ≥ {dmin:.2} (median {dm:.2})");
-    assert!(pmin >= 0.9 && dmin >= 0.9, "the roofline must bound the measurements");
-    assert!((1.0..=4.0).contains(&pm) && (1.0..=4.0).contains(&dm), "median {pm} / {dm}");
+    assert!(
+        pmin >= 0.9 && dmin >= 0.9,
+        "the roofline must bound the measurements"
+    );
+    assert!(
+        (1.0..=4.0).contains(&pm) && (1.0..=4.0).contains(&dm),
+        "median {pm} / {dm}"
+    );
 }

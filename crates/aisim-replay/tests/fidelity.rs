@@ -69,7 +69,10 @@ fn recovery_spec(c: PhysicsCoefficients, rate: f64) -> ReplaySpec {
     ReplaySpec {
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: 60,
-            input: LengthSpec::Uniform { min: 100, max: 8000 },
+            input: LengthSpec::Uniform {
+                min: 100,
+                max: 8000,
+            },
             output: LengthSpec::Uniform { min: 10, max: 300 },
             arrival: ArrivalSpec::Poisson { rate },
             prefix_groups: 0,
@@ -105,14 +108,21 @@ fn calibration_recovers_known_coefficients() {
         })
         .collect();
     let mut options = CalibrateOptions::for_runs(&runs);
-    assert_eq!(options.fit, ["compute", "weights", "kv", "request_ms"], "tp 1, a dense model");
+    assert_eq!(
+        options.fit,
+        ["compute", "weights", "kv", "request_ms"],
+        "tp 1, a dense model"
+    );
     // The three roofline scales: the overheads trade against the KV scale
     // at these lengths (see docs/fidelity.md), so they stay at 0 here.
     options.fit = vec!["compute", "weights", "kv"];
     let fit = calibrate(&runs, &options).unwrap();
     let got = fit.coefficients.to_array();
     for (i, (g, w)) in got.iter().zip(chosen.to_array()).enumerate() {
-        assert!((g - w).abs() <= 0.02 * w, "coefficient {i}: fitted {g}, chosen {w} ({fit:?})");
+        assert!(
+            (g - w).abs() <= 0.02 * w,
+            "coefficient {i}: fitted {g}, chosen {w} ({fit:?})"
+        );
     }
     assert!(fit.objective < fit.start_objective);
     let again = calibrate(&runs, &options).unwrap();
@@ -130,7 +140,10 @@ fn write_run(d: &Path, name: &str, json: &str) -> PathBuf {
 fn bad_measured_runs_name_the_field() {
     let d = dir("bad");
     let trace = fixture("traces/mooncake_small.jsonl");
-    let spec = format!(r#"{{"workload": {{"kind": "trace", "path": "{}"}}}}"#, trace.display());
+    let spec = format!(
+        r#"{{"workload": {{"kind": "trace", "path": "{}"}}}}"#,
+        trace.display()
+    );
     let cases = [
         (r#"{"version": 1, "measured": {}}"#.to_string(), "`spec`"),
         (format!(r#"{{"version": 1, "spec": {spec}, "measured": {{"ttfb_ms": {{"mean": 1}}}}}}"#), "`measured.ttfb_ms`"),
@@ -147,13 +160,23 @@ fn bad_measured_runs_name_the_field() {
         let p = write_run(&d, &format!("bad{i}.json"), json);
         let e = MeasuredRun::from_file(&p).unwrap_err();
         let text = e.to_string();
-        assert!(text.contains(field) && text.contains(&format!("bad{i}.json")), "{text}");
+        assert!(
+            text.contains(field) && text.contains(&format!("bad{i}.json")),
+            "{text}"
+        );
         assert!(!e.is_internal());
     }
     // A trace that is not the measured workload: counts differ.
-    let p = write_run(&d, "count.json", &format!(r#"{{"version": 1, "spec": {spec}, "measured": {{"completed": 7}}}}"#));
+    let p = write_run(
+        &d,
+        "count.json",
+        &format!(r#"{{"version": 1, "spec": {spec}, "measured": {{"completed": 7}}}}"#),
+    );
     let run = MeasuredRun::from_file(&p).unwrap();
     let e = replay(&run, None).unwrap_err().to_string();
-    assert!(e.contains("measured.completed") && e.contains("7 requests measured"), "{e}");
+    assert!(
+        e.contains("measured.completed") && e.contains("7 requests measured"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&d).ok();
 }

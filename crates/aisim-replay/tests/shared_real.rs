@@ -4,15 +4,21 @@
 use std::path::{Path, PathBuf};
 
 use aisim_replay::fidelity::calibrate::{calibrate, physics_timing, CalibrateOptions};
-use aisim_replay::fidelity::import::{measured_run, read_llmservingsim, summarize, trace_path, trace_text};
+use aisim_replay::fidelity::import::{imported, read_llmservingsim, summarize};
 use aisim_replay::fidelity::measured::MeasuredRun;
 use aisim_replay::fidelity::validate::{validate, ValidationReport};
 
 const RUNS: [&str; 2] = ["RTX4090__Llama-3.1-8B", "RTXPRO6000__Llama-3.1-8B"];
 
 fn shared(run: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/real/llmservingsim").join(run);
-    assert!(p.is_dir(), "missing {}: these tests need the shared real runs next to the project", p.display());
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/real/llmservingsim")
+        .join(run);
+    assert!(
+        p.is_dir(),
+        "missing {}: these tests need the shared real runs next to the project",
+        p.display()
+    );
     p
 }
 
@@ -22,11 +28,9 @@ fn import(run: &str) -> MeasuredRun {
     std::fs::create_dir_all(&dir).unwrap();
     let (requests, spec) = read_llmservingsim(&shared(run), None).unwrap();
     let out = dir.join(format!("{run}.json"));
-    let trace = trace_path(&out);
-    std::fs::write(&trace, trace_text(&requests)).unwrap();
-    let m = measured_run(run, spec, &requests, Path::new(trace.file_name().unwrap()), 16);
-    std::fs::write(&out, m.to_json()).unwrap();
-    MeasuredRun::from_file(&out).unwrap()
+    imported(&out, run, spec, &requests, 16)
+        .write(&out)
+        .unwrap()
 }
 
 #[test]
@@ -37,19 +41,30 @@ fn imported_summaries_equal_the_published_truth() {
         let (requests, _) = read_llmservingsim(&dir, None).unwrap();
         let m = summarize(&requests);
         let truth: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("truth_summary.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(dir.join("truth_summary.json")).unwrap())
+                .unwrap();
         assert_eq!(m.completed, truth["num_requests"].as_u64());
-        for (metric, stats) in [("ttft_ms", m.ttft_ms), ("tpot_ms", m.tpot_ms), ("e2e_ms", m.e2e_ms)] {
+        for (metric, stats) in [
+            ("ttft_ms", m.ttft_ms),
+            ("tpot_ms", m.tpot_ms),
+            ("e2e_ms", m.e2e_ms),
+        ] {
             let s = stats.unwrap();
             for (stat, v) in ["mean", "p50", "p90", "p99"].iter().zip(s.values()) {
                 let want = truth[metric][stat].as_f64().unwrap();
                 let got = v.unwrap();
-                assert!((got - want).abs() <= 1e-6 * want, "{run} {metric} {stat}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() <= 1e-6 * want,
+                    "{run} {metric} {stat}: {got} vs {want}"
+                );
             }
         }
         let want = truth["output_tokens_per_s"].as_f64().unwrap();
         let got = m.output_tok_s.unwrap();
-        assert!((got - want).abs() <= 1e-6 * want, "{run} output tok/s: {got} vs {want}");
+        assert!(
+            (got - want).abs() <= 1e-6 * want,
+            "{run} output tok/s: {got} vs {want}"
+        );
     }
 }
 
@@ -68,7 +83,11 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
     for run in RUNS {
         let m = import(run);
         let zero = validate(std::slice::from_ref(&m), None).unwrap();
-        let fit = calibrate(std::slice::from_ref(&m), &CalibrateOptions::for_runs(std::slice::from_ref(&m))).unwrap();
+        let fit = calibrate(
+            std::slice::from_ref(&m),
+            &CalibrateOptions::for_runs(std::slice::from_ref(&m)),
+        )
+        .unwrap();
         let timing = physics_timing(&m, fit.coefficients).unwrap();
         let cal = validate(std::slice::from_ref(&m), Some(&timing)).unwrap();
         for metric in ["ttft_ms", "tpot_ms", "e2e_ms"] {
@@ -77,8 +96,14 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
                 mean_error(&zero, metric),
                 mean_error(&cal, metric)
             );
-            assert!(mean_error(&cal, metric).abs() <= 10.0, "{run} calibrated mean {metric}: {cal:?}");
+            assert!(
+                mean_error(&cal, metric).abs() <= 10.0,
+                "{run} calibrated mean {metric}: {cal:?}"
+            );
         }
-        println!("{run}: zero-shot MAPE {:.1} %, calibrated {:.1} % ({fit:?})", zero.mape_pct["overall"], cal.mape_pct["overall"]);
+        println!(
+            "{run}: zero-shot MAPE {:.1} %, calibrated {:.1} % ({fit:?})",
+            zero.mape_pct["overall"], cal.mape_pct["overall"]
+        );
     }
 }

@@ -75,7 +75,11 @@ pub struct CalibrationHost {
 pub fn render_calibration(r: &CalibrationReport<'_>) -> String {
     let mut t = Table::new(["coefficient", "fitted", "value"]);
     for (name, v) in COEFFICIENT_NAMES.iter().zip(r.fit.coefficients.to_array()) {
-        let fitted = if r.fit.fitted.iter().any(|f| f == name) { "yes" } else { "no" };
+        let fitted = if r.fit.fitted.iter().any(|f| f == name) {
+            "yes"
+        } else {
+            "no"
+        };
         t.row([name.to_string(), fitted.to_string(), format!("{v:.4}")]);
     }
     let mut out = t.render();

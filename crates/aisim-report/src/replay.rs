@@ -255,7 +255,10 @@ fn timing_name(t: &TimingSpec) -> String {
         } => format!("fixed: {prefill_ms} ms prefill, {decode_ms} ms decode"),
         TimingSpec::Iteration { profile } => format!("iteration model of profile {profile}"),
         TimingSpec::Table { path } => format!("table {}", path.display()),
-        TimingSpec::Physics { profile, coefficients } => {
+        TimingSpec::Physics {
+            profile,
+            coefficients,
+        } => {
             let c = coefficients;
             format!(
                 "physics model of profile {profile} (compute {}, weights {}, kv {}, allreduce {}, {} ms/pass, {} ms/request)",

@@ -42,7 +42,9 @@ pub struct CalibrateArgs {
 /// Runs the command.
 pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
     if args.out.is_stdout() && args.format.is_some() {
-        return Err(input(anyhow::anyhow!("--out - and --format would both write stdout: give --out a FILE or drop --format")));
+        return Err(input(anyhow::anyhow!(
+            "--out - and --format would both write stdout: give --out a FILE or drop --format"
+        )));
     }
     let started = Instant::now();
     let runs = read_runs(&args.runs)?;
@@ -50,22 +52,32 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
     if let Some(t) = &args.timing {
         let spec = parse_timing(t, None, &runs[0].spec.timing).map_err(input)?;
         let aisim_core::timing::TimingSpec::Physics { coefficients, .. } = spec else {
-            return Err(input(anyhow::anyhow!("--timing {t}: calibration starts from physics or fitted:FILE")));
+            return Err(input(anyhow::anyhow!(
+                "--timing {t}: calibration starts from physics or fitted:FILE"
+            )));
         };
         options.start = coefficients;
     }
     if let Some(fit) = &args.fit {
         options.fit = Vec::new();
         for name in fit {
-            let known = COEFFICIENT_NAMES.iter().find(|n| **n == name.trim()).ok_or_else(|| {
-                input(anyhow::anyhow!("--fit {name}: not a coefficient; use {}", COEFFICIENT_NAMES.join(", ")))
-            })?;
+            let known = COEFFICIENT_NAMES
+                .iter()
+                .find(|n| **n == name.trim())
+                .ok_or_else(|| {
+                    input(anyhow::anyhow!(
+                        "--fit {name}: not a coefficient; use {}",
+                        COEFFICIENT_NAMES.join(", ")
+                    ))
+                })?;
             options.fit.push(known);
         }
     }
     if let Some(n) = args.max_evaluations {
         if n == 0 {
-            return Err(input(anyhow::anyhow!("--max-evaluations 0: at least 1 replay is needed")));
+            return Err(input(anyhow::anyhow!(
+                "--max-evaluations 0: at least 1 replay is needed"
+            )));
         }
         options.max_evaluations = n;
     }
@@ -88,11 +100,17 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
     };
     // A fitted file is usable only if the model accepts it.
     PhysicsTiming::new(
-        &aisim_core::profile::ComputedProfile::from_key(runs[0].spec.timing.profile_key().unwrap_or_default()).map_err(input)?,
+        &aisim_core::profile::ComputedProfile::from_key(
+            runs[0].spec.timing.profile_key().unwrap_or_default(),
+        )
+        .map_err(input)?,
         fit.coefficients,
     )
     .map_err(input)?;
-    args.out.write("the fitted coefficients", aisim_report::to_json(&file).as_bytes())?;
+    args.out.write(
+        "the fitted coefficients",
+        aisim_report::to_json(&file).as_bytes(),
+    )?;
     let report = CalibrationReport {
         fit: &fit,
         zero_shot: &zero_shot,
@@ -109,5 +127,8 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
         format: args.format,
         out: None,
     };
-    output.emit(|| aisim_report::fidelity::render_calibration(&report), &json)
+    output.emit(
+        || aisim_report::fidelity::render_calibration(&report),
+        &json,
+    )
 }

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use aisim_replay::fidelity::import::{
-    measured_run, read_generic, read_llmservingsim, trace_path, trace_text,
-};
+use aisim_replay::fidelity::import::{imported, read_generic, read_llmservingsim};
+use aisim_replay::fidelity::measured::MeasuredRun;
 use aisim_replay::ReplaySpec;
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -56,6 +55,9 @@ pub struct ImportArgs {
     /// Profile of the run's physics timing (HARDWARE/MODEL[/tpN]) [default: llmservingsim: from the folder name].
     #[arg(long)]
     pub profile: Option<String>,
+    /// Take the run's spec (engine, timing, ...) from this measured run; the workload is the import's.
+    #[arg(long, value_name = "RUN.json")]
+    pub spec_from: Option<PathBuf>,
     /// Tokens per prompt block of the hash ids (generic files) [default: 16].
     #[arg(long)]
     pub trace_block_size: Option<u32>,
@@ -69,30 +71,46 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             if a.trace_block_size.is_some() {
                 return Err(input(anyhow::anyhow!("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks")));
             }
+            if a.spec_from.is_some() {
+                return Err(input(anyhow::anyhow!("--spec-from has no effect with --from llmservingsim: the spec comes from its meta.json")));
+            }
             let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref()).map_err(input)?;
             (r, s, 16)
         }
         Source::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
-                return Err(input(anyhow::anyhow!("--trace-block-size 0: at least 1 token per block")));
+                return Err(input(anyhow::anyhow!(
+                    "--trace-block-size 0: at least 1 token per block"
+                )));
             }
-            let mut spec = ReplaySpec::default();
-            if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing).ok().flatten().filter(|_| a.profile.is_some()) {
-                spec.timing = t;
+            let mut spec = match &a.spec_from {
+                Some(p) => MeasuredRun::from_file(p).map_err(input)?.spec,
+                None => ReplaySpec::default(),
+            };
+            if a.profile.is_some() {
+                if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing)
+                    .map_err(input)?
+                {
+                    spec.timing = t;
+                }
             }
             (read_generic(&a.input).map_err(input)?, spec, block)
         }
     };
-    let trace = trace_path(&a.out);
-    let trace_name = PathBuf::from(trace.file_name().unwrap_or_default());
     let name = a.name.clone().unwrap_or_else(|| {
-        a.out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        a.out
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
     });
-    let run = measured_run(&name, spec, &requests, &trace_name, block);
-    Target::File(trace.clone()).write("the trace", trace_text(&requests).as_bytes())?;
-    Target::File(a.out.clone()).write("the measured run", format!("{}\n", run.to_json()).as_bytes())?;
+    let i = imported(&a.out, &name, spec, &requests, block);
+    Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
+    Target::File(a.out.clone()).write(
+        "the measured run",
+        format!("{}\n", i.run.to_json()).as_bytes(),
+    )?;
     // What was written must read back: it is checked as any run is.
-    aisim_replay::fidelity::measured::MeasuredRun::from_file(&a.out).map_err(input)?;
+    MeasuredRun::from_file(&a.out).map_err(input)?;
     Ok(())
 }

@@ -233,7 +233,11 @@ impl ReplayArgs {
                 PreemptionArg::Fifo => PreemptionMode::Fifo,
             };
         }
-        if let Some(t) = timing_flags(self.timing.as_deref(), self.profile.as_deref(), &spec.timing)? {
+        if let Some(t) = timing_flags(
+            self.timing.as_deref(),
+            self.profile.as_deref(),
+            &spec.timing,
+        )? {
             spec.timing = t;
         }
         if self.num_gpu_blocks.is_some() {

@@ -10,7 +10,11 @@ pub const TIMING_FORMS: &str =
 
 /// The timing `--timing s` and `--profile` describe; the physics forms take
 /// their profile from `--profile`, else from `base` (the spec's timing).
-pub fn parse_timing(s: &str, profile: Option<&str>, base: &TimingSpec) -> anyhow::Result<TimingSpec> {
+pub fn parse_timing(
+    s: &str,
+    profile: Option<&str>,
+    base: &TimingSpec,
+) -> anyhow::Result<TimingSpec> {
     let physics = |coefficients: PhysicsCoefficients| -> anyhow::Result<TimingSpec> {
         let profile = profile.or(base.profile_key()).with_context(|| {
             format!("--timing {s} needs a computed profile: give --profile HARDWARE/MODEL (e.g. h100/llama-3.1-8b)")

@@ -53,7 +53,11 @@ pub fn with_timing(
 /// Runs the command.
 pub fn run(args: ValidateArgs) -> Result<(), CliError> {
     args.output.check_stdout(None)?;
-    let runs = with_timing(read_runs(&args.runs)?, args.timing.as_deref(), args.profile.as_deref())?;
+    let runs = with_timing(
+        read_runs(&args.runs)?,
+        args.timing.as_deref(),
+        args.profile.as_deref(),
+    )?;
     let report = validate(&runs, None).map_err(input)?;
     let json = aisim_report::to_json(&report);
     args.output

@@ -73,7 +73,10 @@ mod tests {
         bad["mem_bw_bytes_per_s"] = serde_json::json!(-1.0);
         std::fs::write(&path, bad.to_string()).unwrap();
         let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
-        assert!(e.contains("gpu.json") && e.contains("mem_bw_bytes_per_s") && e.contains("-1"), "{e}");
+        assert!(
+            e.contains("gpu.json") && e.contains("mem_bw_bytes_per_s") && e.contains("-1"),
+            "{e}"
+        );
         std::fs::write(&path, r#"{"name": "x"}"#).unwrap();
         let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
         assert!(e.contains("gpu.json") && e.contains("missing field"), "{e}");

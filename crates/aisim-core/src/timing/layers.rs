@@ -98,7 +98,11 @@ fn read_rows(path: &Path, header: &[&str], named: bool) -> Result<Rows, CoreErro
         return Err(bad(
             path,
             "line 1",
-            format!("header `{}`: expected `{}`", got.join(","), header.join(",")),
+            format!(
+                "header `{}`: expected `{}`",
+                got.join(","),
+                header.join(",")
+            ),
         ));
     }
     let mut rows = Vec::new();
@@ -114,30 +118,41 @@ fn read_rows(path: &Path, header: &[&str], named: bool) -> Result<Rows, CoreErro
         let skip = usize::from(named);
         let mut numbers = Vec::with_capacity(cells.len());
         for (cell, field) in cells.iter().zip(header).skip(skip) {
-            let v: f64 = cell.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| {
-                bad(
-                    path,
-                    format!("line {line}: field `{field}`"),
-                    format!("`{cell}` is not a number of 0 or more"),
-                )
-            })?;
+            let v: f64 = cell
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    bad(
+                        path,
+                        format!("line {line}: field `{field}`"),
+                        format!("`{cell}` is not a number of 0 or more"),
+                    )
+                })?;
             numbers.push(v);
         }
-        let name = if named { cells[0].to_string() } else { String::new() };
+        let name = if named {
+            cells[0].to_string()
+        } else {
+            String::new()
+        };
         rows.push((line, name, numbers));
     }
     Ok(rows)
 }
 
 /// Points sorted by x; a repeated x is an error naming its line.
-fn curve(path: &Path, what: &str, mut points: Vec<(usize, f64, f64)>) -> Result<Curve, CoreError> {
+fn curve(path: &Path, what: &str, mut points: Vec<Point>) -> Result<Curve, CoreError> {
     points.sort_by(|a, b| a.1.total_cmp(&b.1));
     for w in points.windows(2) {
         if w[0].1 == w[1].1 {
             return Err(bad(
                 path,
                 format!("line {}", w[1].0),
-                format!("{what} at {} is measured twice (also line {})", w[1].1, w[0].0),
+                format!(
+                    "{what} at {} is measured twice (also line {})",
+                    w[1].1, w[0].0
+                ),
             ));
         }
     }
@@ -150,7 +165,7 @@ fn curve(path: &Path, what: &str, mut points: Vec<(usize, f64, f64)>) -> Result<
 }
 
 fn named_curves(path: &Path, rows: Rows) -> Result<BTreeMap<String, Curve>, CoreError> {
-    let mut by_name: BTreeMap<String, Vec<(usize, f64, f64)>> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, Vec<Point>> = BTreeMap::new();
     for (line, name, n) in rows {
         by_name.entry(name).or_default().push((line, n[0], n[1]));
     }
@@ -160,17 +175,22 @@ fn named_curves(path: &Path, rows: Rows) -> Result<BTreeMap<String, Curve>, Core
         .collect()
 }
 
-fn surface(path: &Path, what: &str, points: Vec<(usize, f64, f64, f64)>) -> Result<Surface, CoreError> {
-    let mut by_row: BTreeMap<u64, Vec<(usize, f64, f64)>> = BTreeMap::new();
+/// A measured point of a curve: (line, x, µs).
+type Point = (usize, f64, f64);
+
+fn surface(
+    path: &Path,
+    what: &str,
+    points: Vec<(usize, f64, f64, f64)>,
+) -> Result<Surface, CoreError> {
+    // Values are at least 0, whose bit patterns sort as the numbers do.
+    let mut by_row: BTreeMap<u64, Vec<Point>> = BTreeMap::new();
     for (line, row, x, us) in points {
         by_row.entry(row.to_bits()).or_default().push((line, x, us));
     }
     let mut s = Surface::default();
-    let mut rows: Vec<(f64, Vec<(usize, f64, f64)>)> =
-        by_row.into_iter().map(|(r, p)| (f64::from_bits(r), p)).collect();
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (row, points) in rows {
-        s.rows.push(row);
+    for (row, points) in by_row {
+        s.rows.push(f64::from_bits(row));
         s.curves.push(curve(path, what, points)?);
     }
     if s.rows.is_empty() {
@@ -204,8 +224,18 @@ fn layers_from_meta(dir: &Path) -> Result<u32, CoreError> {
         .lines()
         .find_map(|l| l.strip_prefix("model:"))
         .map(|m| m.trim().trim_matches(['\'', '"']).to_string())
-        .ok_or_else(|| bad(meta, "model", "missing: give the decoder layer count (layers:DIR,LAYERS)"))?;
-    let short = model.rsplit('/').next().unwrap_or(&model).to_ascii_lowercase();
+        .ok_or_else(|| {
+            bad(
+                meta,
+                "model",
+                "missing: give the decoder layer count (layers:DIR,LAYERS)",
+            )
+        })?;
+    let short = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(&model)
+        .to_ascii_lowercase();
     let spec = ModelSpec::find(&short).ok_or_else(|| {
         bad(
             meta,
@@ -221,12 +251,21 @@ impl LayerTiming {
     /// catalog model named in `meta.yaml`.
     pub fn from_dir(dir: &Path, decoder_layers: Option<u32>) -> Result<LayerTiming, CoreError> {
         let decoder_layers = match decoder_layers {
-            Some(0) => return Err(bad(dir, "layers", "0: the model has at least one decoder layer")),
+            Some(0) => {
+                return Err(bad(
+                    dir,
+                    "layers",
+                    "0: the model has at least one decoder layer",
+                ))
+            }
             Some(n) => n,
             None => layers_from_meta(dir)?,
         };
         let dense_path = dir.join("dense.csv");
-        let mut dense = named_curves(&dense_path, read_rows(&dense_path, &["layer", "tokens", "time_us"], true)?)?;
+        let mut dense = named_curves(
+            &dense_path,
+            read_rows(&dense_path, &["layer", "tokens", "time_us"], true)?,
+        )?;
         let mut per_pass = Vec::new();
         for name in ["embedding", "final_layernorm"] {
             per_pass.push(take(&dense_path, &mut dense, name)?);
@@ -235,12 +274,21 @@ impl LayerTiming {
         // Every other dense layer runs once per decoder layer.
         per_layer.extend(std::mem::take(&mut dense).into_values().map(|c| (c, 1.0)));
         let seq_path = dir.join("per_sequence.csv");
-        let mut seq = named_curves(&seq_path, read_rows(&seq_path, &["layer", "sequences", "time_us"], true)?)?;
+        let mut seq = named_curves(
+            &seq_path,
+            read_rows(&seq_path, &["layer", "sequences", "time_us"], true)?,
+        )?;
         let per_sequence = std::mem::take(&mut seq).into_values().collect();
         let attn_path = dir.join("attention.csv");
         let rows = read_rows(
             &attn_path,
-            &["prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"],
+            &[
+                "prefill_chunk",
+                "kv_prefill",
+                "n_decode",
+                "kv_decode",
+                "time_us",
+            ],
             false,
         )?;
         let (mut prefill, mut decode) = (Vec::new(), Vec::new());
@@ -255,8 +303,16 @@ impl LayerTiming {
             per_layer,
             per_pass,
             per_sequence,
-            prefill_attention: surface(&attn_path, "prefill attention (prefill_chunk, kv_prefill)", prefill)?,
-            decode_attention: surface(&attn_path, "decode attention (n_decode, kv_decode)", decode)?,
+            prefill_attention: surface(
+                &attn_path,
+                "prefill attention (prefill_chunk, kv_prefill)",
+                prefill,
+            )?,
+            decode_attention: surface(
+                &attn_path,
+                "decode attention (n_decode, kv_decode)",
+                decode,
+            )?,
             decoder_layers: decoder_layers as f64,
             name: format!("layers:{}", dir.display()),
         })
@@ -287,7 +343,11 @@ impl LayerTiming {
         }
         let layer: f64 = self.per_layer.iter().map(|(c, k)| k * c.at(tokens)).sum();
         let once: f64 = self.per_pass.iter().map(|c| c.at(tokens)).sum::<f64>()
-            + self.per_sequence.iter().map(|c| c.at(requests)).sum::<f64>();
+            + self
+                .per_sequence
+                .iter()
+                .map(|c| c.at(requests))
+                .sum::<f64>();
         (self.decoder_layers * (layer + attention) + once).max(0.0)
     }
 
@@ -303,18 +363,7 @@ impl TimingModel for LayerTiming {
     }
 
     fn pass_time(&self, shape: &PassShape<'_>) -> PassTime {
-        let t = self.pass_us(shape) * 1e-6;
-        if shape.prefill.is_empty() {
-            PassTime {
-                prefill_s: 0.0,
-                decode_s: t,
-            }
-        } else {
-            PassTime {
-                prefill_s: t,
-                decode_s: 0.0,
-            }
-        }
+        PassTime::whole_pass(shape, self.pass_us(shape) * 1e-6)
     }
 }
 
@@ -331,9 +380,17 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("aisim-layers-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,1\nembedding,101,2\nfinal_layernorm,1,1\nfinal_layernorm,101,1\nlayernorm,1,1\nlayernorm,101,3\nqkv_proj,1,10\nqkv_proj,101,20\n");
-        write(&dir, "per_sequence.csv", "layer,sequences,time_us\nlm_head,1,100\nlm_head,11,200\nsampler,1,10\n");
+        write(
+            &dir,
+            "per_sequence.csv",
+            "layer,sequences,time_us\nlm_head,1,100\nlm_head,11,200\nsampler,1,10\n",
+        );
         write(&dir, "attention.csv", "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n16,0,0,0,5\n16,100,0,0,7\n32,0,0,0,9\n32,100,0,0,13\n0,0,1,100,2\n0,0,1,200,3\n0,0,3,100,4\n0,0,3,200,6\n16,0,1,100,999\n");
-        write(&dir, "meta.yaml", "gpu: x\nmodel: meta-llama/Llama-3.1-8B\n");
+        write(
+            &dir,
+            "meta.yaml",
+            "gpu: x\nmodel: meta-llama/Llama-3.1-8B\n",
+        );
         dir
     }
 
@@ -379,18 +436,41 @@ mod tests {
     fn bad_profiles_name_file_line_and_field() {
         let dir = fixture("bad");
         write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,-4\n");
-        let e = LayerTiming::from_dir(&dir, Some(1)).unwrap_err().to_string();
-        assert!(e.contains("dense.csv") && e.contains("line 2") && e.contains("time_us") && e.contains("-4"), "{e}");
-        write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,4\nembedding,1,5\n");
-        let e = LayerTiming::from_dir(&dir, Some(1)).unwrap_err().to_string();
+        let e = LayerTiming::from_dir(&dir, Some(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dense.csv")
+                && e.contains("line 2")
+                && e.contains("time_us")
+                && e.contains("-4"),
+            "{e}"
+        );
+        write(
+            &dir,
+            "dense.csv",
+            "layer,tokens,time_us\nembedding,1,4\nembedding,1,5\n",
+        );
+        let e = LayerTiming::from_dir(&dir, Some(1))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 3") && e.contains("twice"), "{e}");
         write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,4\n");
-        let e = LayerTiming::from_dir(&dir, Some(1)).unwrap_err().to_string();
-        assert!(e.contains("final_layernorm") && e.contains("missing"), "{e}");
+        let e = LayerTiming::from_dir(&dir, Some(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("final_layernorm") && e.contains("missing"),
+            "{e}"
+        );
         write(&dir, "dense.csv", "layer,tokens\n");
-        let e = LayerTiming::from_dir(&dir, Some(1)).unwrap_err().to_string();
+        let e = LayerTiming::from_dir(&dir, Some(1))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 1") && e.contains("header"), "{e}");
-        let e = LayerTiming::from_dir(&dir, Some(0)).unwrap_err().to_string();
+        let e = LayerTiming::from_dir(&dir, Some(0))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("layers"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }

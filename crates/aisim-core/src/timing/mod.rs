@@ -62,6 +62,25 @@ pub struct PassTime {
     pub decode_s: f64,
 }
 
+impl PassTime {
+    /// `seconds` for a whole pass, booked as prefill time when the pass
+    /// computes prompt tokens and as decode time otherwise (so
+    /// `decode_speedup_ratio` applies to pure decode passes).
+    pub fn whole_pass(shape: &PassShape<'_>, seconds: f64) -> PassTime {
+        if shape.prefill.is_empty() {
+            PassTime {
+                prefill_s: 0.0,
+                decode_s: seconds,
+            }
+        } else {
+            PassTime {
+                prefill_s: seconds,
+                decode_s: 0.0,
+            }
+        }
+    }
+}
+
 /// A model of how long a pass takes. Implement it to plug in a model of your own.
 ///
 /// ```

@@ -286,21 +286,8 @@ impl TimingModel for PhysicsTiming {
         &self.name
     }
 
-    /// A pass with prompt work is booked as prefill time, a pure decode pass
-    /// as decode time (as the iteration model does).
     fn pass_time(&self, shape: &PassShape<'_>) -> PassTime {
-        let t = self.terms(shape).time_s(&self.coefficients);
-        if shape.prefill.is_empty() {
-            PassTime {
-                prefill_s: 0.0,
-                decode_s: t,
-            }
-        } else {
-            PassTime {
-                prefill_s: t,
-                decode_s: 0.0,
-            }
-        }
+        PassTime::whole_pass(shape, self.terms(shape).time_s(&self.coefficients))
     }
 }
 
@@ -367,7 +354,11 @@ mod tests {
         };
         let t = m.terms(&shape);
         let want = p.prefill_flops(512, 3000) / 989e12;
-        assert!((t.compute_s - want).abs() / want < 1e-9, "{} vs {want}", t.compute_s);
+        assert!(
+            (t.compute_s - want).abs() / want < 1e-9,
+            "{} vs {want}",
+            t.compute_s
+        );
         assert!(t.allreduce_s > 0.0);
         let cold = [PrefillChunk {
             context_before: 0,

@@ -98,10 +98,18 @@ impl FittedFile {
     pub fn from_file(path: &Path) -> Result<FittedFile, FidelityError> {
         let text = crate::trace::read_small_file(path)?;
         let f: FittedFile = serde_json::from_str(&text).map_err(|e| {
-            FidelityError::field(path, format!("line {} column {}", e.line(), e.column()), e.to_string())
+            FidelityError::field(
+                path,
+                format!("line {} column {}", e.line(), e.column()),
+                e.to_string(),
+            )
         })?;
         if f.version != FITTED_VERSION {
-            return Err(FidelityError::field(path, "version", format!("{}: this aisim reads version {FITTED_VERSION}", f.version)));
+            return Err(FidelityError::field(
+                path,
+                "version",
+                format!("{}: this aisim reads version {FITTED_VERSION}", f.version),
+            ));
         }
         f.coefficients
             .validate("coefficients")
@@ -112,7 +120,10 @@ impl FittedFile {
 
 /// The physics timing of `run` under `c`: its spec's physics (or iteration)
 /// profile; any other timing cannot be calibrated.
-pub fn physics_timing(run: &MeasuredRun, c: PhysicsCoefficients) -> Result<TimingSpec, FidelityError> {
+pub fn physics_timing(
+    run: &MeasuredRun,
+    c: PhysicsCoefficients,
+) -> Result<TimingSpec, FidelityError> {
     match run.spec.timing.profile_key() {
         Some(profile) => Ok(TimingSpec::Physics {
             profile: profile.to_string(),
@@ -174,7 +185,10 @@ impl Space {
     fn clamp(&self, x: &mut [f64]) {
         for (v, &i) in x.iter_mut().zip(&self.index) {
             let (lo, hi) = if Self::is_overhead(i) {
-                (OVERHEAD_FLOOR_MS.ln(), (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln())
+                (
+                    OVERHEAD_FLOOR_MS.ln(),
+                    (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln(),
+                )
             } else {
                 (SCALE_BOUNDS.0.ln(), SCALE_BOUNDS.1.ln())
             };
@@ -246,7 +260,11 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
     let evaluations = evaluations.get();
     Ok(Fit {
         coefficients: space.coefficients(&best.0),
-        fitted: space.index.iter().map(|&i| COEFFICIENT_NAMES[i].to_string()).collect(),
+        fitted: space
+            .index
+            .iter()
+            .map(|&i| COEFFICIENT_NAMES[i].to_string())
+            .collect(),
         runs: runs.iter().map(|r| r.name.clone()).collect(),
         evaluations,
         start_objective,
@@ -315,7 +333,11 @@ fn nelder_mead(
             } else {
                 let best = simplex[0].0.clone();
                 for p in simplex.iter_mut().skip(1) {
-                    let mut x: Vec<f64> = p.0.iter().zip(&best).map(|(a, b)| b + 0.5 * (a - b)).collect();
+                    let mut x: Vec<f64> =
+                        p.0.iter()
+                            .zip(&best)
+                            .map(|(a, b)| b + 0.5 * (a - b))
+                            .collect();
                     let v = eval(&mut x, &mut used)?;
                     *p = (x, v);
                 }

@@ -83,18 +83,34 @@ const TOP_FIELDS: [&str; 5] = ["version", "name", "spec", "measured", "requests"
 fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
     match v.as_f64() {
         Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        Some(x) => Err(FidelityError::field(path, field, format!("{x}: must be a finite number of 0 or more"))),
-        None => Err(FidelityError::field(path, field, format!("{v}: must be a number"))),
+        Some(x) => Err(FidelityError::field(
+            path,
+            field,
+            format!("{x}: must be a finite number of 0 or more"),
+        )),
+        None => Err(FidelityError::field(
+            path,
+            field,
+            format!("{v}: must be a number"),
+        )),
     }
 }
 
-fn object<'v>(path: &Path, field: &str, v: &'v Value) -> Result<&'v Map<String, Value>, FidelityError> {
+fn object<'v>(
+    path: &Path,
+    field: &str,
+    v: &'v Value,
+) -> Result<&'v Map<String, Value>, FidelityError> {
     v.as_object()
         .ok_or_else(|| FidelityError::field(path, field, format!("{v}: must be an object")))
 }
 
 fn unknown(path: &Path, field: &str, known: &[&str]) -> FidelityError {
-    FidelityError::field(path, field, format!("unknown field; expected one of {}", known.join(", ")))
+    FidelityError::field(
+        path,
+        field,
+        format!("unknown field; expected one of {}", known.join(", ")),
+    )
 }
 
 fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
@@ -107,7 +123,11 @@ fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
             "completed" => {
                 let n = number(path, &field, value)?;
                 if n.fract() != 0.0 || n > u64::MAX as f64 {
-                    return Err(FidelityError::field(path, &field, format!("{n}: must be a whole number of requests")));
+                    return Err(FidelityError::field(
+                        path,
+                        &field,
+                        format!("{n}: must be a whole number of requests"),
+                    ));
                 }
                 m.completed = Some(n as u64);
             }
@@ -141,11 +161,13 @@ fn parse_spec(path: &Path, v: &Value, base: &Path) -> Result<ReplaySpec, Fidelit
     if let Some(o) = v.as_object_mut() {
         o.entry("version").or_insert(SCHEMA_VERSION.into());
     }
-    let mut spec: ReplaySpec = serde_json::from_value(v)
-        .map_err(|e| FidelityError::field(path, "spec", e.to_string()))?;
+    let mut spec: ReplaySpec =
+        serde_json::from_value(v).map_err(|e| FidelityError::field(path, "spec", e.to_string()))?;
     spec.resolve_paths(base);
     spec.validate().map_err(|e| match e {
-        ReplayError::Spec { field, reason } => FidelityError::field(path, format!("spec.{field}"), reason),
+        ReplayError::Spec { field, reason } => {
+            FidelityError::field(path, format!("spec.{field}"), reason)
+        }
         other => FidelityError::field(path, "spec", other.to_string()),
     })?;
     Ok(spec)
@@ -157,38 +179,76 @@ impl MeasuredRun {
     pub fn from_file(path: &Path) -> Result<MeasuredRun, FidelityError> {
         let text = crate::trace::read_small_file(path)?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
-            FidelityError::field(path, format!("line {} column {}", e.line(), e.column()), e.to_string())
+            FidelityError::field(
+                path,
+                format!("line {} column {}", e.line(), e.column()),
+                e.to_string(),
+            )
         })?;
         let top = object(path, "(file)", &v)?;
         if let Some(k) = top.keys().find(|k| !TOP_FIELDS.contains(&k.as_str())) {
             return Err(unknown(path, k, &TOP_FIELDS));
         }
-        let missing = |f: &str| FidelityError::field(path, f, "missing: a measured run needs it (docs/fidelity.md)");
+        let missing = |f: &str| {
+            FidelityError::field(
+                path,
+                f,
+                "missing: a measured run needs it (docs/fidelity.md)",
+            )
+        };
         match top.get("version").and_then(Value::as_u64) {
             Some(v) if v == MEASURED_VERSION as u64 => {}
             _ => {
-                let got = top.get("version").map_or("missing".into(), Value::to_string);
-                return Err(FidelityError::field(path, "version", format!("{got}: this aisim reads version {MEASURED_VERSION}")));
+                let got = top
+                    .get("version")
+                    .map_or("missing".into(), Value::to_string);
+                return Err(FidelityError::field(
+                    path,
+                    "version",
+                    format!("{got}: this aisim reads version {MEASURED_VERSION}"),
+                ));
             }
         }
         let base = path.parent().unwrap_or(Path::new(""));
         let spec = parse_spec(path, top.get("spec").ok_or_else(|| missing("spec"))?, base)?;
-        let measured = parse_measured(path, top.get("measured").ok_or_else(|| missing("measured"))?)?;
+        let measured = parse_measured(
+            path,
+            top.get("measured").ok_or_else(|| missing("measured"))?,
+        )?;
         let name = match top.get("name") {
-            None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            None => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(FidelityError::field(path, "name", format!("{other}: must be a string"))),
+            Some(other) => {
+                return Err(FidelityError::field(
+                    path,
+                    "name",
+                    format!("{other}: must be a string"),
+                ))
+            }
         };
         let requests = match top.get("requests") {
             None | Some(Value::Null) => None,
             Some(Value::String(r)) => {
                 let p = base.join(r);
                 if !p.is_file() {
-                    return Err(FidelityError::field(path, "requests", format!("{}: no such file", p.display())));
+                    return Err(FidelityError::field(
+                        path,
+                        "requests",
+                        format!("{}: no such file", p.display()),
+                    ));
                 }
                 Some(p)
             }
-            Some(other) => return Err(FidelityError::field(path, "requests", format!("{other}: must be a path"))),
+            Some(other) => {
+                return Err(FidelityError::field(
+                    path,
+                    "requests",
+                    format!("{other}: must be a path"),
+                ))
+            }
         };
         Ok(MeasuredRun {
             version: MEASURED_VERSION,

@@ -103,7 +103,12 @@ pub fn compare(measured: &Measured, report: &ReplayReport) -> Vec<MetricError> {
             push(metric, stat, mv, sv);
         }
     }
-    push("output_tok_s", "value", measured.output_tok_s, simulated.output_tok_s);
+    push(
+        "output_tok_s",
+        "value",
+        measured.output_tok_s,
+        simulated.output_tok_s,
+    );
     push(
         "completed",
         "value",
@@ -125,18 +130,25 @@ pub fn mape(metrics: &[MetricError]) -> BTreeMap<String, f64> {
             }
         }
     }
-    sums.into_iter().map(|(k, (s, n))| (k, s / n as f64)).collect()
+    sums.into_iter()
+        .map(|(k, (s, n))| (k, s / n as f64))
+        .collect()
 }
 
 /// Replays `run` as its spec says, with `timing` instead of the spec's when
 /// given; the trace must hold as many requests as the run measured.
-pub fn replay(run: &MeasuredRun, timing: Option<&TimingSpec>) -> Result<ReplayReport, FidelityError> {
+pub fn replay(
+    run: &MeasuredRun,
+    timing: Option<&TimingSpec>,
+) -> Result<ReplayReport, FidelityError> {
     let mut spec = run.spec.clone();
     if let Some(t) = timing {
         spec.timing = t.clone();
     }
     let report = Replayer::new(spec, SpecComposition)?.run()?.report;
-    if let (Some(n), WorkloadSpec::Trace { path, .. }) = (run.measured.completed, &run.spec.workload) {
+    if let (Some(n), WorkloadSpec::Trace { path, .. }) =
+        (run.measured.completed, &run.spec.workload)
+    {
         if report.outcomes.offered != n {
             return Err(FidelityError::Field {
                 path: path.clone(),
@@ -152,7 +164,10 @@ pub fn replay(run: &MeasuredRun, timing: Option<&TimingSpec>) -> Result<ReplayRe
 }
 
 /// Replays every run and compares it with its measurement.
-pub fn validate(runs: &[MeasuredRun], timing: Option<&TimingSpec>) -> Result<ValidationReport, FidelityError> {
+pub fn validate(
+    runs: &[MeasuredRun],
+    timing: Option<&TimingSpec>,
+) -> Result<ValidationReport, FidelityError> {
     let mut out = Vec::with_capacity(runs.len());
     for run in runs {
         let report = replay(run, timing)?;
