@@ -107,3 +107,25 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/real"]
+fn layer_profiles_replay_the_real_runs() {
+    // Zero-shot with each GPU's own per-layer profile (LLMServingSim's): the
+    // 4090 run within 5 % on the means, the PRO 6000 run within 30 % (it is
+    // 10-23 % fast there; not explained yet: the unused mixed attention rows
+    // are one candidate, see docs/fidelity.md).
+    for (run, tolerance) in [(RUNS[0], 5.0), (RUNS[1], 30.0)] {
+        let m = import(run);
+        let timing = aisim_core::timing::TimingSpec::Layers {
+            dir: shared(run).join("profile/tp1"),
+            layers: None,
+        };
+        let v = validate(std::slice::from_ref(&m), Some(&timing)).unwrap();
+        for metric in ["ttft_ms", "tpot_ms", "e2e_ms"] {
+            let e = mean_error(&v, metric);
+            println!("{run} layers: mean {metric} {e:+.1} %");
+            assert!(e.abs() <= tolerance, "{run} mean {metric}: {e} %");
+        }
+    }
+}

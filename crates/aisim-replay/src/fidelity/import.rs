@@ -642,5 +642,8 @@ fn spec_from_meta(
         profile,
         coefficients: Default::default(),
     };
+    // KV the run did not record comes from the profile's memory, written
+    // into the spec so that it stays whatever timing replays the run.
+    spec.apply_profile()?;
     Ok(spec)
 }
