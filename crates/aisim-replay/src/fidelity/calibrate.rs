@@ -8,6 +8,7 @@ use std::path::Path;
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use serde::{Deserialize, Serialize};
 
+use super::json_file::read_json;
 use super::measured::MeasuredRun;
 use super::validate::{compare, replay};
 use super::FidelityError;
@@ -96,14 +97,7 @@ pub struct FittedFile {
 impl FittedFile {
     /// Reads a fitted-coefficients file.
     pub fn from_file(path: &Path) -> Result<FittedFile, FidelityError> {
-        let text = crate::trace::read_small_file(path)?;
-        let f: FittedFile = serde_json::from_str(&text).map_err(|e| {
-            FidelityError::field(
-                path,
-                format!("line {} column {}", e.line(), e.column()),
-                e.to_string(),
-            )
-        })?;
+        let f: FittedFile = read_json(path)?;
         if f.version != FITTED_VERSION {
             return Err(FidelityError::field(
                 path,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::TimingSpec;
 use serde_json::{Map, Value};
 
+use super::json_file::read_json;
 use super::measured::{Measured, MeasuredRun, MEASURED_VERSION};
 use super::stats::Stats;
 use super::FidelityError;
@@ -564,14 +565,7 @@ pub fn read_llmservingsim(
         r.hash_ids = Some(t.hash_ids.clone());
     }
     let meta_path = dir.join("meta.json");
-    let meta: Value =
-        serde_json::from_str(&crate::trace::read_small_file(&meta_path)?).map_err(|e| {
-            FidelityError::field(
-                &meta_path,
-                format!("line {} column {}", e.line(), e.column()),
-                e.to_string(),
-            )
-        })?;
+    let meta: Value = read_json(&meta_path)?;
     let spec = spec_from_meta(&meta_path, &meta, dir, profile)?;
     Ok((requests, spec))
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::json_file::read_json;
 use super::stats::{Stats, STAT_NAMES};
 use super::FidelityError;
 use crate::error::ReplayError;
@@ -177,14 +178,7 @@ impl MeasuredRun {
     /// Reads and checks a measured-run file; every error names the file and
     /// the field.
     pub fn from_file(path: &Path) -> Result<MeasuredRun, FidelityError> {
-        let text = crate::trace::read_small_file(path)?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
-            FidelityError::field(
-                path,
-                format!("line {} column {}", e.line(), e.column()),
-                e.to_string(),
-            )
-        })?;
+        let v: Value = read_json(path)?;
         let top = object(path, "(file)", &v)?;
         if let Some(k) = top.keys().find(|k| !TOP_FIELDS.contains(&k.as_str())) {
             return Err(unknown(path, k, &TOP_FIELDS));

@@ -6,6 +6,7 @@
 pub mod calibrate;
 mod error;
 pub mod import;
+mod json_file;
 pub mod measured;
 pub mod stats;
 pub mod validate;
