@@ -179,3 +179,53 @@ fn bad_measured_runs_and_flags_exit_2_naming_the_field() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
+    let dir = temp_dir("fidelity-optimize");
+    let base = [
+        "optimize",
+        "--cdf",
+        "lmsys",
+        "--lam",
+        "20",
+        "--gpu-short",
+        "h100/llama-3.1-8b",
+        "--gpu-long",
+        "h100/llama-3.1-8b",
+        "--verify",
+        "engine",
+        "--verify-top",
+        "1",
+        "--n-sim-req",
+        "2000",
+        "--format",
+        "json",
+    ];
+    let p99 = |timing: &[&str]| -> f64 {
+        let mut args = base.to_vec();
+        args.extend_from_slice(timing);
+        let o = aisim(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["engine"][0]["source"], "engine");
+        j["engine"][0]["p99_ttft_short_ms"].as_f64().unwrap()
+    };
+    let roofline = p99(&["--timing", "physics"]);
+    // Every pass twice as slow: the replayed P99 TTFT grows.
+    let fitted = dir.join("slow.json");
+    std::fs::write(
+        &fitted,
+        r#"{"version": 1, "coefficients": {"compute": 2, "weights": 2, "kv": 2}}"#,
+    )
+    .unwrap();
+    let slow = p99(&["--timing", &format!("fitted:{}", fitted.display())]);
+    assert!(slow > roofline, "{slow} vs {roofline}");
+    fails(
+        &[
+            "optimize", "--cdf", "lmsys", "--lam", "20", "--timing", "physics",
+        ],
+        &["--timing", "--verify engine"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

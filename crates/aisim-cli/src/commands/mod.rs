@@ -8,5 +8,5 @@ pub mod measured;
 pub mod profiles;
 pub mod replay;
 mod synthetic;
-mod timing;
+pub(crate) mod timing;
 pub mod validate;

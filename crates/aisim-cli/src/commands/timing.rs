@@ -26,11 +26,8 @@ pub fn parse_timing(
     };
     let timing = if s == "polynomial" {
         TimingSpec::Polynomial
-    } else if s == "physics" {
-        physics(PhysicsCoefficients::default())?
-    } else if let Some(path) = s.strip_prefix("fitted:") {
-        let f = FittedFile::from_file(path.as_ref()).context("--timing fitted:FILE")?;
-        physics(f.coefficients)?
+    } else if s == "physics" || s.starts_with("fitted:") {
+        physics(physics_coefficients(s)?)?
     } else if let Some(rest) = s.strip_prefix("layers:") {
         let (dir, layers) = match rest.rsplit_once(',') {
             Some((d, n)) => {
@@ -67,6 +64,20 @@ pub fn parse_timing(
         anyhow::bail!("--profile {p} has no effect with --timing {s}: it names the profile of --timing physics or fitted:FILE");
     }
     Ok(timing)
+}
+
+/// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
+/// where the profile comes from elsewhere (the fleet's pools).
+pub fn physics_coefficients(s: &str) -> anyhow::Result<PhysicsCoefficients> {
+    if s == "physics" {
+        return Ok(PhysicsCoefficients::default());
+    }
+    match s.strip_prefix("fitted:") {
+        Some(path) => Ok(FittedFile::from_file(path.as_ref())
+            .context("--timing fitted:FILE")?
+            .coefficients),
+        None => anyhow::bail!("--timing `{s}`: use physics or fitted:FITTED.json"),
+    }
 }
 
 /// The timing `--timing` / `--profile` set over `base`, if either is given:
