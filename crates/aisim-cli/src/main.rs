@@ -108,6 +108,27 @@ enum Command {
     ///   aisim grid-flex --cdf azure --lam 200 --n-gpus 40 --gpu h100
     #[command(verbatim_doc_comment)]
     GridFlex(commands::fleet::GridFlexArgs),
+    /// Replay measured runs and compare: per metric and statistic, the error in %.
+    ///
+    /// Each RUN.json is a measured run (docs/fidelity.md): a replay spec and
+    /// what a real server measured. --timing replaces every run's timing.
+    ///
+    /// Examples:
+    ///   aisim validate rtx4090.json
+    ///   aisim validate rtx4090.json --timing fitted:fitted.json --format json
+    #[command(verbatim_doc_comment)]
+    Validate(commands::validate::ValidateArgs),
+    /// Fit the physics timing model's coefficients to measured runs.
+    ///
+    /// Replays the runs inside a bounded, deterministic Nelder-Mead search and
+    /// writes the coefficients --timing fitted:FILE reads.
+    ///
+    /// Example:
+    ///   aisim calibrate rtx4090.json pro6000.json --out fitted.json
+    #[command(verbatim_doc_comment)]
+    Calibrate(commands::calibrate::CalibrateArgs),
+    /// Measured runs: import them from per-request measurements.
+    Measured(commands::measured::MeasuredArgs),
     /// List hardware, models and GPU profiles with their derived numbers.
     ///
     /// Profiles are named elsewhere by key: a manual profile (a100, h100, a10g)
@@ -179,6 +200,9 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::TokPerWatt(a) => commands::fleet::run_tok_per_watt(a),
         Command::GridFlex(a) => commands::fleet::run_grid_flex(a),
         Command::Profiles(args) => commands::profiles::run(args),
+        Command::Validate(args) => commands::validate::run(args),
+        Command::Calibrate(args) => commands::calibrate::run(args),
+        Command::Measured(args) => commands::measured::run(args),
     }
 }
 

@@ -47,6 +47,7 @@ fn main() {
         n_sim_req: 40_000,
         seeds: 1,
         verify_engine: false,
+        engine_coefficients: None,
     };
     println!(
         "optimize (azure, 200 req/s, 11 gammas, 3 verified x 40,000): {:.1} ms",

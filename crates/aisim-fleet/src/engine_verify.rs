@@ -3,7 +3,7 @@
 //! paging), with requests drawn from the pool's slice of the CDF.
 
 use aisim_core::profile::GpuProfile;
-use aisim_core::timing::TimingSpec;
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
 use aisim_core::EngineConfig;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::{
@@ -15,13 +15,14 @@ use crate::plan::{Candidate, Plan, PlannedPool, Planner};
 use crate::FleetError;
 
 /// The replay spec that stands for one pool: `n_gpus` workers of the profile's
-/// iteration model and KV capacity, Poisson arrivals at the pool's rate, the
+/// iteration model (or its physics model under `coefficients`) and KV capacity, Poisson arrivals at the pool's rate, the
 /// least-loaded router (the DES's shortest queue), the first fifth as warm-up.
 pub fn pool_replay_spec(
     pool: &PlannedPool,
     profile: &dyn GpuProfile,
     n_req: u64,
     seed: u64,
+    coefficients: Option<PhysicsCoefficients>,
 ) -> ReplaySpec {
     let block_size = EngineConfig::default().effective_block_size();
     let kv_tokens = profile.total_kv_blks() * profile.blk_size() as u64;
@@ -48,8 +49,14 @@ pub fn pool_replay_spec(
         topology: TopologySpec::Aggregated {
             workers: pool.size.n_gpus.max(1) as u32,
         },
-        timing: TimingSpec::Iteration {
-            profile: profile.key().to_string(),
+        timing: match coefficients {
+            None => TimingSpec::Iteration {
+                profile: profile.key().to_string(),
+            },
+            Some(coefficients) => TimingSpec::Physics {
+                profile: profile.key().to_string(),
+                coefficients,
+            },
         },
         ..ReplaySpec::default()
     };
@@ -70,11 +77,12 @@ pub fn pool_p99_ttft_ms(
     profile: &dyn GpuProfile,
     n_req: u64,
     seed: u64,
+    coefficients: Option<PhysicsCoefficients>,
 ) -> Result<f64, FleetError> {
     if pool.size.n_gpus == 0 {
         return Ok(0.0);
     }
-    let spec = pool_replay_spec(pool, profile, n_req, seed);
+    let spec = pool_replay_spec(pool, profile, n_req, seed, coefficients);
     let out = Replayer::new(spec, SpecComposition)?.run()?;
     // Unfinished or rejected requests make the offered view's P99 infinite.
     Ok(out
@@ -87,7 +95,12 @@ pub fn pool_p99_ttft_ms(
 
 impl Planner {
     /// The candidate with its P99s from the engine-level replay.
-    pub fn verify_engine(&self, plan: &Plan, n_req: u64) -> Result<Candidate, FleetError> {
+    pub fn verify_engine(
+        &self,
+        plan: &Plan,
+        n_req: u64,
+        coefficients: Option<PhysicsCoefficients>,
+    ) -> Result<Candidate, FleetError> {
         let mut c = plan.candidate.clone();
         c.analytic_p99_ms = Some((c.p99_ttft_short_ms, c.p99_ttft_long_ms));
         let short_profile = if c.gamma.is_none() {
@@ -95,9 +108,16 @@ impl Planner {
         } else {
             self.gpu_short.as_ref()
         };
-        c.p99_ttft_short_ms = pool_p99_ttft_ms(&plan.short, short_profile, n_req, self.seed)?;
+        c.p99_ttft_short_ms =
+            pool_p99_ttft_ms(&plan.short, short_profile, n_req, self.seed, coefficients)?;
         c.p99_ttft_long_ms = match &plan.long {
-            Some(p) => pool_p99_ttft_ms(p, self.gpu_long.as_ref(), n_req, self.seed ^ 0x5a5a)?,
+            Some(p) => pool_p99_ttft_ms(
+                p,
+                self.gpu_long.as_ref(),
+                n_req,
+                self.seed ^ 0x5a5a,
+                coefficients,
+            )?,
             None => 0.0,
         };
         c.slo_met =

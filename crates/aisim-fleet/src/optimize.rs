@@ -28,6 +28,10 @@ pub struct OptimizeParams {
     pub seeds: u64,
     /// Also replay the verified candidates through the engine-level replay.
     pub verify_engine: bool,
+    /// That replay's timing: the physics model of each pool's profile with
+    /// these coefficients (`--timing fitted:FILE`), or the profile's
+    /// iteration model when absent.
+    pub engine_coefficients: Option<aisim_core::timing::PhysicsCoefficients>,
 }
 
 /// The optimize report.
@@ -133,7 +137,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
         order
             .iter()
             .take(p.verify_top)
-            .map(|&i| planner.verify_engine(&plans[i], p.n_sim_req))
+            .map(|&i| planner.verify_engine(&plans[i], p.n_sim_req, p.engine_coefficients))
             .collect::<Result<Vec<_>, _>>()?
     } else {
         Vec::new()

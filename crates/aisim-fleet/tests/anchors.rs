@@ -143,6 +143,7 @@ fn optimize_runs_and_verifies_the_cheapest() {
         n_sim_req: 20_000,
         seeds: 1,
         verify_engine: false,
+        engine_coefficients: None,
     };
     let r = optimize(&planner("azure", 200.0, "a100"), &p).unwrap();
     assert_eq!(r.candidates.len(), 11);
@@ -165,6 +166,7 @@ fn optimize_with_seeds_gives_intervals() {
         n_sim_req: 10_000,
         seeds: 4,
         verify_engine: false,
+        engine_coefficients: None,
     };
     let r = optimize(&planner("azure", 200.0, "a100"), &p).unwrap();
     let (short, long) = r.simulated[0]
@@ -193,6 +195,7 @@ fn verify_engine_replays_the_top_candidates() {
         n_sim_req: 2_000,
         seeds: 1,
         verify_engine: true,
+        engine_coefficients: None,
     };
     let r = optimize(&planner("lmsys", 20.0, "h100"), &p).unwrap();
     assert_eq!(r.engine.len(), 1);

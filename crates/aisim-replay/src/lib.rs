@@ -31,6 +31,7 @@ pub mod collector;
 pub mod distribution;
 mod error;
 pub mod event;
+pub mod fidelity;
 pub mod gaps;
 pub mod metrics;
 pub mod policy;

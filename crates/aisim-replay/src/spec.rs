@@ -497,6 +497,7 @@ impl ReplaySpec {
             },
             match &mut self.timing {
                 TimingSpec::Table { path } => Some(path),
+                TimingSpec::Layers { dir, .. } => Some(dir),
                 _ => None,
             },
         ];
@@ -523,9 +524,9 @@ impl ReplaySpec {
     /// timing comes from one: its tensor parallelism (`engine.tp_size`, which
     /// must be 1, taken as unset, or the profile's) and its KV memory
     /// (`engine.kv_budget_tokens`, unless given). Idempotent; a no-op for
-    /// other timing models. `Replayer::new` calls it.
+    /// other timing models. The physics model's profile counts as well. `Replayer::new` calls it.
     pub fn apply_profile(&mut self) -> Result<(), ReplayError> {
-        let TimingSpec::Iteration { profile } = &self.timing else {
+        let Some(profile) = self.timing.profile_key() else {
             return Ok(());
         };
         let p = resolve_profile(profile)?;
@@ -610,6 +611,9 @@ impl ReplaySpec {
         } = self.timing
         {
             aisim_core::timing::FixedTiming::new(prefill_ms, decode_ms)?;
+        }
+        if let TimingSpec::Physics { coefficients, .. } = &self.timing {
+            coefficients.validate("timing.coefficients")?;
         }
         let d = &self.discipline;
         if !(d.warmup_s.is_finite() && d.warmup_s >= 0.0) {

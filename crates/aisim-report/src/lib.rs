@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod fidelity;
 pub mod fleet;
 pub mod profiles;
 pub mod replay;

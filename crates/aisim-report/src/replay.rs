@@ -280,6 +280,17 @@ fn timing_name(t: &TimingSpec) -> String {
         } => format!("fixed: {prefill_ms} ms prefill, {decode_ms} ms decode"),
         TimingSpec::Iteration { profile } => format!("iteration model of profile {profile}"),
         TimingSpec::Table { path } => format!("table {}", path.display()),
+        TimingSpec::Physics {
+            profile,
+            coefficients,
+        } => {
+            let c = coefficients;
+            format!(
+                "physics model of profile {profile} (compute {}, weights {}, kv {}, allreduce {}, {} ms/pass, {} ms/request)",
+                c.compute, c.weights, c.kv, c.allreduce, c.pass_ms, c.request_ms
+            )
+        }
+        TimingSpec::Layers { dir, .. } => format!("layer profiles in {}", dir.display()),
     }
 }
 

@@ -45,6 +45,7 @@ fn optimize_table_over_seeds() {
         n_sim_req: 2000,
         seeds: 3,
         verify_engine: false,
+        engine_coefficients: None,
     };
     let r = optimize(&planner("azure", 50.0, "a100", "a100"), &p).unwrap();
     insta::assert_snapshot!(aisim_report::fleet::render_optimize(&r));

@@ -180,6 +180,10 @@ pub struct OptimizeArgs {
     /// [default: slots].
     #[arg(long, value_enum)]
     verify: Option<VerifyArg>,
+    /// Timing of --verify engine: physics or fitted:FITTED.json, the physics
+    /// model of each pool's profile [default: the profile's iteration model].
+    #[arg(long)]
+    timing: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -197,6 +201,18 @@ pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
     no_effect(analytic_only && a.n_sim_req.is_some(), "--n-sim-req", why)?;
     no_effect(analytic_only && a.seeds.is_some(), "--seeds", why)?;
     no_effect(analytic_only && a.verify.is_some(), "--verify", why)?;
+    let verify_engine = a.verify == Some(VerifyArg::Engine);
+    no_effect(
+        a.timing.is_some() && !verify_engine,
+        "--timing",
+        "it times --verify engine's replay",
+    )?;
+    let engine_coefficients = a
+        .timing
+        .as_deref()
+        .map(super::timing::physics_coefficients)
+        .transpose()
+        .map_err(input)?;
     if analytic_only {
         a.plan.seed_needs_sampling(&a.sizing)?;
     }
@@ -207,7 +223,8 @@ pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
         verify_top: a.verify_top,
         n_sim_req: a.n_sim_req.unwrap_or(40000),
         seeds: a.seeds.unwrap_or(1),
-        verify_engine: a.verify == Some(VerifyArg::Engine),
+        verify_engine,
+        engine_coefficients,
     };
     let r = optimize(&a.plan.planner(Some(&a.sizing))?, &p).map_err(input)?;
     emit(&a.output, &r, aisim_report::fleet::render_optimize)

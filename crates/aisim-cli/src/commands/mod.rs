@@ -1,8 +1,12 @@
 //! One module per subcommand.
 
 mod blame;
+pub mod calibrate;
 pub mod fleet;
 pub mod gen_trace;
+pub mod measured;
 pub mod profiles;
 pub mod replay;
 mod synthetic;
+pub(crate) mod timing;
+pub mod validate;

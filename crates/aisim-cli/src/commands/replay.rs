@@ -4,7 +4,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use aisim_core::timing::TimingSpec;
 use aisim_core::{Backend, PreemptionMode};
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::{DispatchMode, RouterKind, TopologySpec, WorkloadSpec};
@@ -15,6 +14,7 @@ use clap::{Args, ValueEnum};
 
 use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
+use super::timing::timing_flags;
 use crate::exit::{input, CliError};
 use crate::output::{OutputArgs, Target};
 
@@ -110,11 +110,11 @@ pub struct ReplayArgs {
     /// Reject requests longer than this (prompt + output).
     #[arg(long)]
     max_model_len: Option<u32>,
-    /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS or table:FILE [default: polynomial].
+    /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS, table:FILE, physics, fitted:FITTED.json or layers:DIR[,LAYERS] [default: polynomial].
     #[arg(long)]
     timing: Option<String>,
-    /// Iteration timing from a GPU profile (a100, h100/llama-3.1-70b/tp8, ...); also sets the KV capacity and tp.
-    #[arg(long, conflicts_with = "timing")]
+    /// GPU profile (a100, h100/llama-3.1-70b/tp8, ...): alone, its iteration timing; with --timing physics or fitted:FILE, the physics model's; also sets the KV capacity and tp.
+    #[arg(long)]
     profile: Option<String>,
     /// Divide every pass time by this [default: 1.0].
     #[arg(long)]
@@ -176,33 +176,6 @@ pub struct ReplayArgs {
     workload: SyntheticArgs,
 }
 
-fn parse_timing(s: &str) -> anyhow::Result<TimingSpec> {
-    if s == "polynomial" {
-        return Ok(TimingSpec::Polynomial);
-    }
-    if let Some(rest) = s.strip_prefix("fixed:") {
-        let (p, d) = rest
-            .split_once(',')
-            .context("fixed timing is written fixed:PREFILL_MS,DECODE_MS, e.g. fixed:20,5")?;
-        let prefill_ms = p
-            .trim()
-            .parse()
-            .with_context(|| format!("`{p}` is not a number of milliseconds"))?;
-        let decode_ms = d
-            .trim()
-            .parse()
-            .with_context(|| format!("`{d}` is not a number of milliseconds"))?;
-        return Ok(TimingSpec::Fixed {
-            prefill_ms,
-            decode_ms,
-        });
-    }
-    if let Some(path) = s.strip_prefix("table:") {
-        return Ok(TimingSpec::Table { path: path.into() });
-    }
-    anyhow::bail!("--timing `{s}`: use polynomial, fixed:PREFILL_MS,DECODE_MS or table:FILE")
-}
-
 impl ReplayArgs {
     /// The spec these flags describe (over `--spec` or the defaults).
     fn build_spec(&self) -> anyhow::Result<ReplaySpec> {
@@ -260,13 +233,12 @@ impl ReplayArgs {
                 PreemptionArg::Fifo => PreemptionMode::Fifo,
             };
         }
-        if let Some(t) = &self.timing {
-            spec.timing = parse_timing(t)?;
-        }
-        if let Some(key) = &self.profile {
-            spec.timing = TimingSpec::Iteration {
-                profile: key.clone(),
-            };
+        if let Some(t) = timing_flags(
+            self.timing.as_deref(),
+            self.profile.as_deref(),
+            &spec.timing,
+        )? {
+            spec.timing = t;
         }
         if self.num_gpu_blocks.is_some() {
             spec.engine.num_gpu_blocks = self.num_gpu_blocks;

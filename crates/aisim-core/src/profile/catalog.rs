@@ -163,7 +163,12 @@ mod tests {
 
     #[test]
     fn catalogs_parse_and_find_by_alias() {
-        assert_eq!(hardware_catalog().len(), 8);
+        assert_eq!(hardware_catalog().len(), 10);
+        assert_eq!(HardwareSpec::find("rtx4090").unwrap().name, "RTX-4090");
+        assert_eq!(
+            HardwareSpec::find("rtxpro6000").unwrap().name,
+            "RTX-PRO-6000"
+        );
         assert_eq!(HardwareSpec::find("H100").unwrap().name, "H100-SXM");
         assert_eq!(manual_profile_catalog().len(), 3);
         assert!(ModelSpec::find("nope").is_none());

@@ -124,10 +124,20 @@ impl ComputedProfile {
         })
     }
 
-    /// Parses `HARDWARE/MODEL[/tpN][/fp8|int4|fp16]`; `MODEL` may be a path to a
-    /// HuggingFace `config.json`.
+    /// Parses `HARDWARE/MODEL[/tpN][/fp8|int4|fp16]`; `HARDWARE` may be a
+    /// path to a hardware JSON file, `MODEL` one to a HuggingFace `config.json`.
     pub fn from_key(key: &str) -> Result<ComputedProfile, CoreError> {
-        let mut parts: Vec<&str> = key.split('/').collect();
+        // A hardware file is a path ending in `.json` (it may hold slashes)
+        // where no catalog name starts the key.
+        let first = key.split('/').next().unwrap_or_default();
+        let (hardware_file, rest) = match key.find(".json/") {
+            Some(i) if HardwareSpec::find(first).is_none() => (Some(&key[..i + 5]), &key[i + 6..]),
+            _ => (None, key),
+        };
+        let mut parts: Vec<&str> = std::iter::once("")
+            .filter(|_| hardware_file.is_some())
+            .chain(rest.split('/'))
+            .collect();
         let mut serving = ServingConfig::default();
         while parts.len() > 2 {
             let last = parts[parts.len() - 1].to_ascii_lowercase();
@@ -150,9 +160,12 @@ impl ComputedProfile {
             }
             parts.pop();
         }
-        let hardware = HardwareSpec::find(parts[0])
-            .ok_or_else(|| unknown(key))?
-            .clone();
+        let hardware = match hardware_file {
+            Some(path) => HardwareSpec::from_file(Path::new(path))?,
+            None => HardwareSpec::find(parts[0])
+                .ok_or_else(|| unknown(key))?
+                .clone(),
+        };
         let model_key = parts[1..].join("/");
         let model = if model_key.ends_with(".json") {
             ModelSpec::from_hf_config(Path::new(&model_key))?

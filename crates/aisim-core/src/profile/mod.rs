@@ -3,6 +3,7 @@
 
 mod catalog;
 mod computed;
+mod hardware_file;
 mod hf_config;
 mod manual;
 mod model;

@@ -2,6 +2,8 @@
 
 mod fixed;
 mod iteration;
+mod layers;
+mod physics;
 mod polynomial;
 mod table;
 
@@ -13,11 +15,13 @@ use serde::{Deserialize, Serialize};
 
 pub use fixed::FixedTiming;
 pub use iteration::IterationTiming;
+pub use layers::LayerTiming;
+pub use physics::{PhysicsCoefficients, PhysicsTerms, PhysicsTiming, COEFFICIENT_NAMES};
 pub use polynomial::PolynomialTiming;
 pub use table::TableTiming;
 
 use crate::error::CoreError;
-use crate::profile::resolve_profile;
+use crate::profile::{resolve_profile, ComputedProfile};
 
 /// Prompt work of one request in a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +60,25 @@ pub struct PassTime {
     pub prefill_s: f64,
     /// Seconds spent on decoding.
     pub decode_s: f64,
+}
+
+impl PassTime {
+    /// `seconds` for a whole pass, booked as prefill time when the pass
+    /// computes prompt tokens and as decode time otherwise (so
+    /// `decode_speedup_ratio` applies to pure decode passes).
+    pub fn whole_pass(shape: &PassShape<'_>, seconds: f64) -> PassTime {
+        if shape.prefill.is_empty() {
+            PassTime {
+                prefill_s: 0.0,
+                decode_s: seconds,
+            }
+        } else {
+            PassTime {
+                prefill_s: seconds,
+                decode_s: 0.0,
+            }
+        }
+    }
 }
 
 /// A model of how long a pass takes. Implement it to plug in a model of your own.
@@ -103,6 +126,23 @@ pub enum TimingSpec {
         /// Path of the table file.
         path: PathBuf,
     },
+    /// Physics model of a computed profile (`h100/llama-3.1-8b`, ...) with
+    /// coefficients (default: the zero-shot roofline; fitted ones from `aisim calibrate`).
+    Physics {
+        /// Profile key `HARDWARE/MODEL[/tpN][/fp8|int4]`.
+        profile: String,
+        /// Coefficients of the basis terms; left out: the defaults.
+        #[serde(default)]
+        coefficients: PhysicsCoefficients,
+    },
+    /// Per-layer GPU profiles (LLMServingSim's CSV shape) in a folder.
+    Layers {
+        /// Folder holding `dense.csv`, `attention.csv` and `per_sequence.csv`.
+        dir: PathBuf,
+        /// Decoder layers of the model; left out: from the folder's `meta.yaml`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        layers: Option<u32>,
+    },
 }
 
 impl TimingSpec {
@@ -118,6 +158,28 @@ impl TimingSpec {
                 Arc::new(IterationTiming::from_profile(resolve_profile(profile)?))
             }
             TimingSpec::Table { path } => Arc::new(TableTiming::from_file(path)?),
+            TimingSpec::Physics {
+                profile,
+                coefficients,
+            } => Arc::new(PhysicsTiming::new(
+                &ComputedProfile::from_key(profile)?,
+                *coefficients,
+            )?),
+            TimingSpec::Layers { dir, layers } => Arc::new(LayerTiming::from_dir(dir, *layers)?),
         })
+    }
+
+    /// The GPU profile the timing comes from, if any (its tensor parallelism
+    /// and KV memory then describe the engine).
+    pub fn profile_key(&self) -> Option<&str> {
+        match self {
+            TimingSpec::Iteration { profile } | TimingSpec::Physics { profile, .. } => {
+                Some(profile)
+            }
+            TimingSpec::Polynomial
+            | TimingSpec::Fixed { .. }
+            | TimingSpec::Table { .. }
+            | TimingSpec::Layers { .. } => None,
+        }
     }
 }

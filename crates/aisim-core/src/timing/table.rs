@@ -43,7 +43,7 @@ pub struct TableTiming {
     name: String,
 }
 
-fn bad(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> CoreError {
+pub(super) fn bad(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> CoreError {
     CoreError::BadFile {
         path: path.to_path_buf(),
         field: field.into(),
@@ -51,7 +51,7 @@ fn bad(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> Core
     }
 }
 
-fn check_axis(path: &Path, field: &str, xs: &[f64]) -> Result<(), CoreError> {
+pub(super) fn check_axis(path: &Path, field: &str, xs: &[f64]) -> Result<(), CoreError> {
     if xs.is_empty() {
         return Err(bad(path, field, "needs at least one point"));
     }
@@ -89,7 +89,7 @@ fn segment(xs: &[f64], x: f64) -> (usize, f64) {
     (i, (x - xs[i]) / (xs[i + 1] - xs[i]))
 }
 
-fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+pub(super) fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
     let (i, w) = segment(xs, x);
     if xs.len() == 1 {
         return ys[0];

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use detect::detect_format;
+pub(crate) use lines::Lines;
 pub(crate) use number::float;
 
 use crate::error::ReplayError;

@@ -1,0 +1,97 @@
+//! `--timing` and `--profile`, shared by `replay`, `validate` and `calibrate`.
+
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
+use aisim_replay::fidelity::calibrate::FittedFile;
+use anyhow::Context;
+
+/// What `--timing` accepts, for help texts and errors.
+pub const TIMING_FORMS: &str =
+    "polynomial, fixed:PREFILL_MS,DECODE_MS, table:FILE, physics, fitted:FITTED.json or layers:DIR[,LAYERS]";
+
+/// The timing `--timing s` and `--profile` describe; the physics forms take
+/// their profile from `--profile`, else from `base` (the spec's timing).
+pub fn parse_timing(
+    s: &str,
+    profile: Option<&str>,
+    base: &TimingSpec,
+) -> anyhow::Result<TimingSpec> {
+    let physics = |coefficients: PhysicsCoefficients| -> anyhow::Result<TimingSpec> {
+        let profile = profile.or(base.profile_key()).with_context(|| {
+            format!("--timing {s} needs a computed profile: give --profile HARDWARE/MODEL (e.g. h100/llama-3.1-8b)")
+        })?;
+        Ok(TimingSpec::Physics {
+            profile: profile.to_string(),
+            coefficients,
+        })
+    };
+    let timing = if s == "polynomial" {
+        TimingSpec::Polynomial
+    } else if s == "physics" || s.starts_with("fitted:") {
+        physics(physics_coefficients(s)?)?
+    } else if let Some(rest) = s.strip_prefix("layers:") {
+        let (dir, layers) = match rest.rsplit_once(',') {
+            Some((d, n)) => {
+                let n: u32 = n.trim().parse().ok().filter(|&n| n > 0).with_context(|| {
+                    format!("--timing layers:DIR,LAYERS: `{n}` is not a decoder layer count of 1 or more")
+                })?;
+                (d, Some(n))
+            }
+            None => (rest, None),
+        };
+        TimingSpec::Layers {
+            dir: dir.into(),
+            layers,
+        }
+    } else if let Some(rest) = s.strip_prefix("fixed:") {
+        let (p, d) = rest
+            .split_once(',')
+            .context("fixed timing is written fixed:PREFILL_MS,DECODE_MS, e.g. fixed:20,5")?;
+        let ms = |v: &str| -> anyhow::Result<f64> {
+            v.trim()
+                .parse()
+                .with_context(|| format!("`{v}` is not a number of milliseconds"))
+        };
+        TimingSpec::Fixed {
+            prefill_ms: ms(p)?,
+            decode_ms: ms(d)?,
+        }
+    } else if let Some(path) = s.strip_prefix("table:") {
+        TimingSpec::Table { path: path.into() }
+    } else {
+        anyhow::bail!("--timing `{s}`: use {TIMING_FORMS}")
+    };
+    if let (Some(p), None) = (profile, timing.profile_key()) {
+        anyhow::bail!("--profile {p} has no effect with --timing {s}: it names the profile of --timing physics or fitted:FILE");
+    }
+    Ok(timing)
+}
+
+/// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
+/// where the profile comes from elsewhere (the fleet's pools).
+pub fn physics_coefficients(s: &str) -> anyhow::Result<PhysicsCoefficients> {
+    if s == "physics" {
+        return Ok(PhysicsCoefficients::default());
+    }
+    match s.strip_prefix("fitted:") {
+        Some(path) => Ok(FittedFile::from_file(path.as_ref())
+            .context("--timing fitted:FILE")?
+            .coefficients),
+        None => anyhow::bail!("--timing `{s}`: use physics or fitted:FITTED.json"),
+    }
+}
+
+/// The timing `--timing` / `--profile` set over `base`, if either is given:
+/// `--profile` alone is the iteration model of that profile.
+pub fn timing_flags(
+    timing: Option<&str>,
+    profile: Option<&str>,
+    base: &TimingSpec,
+) -> anyhow::Result<Option<TimingSpec>> {
+    Ok(match (timing, profile) {
+        (Some(t), p) => Some(parse_timing(t, p, base)?),
+        (None, Some(p)) => Some(TimingSpec::Iteration {
+            profile: p.to_string(),
+        }),
+        (None, None) => None,
+    })
+}

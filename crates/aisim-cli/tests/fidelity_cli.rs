@@ -1,0 +1,231 @@
+//! `aisim measured import`, `validate` and `calibrate` through the binary.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// A generic per-request file of 6 requests on one server, 2 of them sharing a prefix.
+const REQUESTS: &str = r#"{"request_id": "a", "send_s": 10.0, "first_token_s": 10.05, "end_s": 10.5, "input_tokens": 512, "output_tokens": 20, "hash_ids": [1, 2]}
+{"request_id": "b", "send_s": 10.2, "first_token_s": 10.3, "end_s": 11.0, "input_tokens": 1024, "output_tokens": 30, "hash_ids": [1, 2, 3, 4]}
+{"request_id": "c", "send_s": 10.4, "first_token_s": 10.45, "end_s": 10.9, "input_tokens": 256, "output_tokens": 16}
+{"request_id": "d", "send_s": 11.0, "first_token_s": 11.08, "end_s": 11.7, "input_tokens": 2048, "output_tokens": 25}
+{"request_id": "e", "send_s": 11.5, "first_token_s": 11.53, "end_s": 11.9, "input_tokens": 128, "output_tokens": 12}
+{"request_id": "f", "send_s": 12.0, "first_token_s": 12.06, "end_s": 12.8, "input_tokens": 768, "output_tokens": 40}
+"#;
+
+fn import(dir: &Path) -> String {
+    let req = dir.join("requests.jsonl");
+    std::fs::write(&req, REQUESTS).unwrap();
+    let run = dir.join("run.json");
+    let o = aisim(&[
+        "measured",
+        "import",
+        req.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--profile",
+        "h100/llama-3.1-8b",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.join("run.trace.jsonl").is_file());
+    run.to_str().unwrap().to_string()
+}
+
+#[test]
+fn import_validate_calibrate_round_trip() {
+    let dir = temp_dir("fidelity-round-trip");
+    let run = import(&dir);
+    let text = std::fs::read_to_string(&run).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // TTFT of request a: 50 ms; output tokens 143 over 10.0 .. 12.8 s.
+    assert_eq!(v["measured"]["completed"], 6);
+    let tok_s = v["measured"]["output_tok_s"].as_f64().unwrap();
+    assert!((tok_s - 143.0 / 2.8).abs() < 1e-9, "{tok_s}");
+    assert_eq!(v["spec"]["workload"]["path"], "run.trace.jsonl");
+    let o = aisim(&["validate", &run, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let metrics = j["runs"][0]["metrics"].as_array().unwrap();
+    assert!(metrics
+        .iter()
+        .any(|m| m["metric"] == "ttft_ms" && m["stat"] == "p90"));
+    assert!(j["runs"][0]["mape_pct"]["overall"].as_f64().unwrap() > 0.0);
+    assert!(j["mape_pct"]["ttft_ms"].is_number());
+    // Calibrate, twice: the same coefficients; then validate with them.
+    let fitted = dir.join("fitted.json");
+    let f = fitted.to_str().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let o = aisim(&["calibrate", &run, "--out", f, "--max-evaluations", "60"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("calibrated MAPE"), "{}", stdout(&o));
+        seen.push(std::fs::read_to_string(&fitted).unwrap());
+    }
+    assert_eq!(seen[0], seen[1]);
+    let timing = format!("fitted:{f}");
+    let o = aisim(&["validate", &run, "--timing", &timing, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let before = j["mape_pct"]["overall"].as_f64().unwrap();
+    assert!(after["mape_pct"]["overall"].as_f64().unwrap() <= before);
+    // The same fitted file drives a replay.
+    let trace = dir.join("run.trace.jsonl");
+    let o = aisim(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--timing",
+        &timing,
+        "--profile",
+        "h100/llama-3.1-8b",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn fails(args: &[&str], wants: &[&str]) {
+    let o = aisim(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in wants {
+        assert!(err.contains(w), "{args:?}: `{w}` not in {err}");
+    }
+}
+
+#[test]
+fn bad_measured_runs_and_flags_exit_2_naming_the_field() {
+    let dir = temp_dir("fidelity-bad");
+    let run = import(&dir);
+    let text = std::fs::read_to_string(&run).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let write = |name: &str, v: &serde_json::Value| {
+        let p = dir.join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let mut no_spec = v.clone();
+    no_spec.as_object_mut().unwrap().remove("spec");
+    fails(
+        &["validate", &write("nospec.json", &no_spec)],
+        &["nospec.json", "`spec`", "missing"],
+    );
+    let mut unknown = v.clone();
+    unknown["measured"]["goodput"] = 1.into();
+    fails(
+        &["validate", &write("unknown.json", &unknown)],
+        &["`measured.goodput`", "unknown field"],
+    );
+    let mut negative = v.clone();
+    negative["measured"]["ttft_ms"]["p90"] = (-5.0).into();
+    fails(
+        &["validate", &write("negative.json", &negative)],
+        &["`measured.ttft_ms.p90`", "-5"],
+    );
+    v["measured"]["completed"] = 9.into();
+    fails(
+        &["validate", &write("count.json", &v)],
+        &["measured.completed", "9 requests measured", "holds 6"],
+    );
+    fails(
+        &["calibrate", &run, "--out", "-", "--fit", "speed"],
+        &["--fit speed", "compute"],
+    );
+    fails(
+        &["validate", &run, "--timing", "physics", "--profile", "a100"],
+        &["a100"],
+    );
+    fails(
+        &[
+            "validate",
+            &run,
+            "--timing",
+            "polynomial",
+            "--profile",
+            "h100/llama-3.1-8b",
+        ],
+        &["--profile", "no effect"],
+    );
+    fails(
+        &["replay", "--timing", "physics"],
+        &["--timing physics", "--profile"],
+    );
+    fails(
+        &["replay", "--timing", "layers:/nonexistent-dir,32"],
+        &["nonexistent-dir"],
+    );
+    let bad_fit = dir.join("fit.json");
+    std::fs::write(&bad_fit, r#"{"version": 1, "coefficients": {"kv": -2}}"#).unwrap();
+    let t = format!("fitted:{}", bad_fit.display());
+    fails(
+        &["validate", &run, "--timing", &t],
+        &["fit.json", "coefficients", "kv = -2"],
+    );
+    let req = dir.join("bad.jsonl");
+    std::fs::write(&req, "{\"request_id\": 1, \"send_s\": 2, \"first_token_s\": 1, \"end_s\": 3, \"input_tokens\": 5, \"output_tokens\": 2}\n").unwrap();
+    let out = dir.join("x.json");
+    fails(
+        &[
+            "measured",
+            "import",
+            req.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["bad.jsonl:1", "first_token_s", "before the send time"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
+    let dir = temp_dir("fidelity-optimize");
+    let base = [
+        "optimize",
+        "--cdf",
+        "lmsys",
+        "--lam",
+        "20",
+        "--gpu-short",
+        "h100/llama-3.1-8b",
+        "--gpu-long",
+        "h100/llama-3.1-8b",
+        "--verify",
+        "engine",
+        "--verify-top",
+        "1",
+        "--n-sim-req",
+        "2000",
+        "--format",
+        "json",
+    ];
+    let p99 = |timing: &[&str]| -> f64 {
+        let mut args = base.to_vec();
+        args.extend_from_slice(timing);
+        let o = aisim(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["engine"][0]["source"], "engine");
+        j["engine"][0]["p99_ttft_short_ms"].as_f64().unwrap()
+    };
+    let roofline = p99(&["--timing", "physics"]);
+    // Every pass twice as slow: the replayed P99 TTFT grows.
+    let fitted = dir.join("slow.json");
+    std::fs::write(
+        &fitted,
+        r#"{"version": 1, "coefficients": {"compute": 2, "weights": 2, "kv": 2}}"#,
+    )
+    .unwrap();
+    let slow = p99(&["--timing", &format!("fitted:{}", fitted.display())]);
+    assert!(slow > roofline, "{slow} vs {roofline}");
+    fails(
+        &[
+            "optimize", "--cdf", "lmsys", "--lam", "20", "--timing", "physics",
+        ],
+        &["--timing", "--verify engine"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,82 @@
+//! Reading a GPU type from a JSON file with the hardware catalog's fields, so
+//! a computed profile can name hardware the catalog lacks
+//! (`my_gpu.json/llama-3.1-8b`).
+
+use std::path::Path;
+
+use super::catalog::HardwareSpec;
+use crate::error::CoreError;
+
+impl HardwareSpec {
+    /// Reads one hardware entry (the fields of `data/hardware.json`'s
+    /// entries; unknown fields are errors) and checks the numbers the
+    /// models divide by.
+    pub fn from_file(path: &Path) -> Result<HardwareSpec, CoreError> {
+        let text = crate::text_file::read_text_file(path)?;
+        let h: HardwareSpec = serde_json::from_str(&text).map_err(|e| CoreError::BadFile {
+            path: path.to_path_buf(),
+            field: format!("line {} column {}", e.line(), e.column()),
+            reason: e.to_string(),
+        })?;
+        let positive = [
+            ("mem_bw_bytes_per_s", h.mem_bw_bytes_per_s),
+            ("mem_capacity_bytes", h.mem_capacity_bytes as f64),
+            ("fp16_tflops", h.fp16_tflops),
+        ];
+        let at_least_zero = [
+            ("fp8_tflops", h.fp8_tflops),
+            ("nvlink_gb_per_s", h.nvlink_gb_per_s),
+            ("inter_node_gb_per_s", h.inter_node_gb_per_s),
+            ("pcie_gb_per_s", h.pcie_gb_per_s),
+            ("tdp_w", h.tdp_w),
+            ("cost_per_gpu_hr", h.cost_per_gpu_hr),
+        ];
+        let bad = |field: &str, v: f64, need: &str| CoreError::BadFile {
+            path: path.to_path_buf(),
+            field: field.into(),
+            reason: format!("{v}: must be a finite number {need}"),
+        };
+        for (field, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(field, v, "above 0"));
+            }
+        }
+        for (field, v) in at_least_zero {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(field, v, "of 0 or more"));
+            }
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::ComputedProfile;
+
+    #[test]
+    fn a_hardware_file_names_a_profile_like_the_catalog() {
+        let dir = std::env::temp_dir().join(format!("aisim-hw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gpu.json");
+        let h100 = HardwareSpec::find("h100").unwrap();
+        std::fs::write(&path, serde_json::to_string(h100).unwrap()).unwrap();
+        let from_file =
+            ComputedProfile::from_key(&format!("{}/llama-3.1-8b/tp2", path.display())).unwrap();
+        let builtin = ComputedProfile::from_key("h100/llama-3.1-8b/tp2").unwrap();
+        assert_eq!(from_file.hardware(), builtin.hardware());
+        let mut bad = serde_json::to_value(h100).unwrap();
+        bad["mem_bw_bytes_per_s"] = serde_json::json!(-1.0);
+        std::fs::write(&path, bad.to_string()).unwrap();
+        let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("gpu.json") && e.contains("mem_bw_bytes_per_s") && e.contains("-1"),
+            "{e}"
+        );
+        std::fs::write(&path, r#"{"name": "x"}"#).unwrap();
+        let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains("gpu.json") && e.contains("missing field"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,396 @@
+//! The physics timing model: a pass's time from first principles, each basis
+//! term scaled by a coefficient that calibration can fit (docs/fidelity.md).
+//!
+//! ```text
+//! t = max(c_compute · T_compute, c_weights · T_weights + c_kv · T_kv)
+//!     + c_allreduce · T_allreduce + pass_ms + request_ms · requests
+//! ```
+//! `T_compute`: the pass's FLOPs (prefill with attention over the context
+//! already cached, one token per decoding request) at the GPU's dense peak;
+//! `T_weights`: the weight bytes the pass touches, read once (for MoE, the
+//! experts the batch's tokens are expected to hit), at the memory bandwidth;
+//! `T_kv`: the KV bytes the decoding requests read; `T_allreduce`: two ring
+//! all-reduces of the pass's activations per layer over the tensor-parallel
+//! group's link. Compute overlaps memory traffic, so the two take their max.
+
+use serde::{Deserialize, Serialize};
+
+use super::{PassShape, PassTime, TimingModel};
+use crate::error::CoreError;
+use crate::profile::{ComputedProfile, GpuProfile, ModelSpec};
+
+/// Scales of the basis terms and the per-pass and per-request overheads.
+/// The defaults are the zero-shot roofline: every term at the hardware's
+/// published peak, no overhead.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PhysicsCoefficients {
+    /// Scale of the compute time (1 / achieved fraction of the FLOP peak).
+    pub compute: f64,
+    /// Scale of the weight-read time (1 / achieved fraction of the bandwidth).
+    pub weights: f64,
+    /// Scale of the KV-read time.
+    pub kv: f64,
+    /// Scale of the tensor-parallel all-reduce time.
+    pub allreduce: f64,
+    /// Constant per pass, ms (launch, scheduling, sampling).
+    pub pass_ms: f64,
+    /// Constant per request in the pass, ms (input preparation, detokenizing).
+    pub request_ms: f64,
+}
+
+impl Default for PhysicsCoefficients {
+    fn default() -> Self {
+        PhysicsCoefficients {
+            compute: 1.0,
+            weights: 1.0,
+            kv: 1.0,
+            allreduce: 1.0,
+            pass_ms: 0.0,
+            request_ms: 0.0,
+        }
+    }
+}
+
+/// Names of the coefficients, in the order of [`PhysicsCoefficients::to_array`].
+pub const COEFFICIENT_NAMES: [&str; 6] = [
+    "compute",
+    "weights",
+    "kv",
+    "allreduce",
+    "pass_ms",
+    "request_ms",
+];
+
+impl PhysicsCoefficients {
+    /// The coefficients in the order of [`COEFFICIENT_NAMES`].
+    pub fn to_array(self) -> [f64; 6] {
+        [
+            self.compute,
+            self.weights,
+            self.kv,
+            self.allreduce,
+            self.pass_ms,
+            self.request_ms,
+        ]
+    }
+
+    /// The inverse of [`PhysicsCoefficients::to_array`].
+    pub fn from_array(a: [f64; 6]) -> PhysicsCoefficients {
+        let [compute, weights, kv, allreduce, pass_ms, request_ms] = a;
+        PhysicsCoefficients {
+            compute,
+            weights,
+            kv,
+            allreduce,
+            pass_ms,
+            request_ms,
+        }
+    }
+
+    /// Every coefficient finite and at least 0 (a negative one would give
+    /// negative pass times); `field` prefixes the name in the error.
+    pub fn validate(&self, field: &'static str) -> Result<(), CoreError> {
+        for (name, v) in COEFFICIENT_NAMES.iter().zip(self.to_array()) {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(CoreError::config(
+                    field,
+                    format!("{name} = {v}"),
+                    "every coefficient must be a finite number, 0 or more",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The basis terms of one pass, seconds (before the coefficients).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PhysicsTerms {
+    /// FLOPs at the dense peak.
+    pub compute_s: f64,
+    /// Weight bytes touched at the memory bandwidth.
+    pub weights_s: f64,
+    /// KV bytes read by decoding requests at the memory bandwidth.
+    pub kv_s: f64,
+    /// Tensor-parallel all-reduces at the link bandwidth.
+    pub allreduce_s: f64,
+    /// Requests in the pass.
+    pub requests: u64,
+}
+
+impl PhysicsTerms {
+    /// The pass time these terms give under `c`, seconds.
+    pub fn time_s(&self, c: &PhysicsCoefficients) -> f64 {
+        let memory = c.weights * self.weights_s + c.kv * self.kv_s;
+        (c.compute * self.compute_s).max(memory)
+            + c.allreduce * self.allreduce_s
+            + 1e-3 * (c.pass_ms + c.request_ms * self.requests as f64)
+    }
+}
+
+/// Hardware and model facts the terms need, derived once.
+#[derive(Debug, Clone)]
+struct Facts {
+    peak_flops: f64,
+    mem_bw: f64,
+    link_bytes_per_s: f64,
+    tp: f64,
+    dtype_bytes: f64,
+    hidden: f64,
+    layers: f64,
+    kv_bytes_per_token_per_gpu: f64,
+    /// Weights every token touches (attention, embeddings, dense FFN, shared experts), bytes per GPU.
+    fixed_weight_bytes: f64,
+    /// Routed experts: (per MoE layer count, top_k, bytes of one expert over all MoE layers per GPU).
+    experts: Option<(f64, f64, f64)>,
+    /// FLOPs per GPU of one token's weights, and per earlier token it attends to.
+    token_flops: f64,
+    context_flops_per_token: f64,
+}
+
+/// The physics model of a computed profile under some coefficients.
+#[derive(Debug, Clone)]
+pub struct PhysicsTiming {
+    facts: Facts,
+    coefficients: PhysicsCoefficients,
+    name: String,
+}
+
+/// Routed-expert weights of `m`: (experts, top_k, parameters of one expert
+/// summed over the MoE layers).
+fn routed_experts(m: &ModelSpec) -> Option<(f64, f64, f64)> {
+    let moe = m.moe.as_ref()?;
+    let moe_layers = m.layers.saturating_sub(moe.dense_layers.min(m.layers)) as f64;
+    let per_expert = 3.0 * m.hidden as f64 * moe.expert_intermediate as f64 * moe_layers;
+    Some((moe.experts as f64, moe.top_k as f64, per_expert))
+}
+
+impl PhysicsTiming {
+    /// The model of `profile` (a computed one: the model needs the
+    /// architecture and the hardware) under `coefficients`.
+    pub fn new(
+        profile: &ComputedProfile,
+        coefficients: PhysicsCoefficients,
+    ) -> Result<PhysicsTiming, CoreError> {
+        coefficients.validate("timing.coefficients")?;
+        let hw = profile.hardware();
+        let m = profile.model();
+        let s = profile.serving();
+        let tp = s.tp as f64;
+        let peak_tflops = if s.dtype_bytes <= 1.0 && hw.fp8_tflops > 0.0 {
+            hw.fp8_tflops
+        } else {
+            hw.fp16_tflops
+        };
+        let experts = routed_experts(m);
+        let routed_active = experts.map_or(0.0, |(_, k, per)| k * per);
+        let fixed_params = (m.active_params() as f64 - routed_active).max(0.0);
+        // prefill_flops(1, q) = 2·weights + a·(q + 1/2): split into its
+        // weight part and its per-context-token part `a`.
+        let context_flops_per_token = (m.prefill_flops(1, 1) - m.prefill_flops(1, 0)) / tp;
+        let token_flops = m.prefill_flops(1, 0) / tp - context_flops_per_token / 2.0;
+        let facts = Facts {
+            peak_flops: peak_tflops * 1e12,
+            mem_bw: hw.mem_bw_bytes_per_s,
+            link_bytes_per_s: hw.nvlink_gb_per_s * 1e9,
+            tp,
+            dtype_bytes: s.dtype_bytes,
+            hidden: m.hidden as f64,
+            layers: m.layers as f64,
+            kv_bytes_per_token_per_gpu: m.kv_bytes_per_token_per_gpu(s.dtype_bytes, s.tp),
+            fixed_weight_bytes: fixed_params * s.dtype_bytes / tp,
+            experts: experts.map(|(e, k, per)| (e, k, per * s.dtype_bytes / tp)),
+            token_flops,
+            context_flops_per_token,
+        };
+        for (what, v) in [
+            ("peak FLOP/s", facts.peak_flops),
+            ("memory bandwidth", facts.mem_bw),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(CoreError::config(
+                    "timing.profile",
+                    profile.key(),
+                    format!("the physics model needs the hardware's {what} above 0"),
+                ));
+            }
+        }
+        let name = format!("physics:{}", profile.key());
+        Ok(PhysicsTiming {
+            facts,
+            coefficients,
+            name,
+        })
+    }
+
+    /// The coefficients in use.
+    pub fn coefficients(&self) -> PhysicsCoefficients {
+        self.coefficients
+    }
+
+    /// Routed-expert weight bytes (per GPU) a pass of `tokens` tokens is
+    /// expected to read: each token picks `top_k` of `experts` experts, so
+    /// an expert is untouched with probability `(1 − top_k/experts)^tokens`.
+    pub fn expert_bytes(&self, tokens: u64) -> f64 {
+        match self.facts.experts {
+            None => 0.0,
+            Some((e, k, per)) if e > 0.0 => {
+                let untouched = (1.0 - (k / e).min(1.0)).powf(tokens as f64);
+                e * (1.0 - untouched) * per
+            }
+            Some(_) => 0.0,
+        }
+    }
+
+    /// The basis terms of a pass.
+    pub fn terms(&self, shape: &PassShape<'_>) -> PhysicsTerms {
+        let f = &self.facts;
+        let decode = shape.decode_requests as u64;
+        let requests = shape.prefill.len() as u64 + decode;
+        if requests == 0 {
+            return PhysicsTerms::default();
+        }
+        let prefill_tokens = shape.prefill_tokens();
+        let tokens = prefill_tokens + decode;
+        // Token i of a chunk attends to context_before + i earlier tokens
+        // (the causal half of the chunk), as `ModelSpec::prefill_flops` counts.
+        let prefill_context: f64 = shape
+            .prefill
+            .iter()
+            .map(|c| c.tokens as f64 * (c.context_before as f64 + c.tokens as f64 / 2.0))
+            .sum();
+        let decode_context = shape.decode_context_tokens as f64 + decode as f64 / 2.0;
+        let flops = tokens as f64 * f.token_flops
+            + (prefill_context + decode_context) * f.context_flops_per_token;
+        let weight_bytes = f.fixed_weight_bytes + self.expert_bytes(tokens);
+        let kv_bytes = shape.decode_context_tokens as f64 * f.kv_bytes_per_token_per_gpu;
+        let allreduce_s = if f.tp > 1.0 && f.link_bytes_per_s > 0.0 {
+            let bytes = tokens as f64 * f.hidden * f.dtype_bytes;
+            2.0 * f.layers * 2.0 * (f.tp - 1.0) / f.tp * bytes / f.link_bytes_per_s
+        } else {
+            0.0
+        };
+        PhysicsTerms {
+            compute_s: flops / f.peak_flops,
+            weights_s: weight_bytes / f.mem_bw,
+            kv_s: kv_bytes / f.mem_bw,
+            allreduce_s,
+            requests,
+        }
+    }
+}
+
+impl TimingModel for PhysicsTiming {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn pass_time(&self, shape: &PassShape<'_>) -> PassTime {
+        PassTime::whole_pass(shape, self.terms(shape).time_s(&self.coefficients))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::PrefillChunk;
+
+    fn physics(key: &str) -> PhysicsTiming {
+        let p = ComputedProfile::from_key(key).unwrap();
+        PhysicsTiming::new(&p, PhysicsCoefficients::default()).unwrap()
+    }
+
+    fn decode(n: u32, ctx: u64) -> PassShape<'static> {
+        PassShape {
+            prefill: &[],
+            decode_requests: n,
+            decode_context_tokens: n as u64 * ctx,
+            kv_capacity_tokens: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn dense_decode_reads_every_weight_once_and_the_kv() {
+        let m = physics("h100/llama-3.1-8b");
+        let p = ComputedProfile::from_key("h100/llama-3.1-8b").unwrap();
+        let t = m.terms(&decode(8, 1000));
+        let weights = p.model().active_params() as f64 * 2.0 / 3.35e12;
+        assert!((t.weights_s - weights).abs() < 1e-12 * weights.max(1.0));
+        let kv = 8000.0 * p.model().kv_bytes_per_token(2.0) / 3.35e12;
+        assert!((t.kv_s - kv).abs() < 1e-15);
+        assert_eq!(t.allreduce_s, 0.0);
+        // Batch 1 and 64 read the same weights on a dense model.
+        assert_eq!(m.terms(&decode(64, 1000)).weights_s, t.weights_s);
+    }
+
+    #[test]
+    fn moe_decode_at_batch_64_reads_more_experts_than_at_batch_1() {
+        let m = physics("h100/mixtral-8x7b/tp2");
+        let one = m.terms(&decode(1, 1000)).weights_s;
+        let many = m.terms(&decode(64, 1000)).weights_s;
+        assert!(many > 1.5 * one, "batch 64 {many} vs batch 1 {one}");
+        // At batch 1 exactly top_k of the experts are read; at 64 nearly all.
+        let p = ComputedProfile::from_key("h100/mixtral-8x7b/tp2").unwrap();
+        let active = p.model().active_params() as f64 * 2.0 / 2.0 / 3.35e12;
+        let all = p.model().params() as f64 * 2.0 / 2.0 / 3.35e12;
+        assert!((one - active).abs() / active < 1e-9, "{one} vs {active}");
+        assert!(many <= all * (1.0 + 1e-9) && many > 0.99 * all);
+    }
+
+    #[test]
+    fn prefill_flops_match_the_model_and_count_cached_context() {
+        let m = physics("h100/llama-3.1-70b/tp8");
+        let p = ComputedProfile::from_key("h100/llama-3.1-70b/tp8").unwrap();
+        let chunk = [PrefillChunk {
+            context_before: 3000,
+            tokens: 512,
+        }];
+        let shape = PassShape {
+            prefill: &chunk,
+            decode_requests: 0,
+            decode_context_tokens: 0,
+            kv_capacity_tokens: 1 << 20,
+        };
+        let t = m.terms(&shape);
+        let want = p.prefill_flops(512, 3000) / 989e12;
+        assert!(
+            (t.compute_s - want).abs() / want < 1e-9,
+            "{} vs {want}",
+            t.compute_s
+        );
+        assert!(t.allreduce_s > 0.0);
+        let cold = [PrefillChunk {
+            context_before: 0,
+            tokens: 512,
+        }];
+        let cold = m.terms(&PassShape {
+            prefill: &cold,
+            ..shape
+        });
+        assert!(t.compute_s > cold.compute_s);
+    }
+
+    #[test]
+    fn coefficients_scale_their_terms_and_add_overheads() {
+        let p = ComputedProfile::from_key("h100/llama-3.1-8b").unwrap();
+        let c = PhysicsCoefficients {
+            weights: 2.0,
+            kv: 3.0,
+            pass_ms: 1.5,
+            request_ms: 0.25,
+            ..PhysicsCoefficients::default()
+        };
+        let m = PhysicsTiming::new(&p, c).unwrap();
+        let shape = decode(4, 500);
+        let t = m.terms(&shape);
+        let want = 2.0 * t.weights_s + 3.0 * t.kv_s + 1.5e-3 + 4.0 * 0.25e-3;
+        assert!((m.pass_time(&shape).decode_s - want).abs() < 1e-15);
+        let bad = PhysicsCoefficients {
+            kv: -1.0,
+            ..PhysicsCoefficients::default()
+        };
+        let e = PhysicsTiming::new(&p, bad).unwrap_err().to_string();
+        assert!(e.contains("kv = -1"), "{e}");
+    }
+}

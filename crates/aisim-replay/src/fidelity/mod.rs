@@ -1,0 +1,14 @@
+//! Fidelity against real servers: measured runs (`measured`), importing them
+//! from per-request measurements (`import`), comparing a replay with one
+//! (`validate`) and fitting the physics model's coefficients to them
+//! (`calibrate`). docs/fidelity.md describes the formats and models.
+
+pub mod calibrate;
+mod error;
+pub mod import;
+mod json_file;
+pub mod measured;
+pub mod stats;
+pub mod validate;
+
+pub use error::FidelityError;

@@ -1,0 +1,103 @@
+//! Tables of `aisim validate` and `aisim calibrate`.
+
+use aisim_core::timing::COEFFICIENT_NAMES;
+use aisim_replay::fidelity::calibrate::Fit;
+use aisim_replay::fidelity::validate::ValidationReport;
+use serde::Serialize;
+
+use crate::table::Table;
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "n/a".into(), |x| format!("{x:.digits$}"))
+}
+
+/// Per run, metric and statistic: measured, simulated, signed error; then
+/// the mean absolute errors.
+pub fn render_validation(r: &ValidationReport) -> String {
+    let mut out = String::new();
+    for run in &r.runs {
+        out.push_str(&format!("run {}\n", run.name));
+        let mut t = Table::new(["metric", "stat", "measured", "simulated", "error %"]);
+        for m in &run.metrics {
+            t.row([
+                m.metric.clone(),
+                m.stat.clone(),
+                format!("{:.3}", m.measured),
+                opt(m.simulated, 3),
+                opt(m.error_pct, 2),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push_str(&mape_line(&run.mape_pct));
+        out.push('\n');
+    }
+    if r.runs.len() > 1 {
+        out.push_str("all runs\n");
+        out.push_str(&mape_line(&r.mape_pct));
+    }
+    out
+}
+
+fn mape_line(m: &std::collections::BTreeMap<String, f64>) -> String {
+    let parts: Vec<String> = m
+        .iter()
+        .filter(|(k, _)| k.as_str() != "overall")
+        .map(|(k, v)| format!("{k} {v:.2}"))
+        .collect();
+    format!(
+        "mean absolute error %: {} | overall {}\n",
+        parts.join(", "),
+        opt(m.get("overall").copied(), 2)
+    )
+}
+
+/// What `aisim calibrate` reports: the fit, and each run's errors under it.
+#[derive(Debug, Serialize)]
+pub struct CalibrationReport<'a> {
+    /// The fit.
+    pub fit: &'a Fit,
+    /// Every run validated at the start and at the fit.
+    pub zero_shot: &'a ValidationReport,
+    /// The same with the fitted coefficients.
+    pub calibrated: &'a ValidationReport,
+    /// Wall-clock facts (not deterministic).
+    pub host: CalibrationHost,
+}
+
+/// How long the fit took.
+#[derive(Debug, Serialize)]
+pub struct CalibrationHost {
+    /// Seconds of wall clock.
+    pub wall_s: f64,
+}
+
+/// The fitted coefficients, the objective, and the errors before and after.
+pub fn render_calibration(r: &CalibrationReport<'_>) -> String {
+    let mut t = Table::new(["coefficient", "fitted", "value"]);
+    for (name, v) in COEFFICIENT_NAMES.iter().zip(r.fit.coefficients.to_array()) {
+        let fitted = if r.fit.fitted.iter().any(|f| f == name) {
+            "yes"
+        } else {
+            "no"
+        };
+        t.row([name.to_string(), fitted.to_string(), format!("{v:.4}")]);
+    }
+    let mut out = t.render();
+    out.push_str(&format!(
+        "objective (mean squared log-ratio) {:.6} -> {:.6} in {} evaluations, {:.1} s\n\n",
+        r.fit.start_objective, r.fit.objective, r.fit.evaluations, r.host.wall_s
+    ));
+    let mut e = Table::new(["run", "metric", "zero-shot MAPE %", "calibrated MAPE %"]);
+    for (z, c) in r.zero_shot.runs.iter().zip(&r.calibrated.runs) {
+        for (metric, zv) in &z.mape_pct {
+            e.row([
+                z.name.clone(),
+                metric.clone(),
+                format!("{zv:.2}"),
+                opt(c.mape_pct.get(metric).copied(), 2),
+            ]);
+        }
+    }
+    out.push_str(&e.render());
+    out
+}
