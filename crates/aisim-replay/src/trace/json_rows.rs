@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::lines::Lines;
-use super::number::{Number, NumberError};
 use super::{float, mooncake_row, row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
+use aisim_core::number::{Number, NumberError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
