@@ -225,7 +225,11 @@ pub(crate) fn serde_record(
             path,
             line_no,
             "(row)",
-            format!("broken JSON at column {}: {e}", e.column()),
+            format!(
+                "broken JSON at column {}: {}",
+                e.column(),
+                aisim_core::text_file::json_message(&e)
+            ),
         )
     })?;
     let Value::Object(obj) = &value else {
