@@ -3,7 +3,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use common::{aisim, command, fixture, stderr, stdout, temp_dir, without_host};
 
@@ -627,5 +627,23 @@ fn huge_values_are_quoted_in_exponent_form_in_every_message() {
             e.contains("= 1e30") && !e.contains("00000000"),
             "{args:?}: {e}"
         );
+    }
+}
+
+#[test]
+fn the_largest_kv_pool_costs_what_it_holds() {
+    // 2^31 - 1 blocks per pool: reserving their metadata up front was 32 GiB
+    // of address space, an abort under any memory limit. Run under 2 GB.
+    for backend in ["vllm", "sglang"] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 2000000 && exec '{}' replay --num-gpu-blocks 2147483647 --backend {backend} --format json",
+                env!("CARGO_BIN_EXE_aisim")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{backend}: {}", stderr(&o));
+        assert!(stdout(&o).contains("\"completed\": 240"), "{backend}");
     }
 }
