@@ -56,11 +56,11 @@ pub struct PrefixMatch {
     pub evictable: u32,
 }
 
-/// A pool of `capacity` KV blocks with a prefix cache.
 /// Block metadata reserved up front (1 MiB): the default pools (16,384
 /// blocks for vLLM, 65,536 for SGLang) never move their table.
 const RESERVED_BLOCKS: u32 = 1 << 16;
 
+/// A pool of `capacity` KV blocks with a prefix cache.
 #[derive(Debug)]
 pub struct KvBlockPool {
     capacity: u32,
