@@ -37,7 +37,7 @@ fn number_checks(arg: Arg) -> Arg {
 /// A whole number in `T`'s range, by the readers' rule (`300`, `300.0` and
 /// `3e2` are 300; `1e300` is out of range, not "not a whole number"), with
 /// the reason when it is not.
-fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
+pub fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
     let number = Number::of_text(s.trim())
         .ok_or_else(|| format!("must be a whole number, 0 or more (e.g. 8), not `{s}`"))?;
     let v = number
@@ -47,7 +47,7 @@ fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
 }
 
 /// The largest value of each unsigned type, widened (std has no trait for it).
-trait Unsigned {
+pub trait Unsigned {
     const LARGEST: u128;
 }
 
