@@ -647,3 +647,18 @@ fn the_largest_kv_pool_costs_what_it_holds() {
         assert!(stdout(&o).contains("\"completed\": 240"), "{backend}");
     }
 }
+
+#[test]
+fn errors_found_while_running_lead_with_the_flag_too() {
+    // The speedup is checked against each trace line only once the trace is
+    // read, after the spec's own checks: the message still names the flag.
+    let trace = fixture("traces/mooncake_small.jsonl");
+    let o = aisim(&["replay", &trace, "--speedup", "1e-300"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.starts_with("error: --speedup: invalid replay spec: `admission.speedup`: 1e-300 stretches line 2 of"),
+        "{e}"
+    );
+    assert!(!e.contains("caused by"), "{e}");
+}
