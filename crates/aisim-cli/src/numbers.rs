@@ -5,6 +5,7 @@
 
 use std::any::TypeId;
 
+use aisim_core::number::Number;
 use clap::builder::ValueParser;
 use clap::{Arg, Command};
 
@@ -33,19 +34,20 @@ fn number_checks(arg: Arg) -> Arg {
     arg
 }
 
-/// A whole number in `T`'s range, with the reason when it is not.
-fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
-    let v: i128 = s
-        .parse()
-        .map_err(|_| format!("must be a whole number, 0 or more (e.g. 8), not `{s}`"))?;
-    if v < 0 {
-        return Err("must be a whole number, 0 or more".into());
-    }
-    T::try_from(v).map_err(|_| format!("must be at most {}", T::LARGEST))
+/// A whole number in `T`'s range, by the readers' rule (`300`, `300.0` and
+/// `3e2` are 300; `1e300` is out of range, not "not a whole number"), with
+/// the reason when it is not.
+pub fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
+    let number = Number::of_text(s.trim())
+        .ok_or_else(|| format!("must be a whole number, 0 or more (e.g. 8), not `{s}`"))?;
+    let v = number
+        .whole(0, T::LARGEST as i128)
+        .map_err(|e| e.to_string())?;
+    T::try_from(v).map_err(|_| format!("`{s}` is out of range (allowed: 0 ..= {})", T::LARGEST))
 }
 
 /// The largest value of each unsigned type, widened (std has no trait for it).
-trait Unsigned {
+pub trait Unsigned {
     const LARGEST: u128;
 }
 
@@ -65,14 +67,21 @@ mod tests {
             let parsed = whole::<u32>(&v.to_string());
             match u32::try_from(v) {
                 Ok(n) => prop_assert_eq!(parsed, Ok(n)),
-                Err(_) if v < 0 => prop_assert_eq!(parsed.unwrap_err(), "must be a whole number, 0 or more"),
-                Err(_) => prop_assert_eq!(parsed.unwrap_err(), "must be at most 4294967295"),
+                Err(_) if v < 0 => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is negative (allowed: 0 ..= 4294967295)")),
+                Err(_) => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is out of range (allowed: 0 ..= 4294967295)")),
             }
         }
 
         #[test]
         fn every_u64_round_trips(v in any::<u64>()) {
             prop_assert_eq!(whole::<u64>(&v.to_string()), Ok(v));
+        }
+
+        #[test]
+        fn float_forms_of_whole_numbers_read_as_in_a_trace(v in 0u32..1_000_000) {
+            prop_assert_eq!(whole::<u32>(&format!("{v}.0")), Ok(v));
+            prop_assert_eq!(whole::<u32>(&format!("{v}e0")), Ok(v));
+            prop_assert_eq!(whole::<u32>(&format!("{v}00e-2")), Ok(v));
         }
     }
 
@@ -81,16 +90,28 @@ mod tests {
         assert_eq!(whole::<u32>("7"), Ok(7));
         assert_eq!(whole::<u32>("0"), Ok(0));
         assert_eq!(whole::<u8>("255"), Ok(255));
+        assert_eq!(whole::<u64>("1e6"), Ok(1_000_000));
         assert_eq!(
             whole::<u32>("-1").unwrap_err(),
-            "must be a whole number, 0 or more"
+            "`-1` is negative (allowed: 0 ..= 4294967295)"
         );
-        assert_eq!(whole::<u8>("256").unwrap_err(), "must be at most 255");
+        assert_eq!(
+            whole::<u8>("256").unwrap_err(),
+            "`256` is out of range (allowed: 0 ..= 255)"
+        );
         assert_eq!(
             whole::<u64>("99999999999999999999").unwrap_err(),
-            "must be at most 18446744073709551615"
+            "`1e20` is out of range (allowed: 0 ..= 18446744073709551615)"
         );
-        assert!(whole::<u32>("1.5").unwrap_err().contains("`1.5`"));
+        assert_eq!(
+            whole::<u32>("1e300").unwrap_err(),
+            "`1e300` is out of range (allowed: 0 ..= 4294967295)"
+        );
+        assert_eq!(
+            whole::<u32>("1.5").unwrap_err(),
+            "`1.5` is not a whole number"
+        );
+        assert!(whole::<u32>("nan").unwrap_err().contains("`nan`"));
         assert!(whole::<u32>("").is_err());
     }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{aisim, fixture, temp_dir};
+use common::{aisim, fixture, stdout, temp_dir};
 
 fn temp(name: &str, bytes: &[u8]) -> PathBuf {
     let p = temp_dir("bad-inputs").join(name);
@@ -195,5 +195,19 @@ fn every_small_data_file_takes_a_bom_and_names_bytes_that_are_not_utf8() {
             err.contains(&format!("bad-{name}:2: byte 0xff at column 1 is not UTF-8")),
             "{name}: {err}"
         );
+
+        // Broken JSON: the place is named once, before what is wrong
+        // (serde_json's own text would name it again at the end).
+        let o = run(&format!("cut-{name}"), &bytes[..bytes.len() / 2]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(": line "), "{name}: {err}");
+        assert_eq!(err.matches("column").count(), 1, "{name}: {err}");
     }
+    let spec = stdout(&aisim(&["replay", "--print-spec"]));
+    let p = temp("cut-spec.json", &spec.as_bytes()[..spec.len() / 2]);
+    let o = aisim(&["replay", "--spec", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("column").count(), 1, "{err}");
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use common::{aisim, command, fixture, stderr, stdout, temp_dir, without_host};
 
@@ -343,7 +343,7 @@ fn negative_numbers_reach_the_flags_own_check() {
     let o = aisim(&["replay", "--workers", "-1"]);
     assert!(
         stderr(&o).contains(
-            "invalid value '-1' for '--workers <WORKERS>': must be a whole number, 0 or more"
+            "invalid value '-1' for '--workers <WORKERS>': `-1` is negative (allowed: 0 ..= 4294967295)"
         ),
         "{}",
         stderr(&o)
@@ -572,4 +572,93 @@ fn a_bad_value_is_named_by_the_flag_that_set_it_or_the_file() {
             file.display()
         )
     );
+}
+
+#[test]
+fn integer_flags_read_whole_numbers_by_the_readers_rule() {
+    // `1e2` and `100.0` are 100, as in a trace; the run offers exactly that many.
+    for n in ["1e2", "100.0", "100"] {
+        let o = aisim(&["replay", "--synthetic", "--requests", n, "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{n}: {}", stderr(&o));
+        assert!(stdout(&o).contains("\"offered\": 100,"), "{n}");
+    }
+    for (n, why) in [
+        ("2.5", "`2.5` is not a whole number"),
+        (
+            "1e300",
+            "`1e300` is out of range (allowed: 0 ..= 4294967295)",
+        ),
+        ("-3", "`-3` is negative (allowed: 0 ..= 4294967295)"),
+    ] {
+        let o = aisim(&["replay", "--workers", n]);
+        assert_eq!(o.status.code(), Some(2), "{n}");
+        assert!(stderr(&o).contains(why), "{n}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn huge_values_are_quoted_in_exponent_form_in_every_message() {
+    let cases: [&[&str]; 4] = [
+        &[
+            "disagg",
+            "--cdf",
+            "azure",
+            "--lam",
+            "100",
+            "--gpu-prefill",
+            "h100",
+            "--gpu-decode",
+            "h100",
+            "--mean-isl",
+            "1e308",
+        ],
+        &["optimize", "--cdf", "azure", "--lam", "1e308"],
+        &["replay", "--timing", "fixed:1e308,5"],
+        &[
+            "simulate", "--cdf", "azure", "--lam", "10", "--n-s", "1", "--n-l", "1", "--warmup",
+            "1e300",
+        ],
+    ];
+    for args in cases {
+        let o = aisim(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("= 1e30") && !e.contains("00000000"),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn the_largest_kv_pool_costs_what_it_holds() {
+    // 2^31 - 1 blocks per pool: reserving their metadata up front was 32 GiB
+    // of address space, an abort under any memory limit. Run under 2 GB.
+    for backend in ["vllm", "sglang"] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 2000000 && exec '{}' replay --num-gpu-blocks 2147483647 --backend {backend} --format json",
+                env!("CARGO_BIN_EXE_aisim")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{backend}: {}", stderr(&o));
+        assert!(stdout(&o).contains("\"completed\": 240"), "{backend}");
+    }
+}
+
+#[test]
+fn errors_found_while_running_lead_with_the_flag_too() {
+    // The speedup is checked against each trace line only once the trace is
+    // read, after the spec's own checks: the message still names the flag.
+    let trace = fixture("traces/mooncake_small.jsonl");
+    let o = aisim(&["replay", &trace, "--speedup", "1e-300"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.starts_with("error: --speedup: invalid replay spec: `admission.speedup`: 1e-300 stretches line 2 of"),
+        "{e}"
+    );
+    assert!(!e.contains("caused by"), "{e}");
 }

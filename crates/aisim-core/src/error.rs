@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::number::{float, Quoted};
+
 /// Everything that can go wrong building or driving an engine.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
@@ -16,7 +18,7 @@ pub enum CoreError {
         reason: String,
     },
     /// A timing model produced NaN, infinity or a negative duration.
-    #[error("timing model `{model}` returned an invalid pass duration ({value} s) for a pass with {prefill_tokens} prompt tokens and {decode_requests} decoding requests")]
+    #[error("timing model `{model}` returned an invalid pass duration ({} s) for a pass with {prefill_tokens} prompt tokens and {decode_requests} decoding requests", float(*.value))]
     InvalidDuration {
         /// Name of the timing model.
         model: String,
@@ -75,12 +77,12 @@ impl CoreError {
 
     pub(crate) fn config(
         field: &'static str,
-        value: impl ToString,
+        value: impl Quoted,
         reason: impl Into<String>,
     ) -> Self {
         CoreError::InvalidConfig {
             field,
-            value: value.to_string(),
+            value: value.quoted(),
             reason: reason.into(),
         }
     }

@@ -38,6 +38,7 @@ mod engine;
 mod error;
 pub mod hashing;
 pub mod kv;
+pub mod number;
 mod outcome;
 pub mod profile;
 mod request;

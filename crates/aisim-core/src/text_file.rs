@@ -89,8 +89,43 @@ pub fn text_of(bytes: Vec<u8>, path: &Path) -> Result<String, TextFileError> {
     }
 }
 
+/// What a JSON parse error says, without serde_json's trailing "at line L
+/// column C": callers name the place once, before the message.
+pub fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(what) => what.to_string(),
+        None => text,
+    }
+}
+
+/// Where a JSON parse error is and what it says, once: `line L column C: what`.
+pub fn json_error_text(e: &serde_json::Error) -> String {
+    format!(
+        "line {} column {}: {}",
+        e.line(),
+        e.column(),
+        json_message(e)
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_errors_name_their_place_once() {
+        for text in ["{\"a\": }", "nonsense", "[1, 2", "{\"a\": 1}\n  x"] {
+            let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+            let shown = super::json_error_text(&e);
+            assert_eq!(shown.matches("line ").count(), 1, "{shown}");
+            assert!(
+                shown.starts_with(&format!("line {} column {}: ", e.line(), e.column())),
+                "{shown}"
+            );
+            assert!(!super::json_message(&e).is_empty());
+        }
+    }
+
     use super::*;
 
     fn text(bytes: &[u8]) -> Result<String, String> {

@@ -149,7 +149,10 @@ impl Cdf {
             aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         let parsed: CdfFile = serde_json::from_str(&text).map_err(|e| FleetError::File {
             path: path.into(),
-            reason: format!("line {} column {}: expected a list of [tokens, F] points or {{\"cdf\": [...]}}: {e}", e.line(), e.column()),
+            reason: format!(
+                "{}; expected a list of [tokens, F] points or {{\"cdf\": [...]}}",
+                aisim_core::text_file::json_error_text(&e)
+            ),
         })?;
         let raw = match parsed {
             CdfFile::Points(p) | CdfFile::Object { cdf: p } => p,

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use aisim_core::number::Quoted;
+
 /// Everything that can go wrong planning a fleet.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
@@ -79,12 +81,12 @@ impl FleetError {
 
     pub(crate) fn invalid(
         field: &'static str,
-        value: impl ToString,
+        value: impl Quoted,
         reason: impl Into<String>,
     ) -> FleetError {
         FleetError::Invalid {
             field,
-            value: value.to_string(),
+            value: value.quoted(),
             reason: reason.into(),
         }
     }

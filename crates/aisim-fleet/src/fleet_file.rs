@@ -206,7 +206,7 @@ impl FleetPlan {
     pub fn parse(text: &str) -> Result<FleetPlan, String> {
         serde_json::from_str::<FleetFile>(text)
             .map(|f| f.0)
-            .map_err(|e| e.to_string())
+            .map_err(|e| aisim_core::text_file::json_error_text(&e))
     }
 
     /// `n` requests at total rate `lam`: each workload's share, tagged with its
@@ -301,7 +301,9 @@ mod tests {
         ] {
             let e = err(&file(pools, workloads));
             assert!(e.contains(needle), "expected `{needle}` in: {e}");
-            assert!(e.contains(" line "), "no line in: {e}");
+            // The place first, once.
+            assert!(e.starts_with("line "), "no line first in: {e}");
+            assert_eq!(e.matches("line ").count(), 1, "{e}");
         }
     }
 

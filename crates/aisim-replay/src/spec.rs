@@ -479,7 +479,7 @@ impl ReplaySpec {
         let mut spec: ReplaySpec =
             serde_json::from_str(&text).map_err(|e| ReplayError::SpecFile {
                 path: path.into(),
-                reason: format!("line {} column {}: {e}", e.line(), e.column()),
+                reason: aisim_core::text_file::json_error_text(&e),
             })?;
         // A relative path in a spec file means relative to that file.
         spec.resolve_paths(path.parent().unwrap_or(Path::new("")));

@@ -463,8 +463,11 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .is_some_and(Target::is_stdout)
         .then_some("--per-request -");
     args.output.check_stdout(per_request_on_stdout)?;
+    // Errors found while building or running (a speedup that stretches a
+    // trace line past the clock) lead with the flag too, as the spec's own.
+    let blamed = |e| input(blame_flag(e, &args.field_flags()));
     let replayer = Replayer::new(spec, SpecComposition)
-        .map_err(input)?
+        .map_err(blamed)?
         .with_records(args.per_request.is_some());
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let output = if show_progress {
@@ -473,7 +476,7 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     } else {
         replayer.run()
     }
-    .map_err(input)?;
+    .map_err(blamed)?;
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
     if let Some(target) = &args.per_request {

@@ -43,14 +43,18 @@ pub struct SyntheticArgs {
 
 fn parse_length(flag: &str, s: &str) -> anyhow::Result<LengthSpec> {
     let ctx = || format!("{flag} `{s}`: use N, uniform:MIN:MAX or normal:MEAN:STD");
+    // Token counts by the readers' whole-number rule, as every integer flag.
+    let tokens = |n: &str| {
+        crate::numbers::whole::<u32>(n)
+            .map_err(anyhow::Error::msg)
+            .with_context(ctx)
+    };
     let parts: Vec<&str> = s.split(':').collect();
     Ok(match parts.as_slice() {
-        [n] => LengthSpec::Fixed {
-            tokens: n.parse().with_context(ctx)?,
-        },
+        [n] => LengthSpec::Fixed { tokens: tokens(n)? },
         ["uniform", a, b] => LengthSpec::Uniform {
-            min: a.parse().with_context(ctx)?,
-            max: b.parse().with_context(ctx)?,
+            min: tokens(a)?,
+            max: tokens(b)?,
         },
         ["normal", m, d] => LengthSpec::Normal {
             mean: m.parse().with_context(ctx)?,
@@ -180,5 +184,34 @@ impl SyntheticArgs {
             "--prefix-tokens has no effect without shared-prefix groups: give --prefix-groups N with N above 0"
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_follow_the_whole_number_rule() {
+        assert_eq!(
+            parse_length("--input-tokens", "3e2").unwrap(),
+            LengthSpec::Fixed { tokens: 300 }
+        );
+        assert_eq!(
+            parse_length("--input-tokens", "uniform:1e2:256.0").unwrap(),
+            LengthSpec::Uniform { min: 100, max: 256 }
+        );
+        for (s, why) in [
+            (
+                "uniform:1:1e300",
+                "`1e300` is out of range (allowed: 0 ..= 4294967295)",
+            ),
+            ("2.5", "`2.5` is not a whole number"),
+            ("-4", "`-4` is negative (allowed: 0 ..= 4294967295)"),
+        ] {
+            let e = format!("{:#}", parse_length("--input-tokens", s).unwrap_err());
+            assert!(e.starts_with(&format!("--input-tokens `{s}`")), "{e}");
+            assert!(e.ends_with(why), "{e}");
+        }
     }
 }

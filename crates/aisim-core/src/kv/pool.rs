@@ -56,6 +56,10 @@ pub struct PrefixMatch {
     pub evictable: u32,
 }
 
+/// Block metadata reserved up front (1 MiB): the default pools (16,384
+/// blocks for vLLM, 65,536 for SGLang) never move their table.
+const RESERVED_BLOCKS: u32 = 1 << 16;
+
 /// A pool of `capacity` KV blocks with a prefix cache.
 #[derive(Debug)]
 pub struct KvBlockPool {
@@ -89,8 +93,10 @@ impl KvBlockPool {
         KvBlockPool {
             capacity,
             // Reserved, not touched: pages cost only once blocks are handed
-            // out, and pushing never moves the table.
-            blocks: Vec::with_capacity(capacity as usize),
+            // out. Up to a default-sized pool pushing never moves the table;
+            // a larger one grows as it is used, so a huge `--num-gpu-blocks`
+            // (2^31 blocks: 32 GiB of address space) costs what it holds.
+            blocks: Vec::with_capacity(capacity.min(RESERVED_BLOCKS) as usize),
             free: Vec::new(),
             lru_head: NIL,
             lru_tail: NIL,
@@ -472,6 +478,23 @@ mod tests {
             };
             assert_eq!(hits, expected, "C={capacity} s={sessions}");
         }
+    }
+
+    #[test]
+    fn a_huge_pool_costs_what_it_holds() {
+        // 2^31 blocks would be 32 GiB of metadata reserved: only what is
+        // handed out is held (the table grows past the reserve as it is used).
+        let mut pool = KvBlockPool::new(1 << 31);
+        assert!(pool.blocks.capacity() <= RESERVED_BLOCKS as usize);
+        let mut got = Vec::new();
+        assert!(pool.allocate_into(RESERVED_BLOCKS + 10, &mut got));
+        assert_eq!(got.len() as u32, RESERVED_BLOCKS + 10);
+        assert!(pool.blocks.capacity() <= 4 * (RESERVED_BLOCKS as usize + 10));
+        assert_eq!(pool.free_blocks(), (1 << 31) - RESERVED_BLOCKS - 10);
+        for b in got {
+            pool.release(b);
+        }
+        pool.check_invariants().unwrap();
     }
 
     #[test]

@@ -43,7 +43,7 @@ impl ModelSpec {
         let c: HfConfig = serde_json::from_str(&text).map_err(|e| CoreError::BadFile {
             path: path.to_path_buf(),
             field: format!("line {} column {}", e.line(), e.column()),
-            reason: e.to_string(),
+            reason: crate::text_file::json_message(&e),
         })?;
         let bad = |field: &str, reason: String| CoreError::BadFile {
             path: path.to_path_buf(),

@@ -2,6 +2,7 @@
 
 use super::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
+use crate::SimDuration;
 
 /// `prefill_ms` per pass that computes prompt tokens plus `decode_ms` per pass
 /// that has decoding requests.
@@ -12,17 +13,18 @@ pub struct FixedTiming {
 }
 
 impl FixedTiming {
-    /// Both values must be finite and non-negative.
+    /// Both values must be finite, non-negative and within aisim's clock (a
+    /// pass longer than 2^63 ns could never end).
     pub fn new(prefill_ms: f64, decode_ms: f64) -> Result<FixedTiming, CoreError> {
         for (field, v) in [
             ("timing.prefill_ms", prefill_ms),
             ("timing.decode_ms", decode_ms),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
+            if SimDuration::from_secs_f64(v * 1e-3).is_none() {
                 return Err(CoreError::config(
                     field,
                     v,
-                    "must be a finite number of milliseconds, 0 or more",
+                    "must be a finite number of milliseconds, 0 or more, within aisim's clock (2^63 ns, 292 years)",
                 ));
             }
         }

@@ -110,7 +110,7 @@ impl TableTiming {
             bad(
                 path,
                 format!("line {} column {}", e.line(), e.column()),
-                e.to_string(),
+                crate::text_file::json_message(&e),
             )
         })?;
         let prefill_x: Vec<f64> = file.prefill.iter().map(|p| p[0]).collect();

@@ -10,10 +10,10 @@ use std::rc::Rc;
 use csv::ByteRecord;
 
 use super::lines::{utf8, MAX_LINE_BYTES};
-use super::number::Number;
 use super::timestamp::parse_wall_clock_ms;
 use super::{row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
+use aisim_core::number::Number;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::lines::Lines;
-use super::number::{Number, NumberError};
 use super::{float, mooncake_row, row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
+use aisim_core::number::{Number, NumberError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
@@ -225,7 +225,11 @@ pub(crate) fn serde_record(
             path,
             line_no,
             "(row)",
-            format!("broken JSON at column {}: {e}", e.column()),
+            format!(
+                "broken JSON at column {}: {}",
+                e.column(),
+                aisim_core::text_file::json_message(&e)
+            ),
         )
     })?;
     let Value::Object(obj) = &value else {

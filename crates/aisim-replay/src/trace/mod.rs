@@ -7,7 +7,6 @@ mod detect;
 mod json_rows;
 mod lines;
 mod mooncake_row;
-mod number;
 mod timestamp;
 
 use std::collections::HashMap;
@@ -17,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use aisim_core::number::float;
 pub use detect::detect_format;
 pub(crate) use lines::Lines;
-pub(crate) use number::float;
 
 use crate::error::ReplayError;
 

@@ -1,5 +1,5 @@
 //! The one rule every reader applies to counts and ids, whether the number
-//! came from JSON or from a CSV cell: a number that is exactly whole is read,
+//! came from JSON, from a CSV cell or from a command-line flag: a number that is exactly whole is read,
 //! in any form (`300`, `300.0`, `3e2`); a fraction is an error; a whole number
 //! outside the field's range is an error of its own that states the range.
 //! A number written with a fraction or an exponent is read as a 64-bit float:
@@ -12,7 +12,7 @@ use std::fmt;
 
 /// A number as a reader found it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Number {
+pub enum Number {
     /// Written as an integer that fits 64 bits (unsigned).
     Unsigned(u64),
     /// Written as a negative integer that fits 64 bits.
@@ -26,11 +26,18 @@ const EXACT_FLOAT: f64 = 9_007_199_254_740_992.0; // 2^53
 
 /// Why a number is not a value of its field.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum NumberError {
+pub enum NumberError {
     /// Not whole (or not finite).
     NotWhole(String),
     /// Whole, but outside `lo ..= hi`.
-    OutOfRange { text: String, lo: i128, hi: i128 },
+    OutOfRange {
+        /// The number as written (or as [`float`] quotes it).
+        text: String,
+        /// Lowest value of the field.
+        lo: i128,
+        /// Highest value of the field.
+        hi: i128,
+    },
     /// Whole, written as a float above 2^53: not read exactly.
     Inexact(String),
 }
@@ -55,6 +62,8 @@ impl fmt::Display for NumberError {
     }
 }
 
+impl std::error::Error for NumberError {}
+
 impl Number {
     /// A JSON number.
     pub fn of_json(n: &serde_json::Number) -> Number {
@@ -67,7 +76,8 @@ impl Number {
         }
     }
 
-    /// A CSV cell (already trimmed), or `None` when it is not a number.
+    /// A CSV cell or a flag's value (already trimmed), or `None` when it is
+    /// not a number.
     pub fn of_text(s: &str) -> Option<Number> {
         if let Ok(u) = s.parse::<u64>() {
             return Some(Number::Unsigned(u));
@@ -126,11 +136,41 @@ impl Number {
 
 /// A float as messages quote it: in exponent form when the plain one would
 /// run to many digits (`1e300`, not three hundred zeros).
-pub(crate) fn float(x: f64) -> String {
+pub fn float(x: f64) -> String {
     if x.abs() >= 1e16 || (x != 0.0 && x.abs() < 1e-6) {
         format!("{x:e}")
     } else {
         format!("{x}")
+    }
+}
+
+/// A value as an error message quotes it: floats through [`float`], so
+/// `1e308` is not three hundred digits; the rest as they display.
+pub trait Quoted {
+    /// The quoted text.
+    fn quoted(&self) -> String;
+}
+
+impl Quoted for f64 {
+    fn quoted(&self) -> String {
+        float(*self)
+    }
+}
+
+impl Quoted for f32 {
+    fn quoted(&self) -> String {
+        float(f64::from(*self))
+    }
+}
+
+macro_rules! quoted_as_displayed {
+    ($($t:ty),*) => { $( impl Quoted for $t { fn quoted(&self) -> String { self.to_string() } } )* };
+}
+quoted_as_displayed!(u8, u16, u32, u64, usize, i32, i64, str, String);
+
+impl<T: Quoted + ?Sized> Quoted for &T {
+    fn quoted(&self) -> String {
+        (**self).quoted()
     }
 }
 

@@ -1,0 +1,88 @@
+//! The README's tour, pasted as is (with `aisim` the binary under test): every
+//! command succeeds with nothing on stderr, and the tour leaves no file in the
+//! clone (its outputs go to `$out`, a scratch folder).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use common::temp_dir;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The tour's command lines: the `aisim ...` lines of the README's first
+/// `sh` block after `## Tour`.
+fn tour_commands() -> Vec<String> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let tour = readme
+        .split("## Tour")
+        .nth(1)
+        .expect("README has a ## Tour");
+    let block = tour
+        .split("```sh")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    assert!(
+        block.contains("out=$(mktemp -d)"),
+        "the tour writes into a scratch folder $out"
+    );
+    block
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("aisim "))
+        .map(String::from)
+        .collect()
+}
+
+/// Every file and folder of the clone outside `target/` and `.git`, by path.
+fn clone_entries(dir: &Path, into: &mut BTreeSet<String>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "target" || name == ".git" {
+            continue;
+        }
+        let path = e.path();
+        into.insert(path.display().to_string());
+        if e.file_type().unwrap().is_dir() {
+            clone_entries(&path, into);
+        }
+    }
+}
+
+#[test]
+fn the_readme_tour_runs_as_pasted_and_leaves_no_file_in_the_clone() {
+    let commands = tour_commands();
+    assert!(commands.len() >= 15, "{commands:?}");
+    let out = temp_dir("tour");
+    let mut before = BTreeSet::new();
+    clone_entries(repo(), &mut before);
+    for line in &commands {
+        let script = format!(
+            "aisim() {{ '{}' \"$@\"; }}; out='{}'; {line}",
+            env!("CARGO_BIN_EXE_aisim"),
+            out.display()
+        );
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(repo())
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && err.is_empty(), "{line}: {err}");
+    }
+    let mut after = BTreeSet::new();
+    clone_entries(repo(), &mut after);
+    let new: Vec<_> = after.difference(&before).collect();
+    assert!(new.is_empty(), "the tour left {new:?} in the clone");
+    assert!(out.join("sessions.jsonl").is_file());
+}
