@@ -375,6 +375,18 @@ impl TraceCollector {
                 .map_or(0, |k| k.capacity() * std::mem::size_of::<RequestRecord>())
     }
 
+    /// Records of requests ended since the last call (kept ones only), in
+    /// the order they ended.
+    pub fn take_ended(&mut self) -> Vec<RequestRecord> {
+        self.kept.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// How many ended requests' records are held.
+    #[inline]
+    pub fn ended_held(&self) -> usize {
+        self.kept.as_ref().map_or(0, Vec::len)
+    }
+
     /// Ends the run at `end_ns`: requests still in flight are folded in as
     /// incomplete.
     pub fn finish(mut self, end_ns: u64) -> Collected {

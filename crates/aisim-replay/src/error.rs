@@ -62,6 +62,9 @@ pub enum ReplayError {
         /// What broke.
         reason: String,
     },
+    /// Streamed per-request records could not be written (the run stopped).
+    #[error("cannot write the per-request records: {0}")]
+    Output(#[source] std::io::Error),
 }
 
 impl ReplayError {
@@ -74,7 +77,8 @@ impl ReplayError {
             | ReplayError::TraceFile { .. }
             | ReplayError::Spec { .. }
             | ReplayError::SpecFile { .. }
-            | ReplayError::Io { .. } => false,
+            | ReplayError::Io { .. }
+            | ReplayError::Output(_) => false,
         }
     }
 

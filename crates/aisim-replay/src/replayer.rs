@@ -28,6 +28,7 @@ pub struct Replayer<C: ReplayComposition> {
     composition: C,
     fast_forward: bool,
     keep_records: bool,
+    stream_records: bool,
     exact_limit: Option<usize>,
 }
 
@@ -42,6 +43,7 @@ impl<C: ReplayComposition> Replayer<C> {
             composition,
             fast_forward: true,
             keep_records: false,
+            stream_records: false,
             exact_limit: None,
         })
     }
@@ -51,6 +53,17 @@ impl<C: ReplayComposition> Replayer<C> {
     /// flight, and memory does not grow with the request count).
     pub fn with_records(mut self, on: bool) -> Self {
         self.keep_records = on;
+        self.stream_records = false;
+        self
+    }
+
+    /// Hands every request's record to the observer's `records` as the run
+    /// goes (in the order the loop finishes with them), instead of keeping them for
+    /// `ReplayOutput::records` (which stays empty): memory stays bounded at
+    /// any request count.
+    pub fn stream_records(mut self) -> Self {
+        self.keep_records = true;
+        self.stream_records = true;
         self
     }
 
@@ -122,6 +135,7 @@ impl<C: ReplayComposition> Replayer<C> {
         };
         let mut runtime = AggRuntime::new(spec, workers, workload, placement, options);
         runtime.set_fast_forward(self.fast_forward);
+        runtime.set_stream_records(self.stream_records);
         let (collected, mut totals) = runtime.run(observer)?;
         totals.source = source;
         let wall_s = started.elapsed().as_secs_f64();

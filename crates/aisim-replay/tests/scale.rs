@@ -234,3 +234,86 @@ fn concurrency_folded_on_the_fly_is_the_sort_of_all_edges() {
         );
     }
 }
+
+/// Collects streamed records, and fails once it has seen `fail_after`.
+struct Stream {
+    batches: Vec<Vec<aisim_replay::collector::RequestRecord>>,
+    fail_after: Option<usize>,
+}
+
+impl aisim_replay::runtime::ReplayObserver for Stream {
+    fn records(&mut self, batch: &[aisim_replay::collector::RequestRecord]) -> std::io::Result<()> {
+        self.batches.push(batch.to_vec());
+        let seen: usize = self.batches.iter().map(Vec::len).sum();
+        match self.fail_after {
+            Some(n) if seen >= n => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "reader gone",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[test]
+fn streamed_records_are_every_kept_record_once_a_batch_at_a_time() {
+    let spec = spec_with(64, synthetic(20_000, 1));
+    let kept = Replayer::new(spec.clone(), SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap();
+    let mut stream = Stream {
+        batches: vec![],
+        fail_after: None,
+    };
+    let streamed = Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .stream_records()
+        .run_observed(&mut stream)
+        .unwrap();
+    assert!(
+        streamed.records.is_empty(),
+        "nothing is kept when streaming"
+    );
+    assert_eq!(
+        json_without_host(&streamed),
+        json_without_host(&kept),
+        "streaming changes no figure"
+    );
+    // Bounded batches: the runtime hands them over once 4,096 are held, and
+    // one step of the loop ends at most the requests then in flight.
+    assert!(stream.batches.len() > 2, "{} batches", stream.batches.len());
+    let sizes: Vec<usize> = stream.batches.iter().map(Vec::len).collect();
+    let peak = streamed.report.concurrency.peak as usize;
+    assert!(
+        peak < 10_000,
+        "the test needs a run with fewer in flight: {peak}"
+    );
+    assert!(
+        sizes.iter().all(|&n| n <= 4_096 + peak),
+        "{sizes:?}, peak {peak}"
+    );
+    let mut all: Vec<_> = stream.batches.concat();
+    all.sort_unstable_by_key(|r| r.id);
+    let a = serde_json::to_string(&all).unwrap();
+    let b = serde_json::to_string(&kept.records).unwrap();
+    assert_eq!(a, b, "the same records, each once");
+}
+
+#[test]
+fn a_record_sink_that_fails_stops_the_replay() {
+    let mut stream = Stream {
+        batches: vec![],
+        fail_after: Some(1),
+    };
+    let e = Replayer::new(spec_with(4, synthetic(1_000_000, 1)), SpecComposition)
+        .unwrap()
+        .stream_records()
+        .run_observed(&mut stream)
+        .unwrap_err();
+    assert!(matches!(e, aisim_replay::ReplayError::Output(_)), "{e}");
+    // It stopped at the first batch instead of running a million requests.
+    assert_eq!(stream.batches.len(), 1);
+    assert!(stream.batches[0].len() < 10_000);
+}

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
+use aisim_replay::collector::RequestRecord;
 use aisim_replay::policy::SpecComposition;
+use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::spec::{DispatchMode, RouterKind, TopologySpec, WorkloadSpec};
 use aisim_replay::trace::TraceFormat;
-use aisim_replay::{ReplaySpec, Replayer};
+use aisim_replay::{ReplayError, ReplaySpec, Replayer};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
@@ -466,28 +468,42 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
     let blamed = |e| input(blame_flag(e, &args.field_flags()));
-    let replayer = Replayer::new(spec, SpecComposition)
-        .map_err(blamed)?
-        .with_records(args.per_request.is_some());
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let output = if show_progress {
-        let mut bar = aisim_replay::progress::ProgressBarObserver::new();
-        replayer.run_observed(&mut bar)
-    } else {
-        replayer.run()
-    }
-    .map_err(blamed)?;
+    let replayer = Replayer::new(spec, SpecComposition).map_err(blamed)?;
+    let mut progress = (!args.quiet && std::io::stderr().is_terminal())
+        .then(aisim_replay::progress::ProgressBarObserver::new);
+    let mut written = 0u64;
+    let output = match &args.per_request {
+        None => replayer
+            .run_observed(&mut RunObserver {
+                progress: progress.as_mut(),
+                records: None,
+                written: &mut written,
+            })
+            .map_err(blamed)?,
+        // Records are written as their requests end, so memory stays bounded
+        // at any request count; a write error stops the run.
+        Some(target) => {
+            let replayer = replayer.stream_records();
+            let mut result = None;
+            target.stream("the per-request records", |w| {
+                let run = replayer.run_observed(&mut RunObserver {
+                    progress: progress.as_mut(),
+                    records: Some(w),
+                    written: &mut written,
+                });
+                match run {
+                    Err(ReplayError::Output(e)) => Err(e),
+                    other => {
+                        result = Some(other);
+                        Ok(())
+                    }
+                }
+            })?;
+            result.expect("set unless writing failed").map_err(blamed)?
+        }
+    };
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
-    if let Some(target) = &args.per_request {
-        target.stream("the per-request records", |w| {
-            for r in &output.records {
-                serde_json::to_writer(&mut *w, r)?;
-                w.write_all(b"\n")?;
-            }
-            Ok(())
-        })?;
-    }
     let json = aisim_report::to_json(&output.report);
     args.output.emit_beside(
         per_request_on_stdout,
@@ -495,10 +511,43 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         &json,
     )?;
     tracing::info!(
-        records = output.records.len(),
+        records = written,
         json_bytes = json.len(),
         wall_ms = started.elapsed().as_millis() as u64,
         "outputs written"
     );
     Ok(())
+}
+
+/// The replay's observer in the binary: the progress bar on a terminal, and
+/// the per-request records as JSON lines when asked for.
+struct RunObserver<'a> {
+    progress: Option<&'a mut aisim_replay::progress::ProgressBarObserver>,
+    records: Option<&'a mut dyn std::io::Write>,
+    written: &'a mut u64,
+}
+
+impl ReplayObserver for RunObserver<'_> {
+    fn progress(&mut self, dispatched: u64, remaining: u64) {
+        if let Some(p) = &mut self.progress {
+            p.progress(dispatched, remaining);
+        }
+    }
+
+    fn records(&mut self, batch: &[RequestRecord]) -> std::io::Result<()> {
+        if let Some(w) = &mut self.records {
+            for r in batch {
+                serde_json::to_writer(&mut **w, r)?;
+                w.write_all(b"\n")?;
+            }
+            *self.written += batch.len() as u64;
+        }
+        Ok(())
+    }
+
+    fn finished(&mut self) {
+        if let Some(p) = &mut self.progress {
+            p.finished();
+        }
+    }
 }

@@ -27,6 +27,9 @@ use crate::workload::{ms_to_duration, Offer, Workload};
 
 /// How often (in dispatched requests) the observer hears about progress.
 const PROGRESS_EVERY: u64 = 4096;
+/// Records handed to the observer at a time when streaming them: bounds what
+/// `--per-request` holds (about 170 bytes a record) at any request count.
+const RECORD_BATCH: usize = 4096;
 
 /// Takes a worker's decode-pass run (`Engine::run_decode_passes`) into the
 /// collector exactly as `AggRuntime::finish_pass` would, pass by pass.
@@ -79,6 +82,9 @@ pub(crate) struct AggRuntime<'a> {
     /// Whether a worker may run several passes in a row without going through
     /// the heap (see `fast_forward_horizon`).
     fast_forward: bool,
+    /// Hand ended requests' records to the observer as the run goes
+    /// (`ReplayObserver::records`) instead of keeping them all.
+    stream_records: bool,
     collector: TraceCollector,
     out: PassOutcome,
     /// Requests completed by the current decode-pass run.
@@ -122,6 +128,7 @@ impl<'a> AggRuntime<'a> {
             passes: EventHeap::default(),
             heap: EventHeap::default(),
             fast_forward: false,
+            stream_records: false,
             // Without a timeout, drain or stop time every dispatched request that
             // is not rejected completes, so token gaps can be pooled at once.
             collector: TraceCollector::new(CollectorOptions {
@@ -157,6 +164,10 @@ impl<'a> AggRuntime<'a> {
     /// would dispatch a request mid-way, which must see every worker's state at
     /// that instant). Results are identical either way; only the order in
     /// which independent workers' passes are processed changes.
+    pub fn set_stream_records(&mut self, on: bool) {
+        self.stream_records = on;
+    }
+
     pub fn set_fast_forward(&mut self, on: bool) {
         self.fast_forward =
             on && self.concurrency().is_none() && !self.workload.may_have_sessions();
@@ -211,6 +222,11 @@ impl<'a> AggRuntime<'a> {
             }
             self.dispatch_due_roots()?;
             self.start_passes()?;
+            if self.stream_records && self.collector.ended_held() >= RECORD_BATCH {
+                observer
+                    .records(&self.collector.take_ended())
+                    .map_err(ReplayError::Output)?;
+            }
             let n = self.collector.dispatched_count();
             if n >= last_progress + PROGRESS_EVERY {
                 last_progress = n;
@@ -238,7 +254,17 @@ impl<'a> AggRuntime<'a> {
             gpus_per_worker: self.spec.engine.dp_size * self.spec.engine.tp_size,
             source: String::new(),
         };
-        Ok((self.collector.finish(end.0), totals))
+        if !self.stream_records {
+            return Ok((self.collector.finish(end.0), totals));
+        }
+        observer
+            .records(&self.collector.take_ended())
+            .map_err(ReplayError::Output)?;
+        let mut collected = self.collector.finish(end.0);
+        observer
+            .records(&std::mem::take(&mut collected.records))
+            .map_err(ReplayError::Output)?;
+        Ok((collected, totals))
     }
 
     fn apply(&mut self, kind: EventKind) -> Result<(), ReplayError> {
