@@ -632,13 +632,21 @@ fn huge_values_are_quoted_in_exponent_form_in_every_message() {
 
 #[test]
 fn the_largest_kv_pool_costs_what_it_holds() {
-    // 2^31 - 1 blocks per pool: reserving their metadata up front was 32 GiB
-    // of address space, an abort under any memory limit. Run under 2 GB.
+    // The most blocks a pool may have (2^26): reserving their metadata up
+    // front would be an abort under a memory limit. Run under 2 GB; one more
+    // block is refused, naming the flag and the memory.
+    let over = aisim(&["replay", "--num-gpu-blocks", "67108865"]);
+    assert_eq!(over.status.code(), Some(2));
+    assert!(
+        stderr(&over).contains("--num-gpu-blocks") && stderr(&over).contains("2.5 GiB"),
+        "{}",
+        stderr(&over)
+    );
     for backend in ["vllm", "sglang"] {
         let o = Command::new("sh")
             .arg("-c")
             .arg(format!(
-                "ulimit -v 2000000 && exec '{}' replay --num-gpu-blocks 2147483647 --backend {backend} --format json",
+                "ulimit -v 2000000 && exec '{}' replay --num-gpu-blocks 67108864 --block-size 1 --backend {backend} --format json",
                 env!("CARGO_BIN_EXE_aisim")
             ))
             .output()

@@ -144,9 +144,12 @@ pub const DEFAULT_GPU_BLOCKS: u32 = 16_384;
 /// scheduler per rank, stay small.
 pub const MAX_PARALLEL: u32 = 1024;
 
-/// The most KV blocks a rank can have (block ids are 32-bit, with two values
-/// reserved; 2^31 leaves a margin no GPU comes near).
-pub const MAX_GPU_BLOCKS: u32 = 1 << 31;
+/// The most KV blocks a rank can have: 2^26, 64 Mi one-token pages, far above
+/// any GPU's KV (a B200 holds a few million tokens of an 8B model). A full
+/// pool's bookkeeping (block metadata, prefix index, the requests' block
+/// tables: about 40 bytes a block) then stays near 2.5 GiB, so no flag value
+/// can make one run exhaust memory.
+pub const MAX_GPU_BLOCKS: u32 = 1 << 26;
 
 impl EngineConfig {
     /// The block (page) size in effect: the configured one or the backend default
@@ -223,10 +226,10 @@ impl EngineConfig {
         Ok(())
     }
 
-    /// The pool has 1 to 2^31 blocks; the error names the field that set them.
+    /// The pool has 1 to `MAX_GPU_BLOCKS` blocks; the error names the field that set them.
     fn validate_gpu_blocks(&self) -> Result<(), CoreError> {
         let blocks = self.gpu_blocks();
-        let too_many = "must be at most 2^31 (KV blocks are numbered with 32 bits)";
+        let too_many = "must be at most 2^26 = 67108864 blocks a rank (a full pool's bookkeeping is about 40 bytes a block: 2.5 GiB at that count)";
         match self.num_gpu_blocks {
             Some(0) => Err(CoreError::config("num_gpu_blocks", 0, "must be at least 1")),
             Some(n) if n > MAX_GPU_BLOCKS => Err(CoreError::config("num_gpu_blocks", n, too_many)),
@@ -243,7 +246,7 @@ impl EngineConfig {
                 "kv_budget_tokens",
                 self.kv_budget(),
                 format!(
-                    "makes more than 2^31 blocks of {} tokens (KV blocks are numbered with 32 bits): use a larger block size",
+                    "makes more than 2^26 = 67108864 blocks of {} tokens a rank (a full pool's bookkeeping is about 40 bytes a block): use a larger block size",
                     self.effective_block_size()
                 ),
             )),
@@ -333,7 +336,7 @@ mod tests {
             ..EngineConfig::default()
         };
         let e = huge.validate().unwrap_err().to_string();
-        assert!(e.contains("kv_budget_tokens") && e.contains("2^31"), "{e}");
+        assert!(e.contains("kv_budget_tokens") && e.contains("2^26"), "{e}");
         let zero = EngineConfig {
             num_gpu_blocks: Some(0),
             ..EngineConfig::default()
@@ -350,7 +353,7 @@ mod tests {
         /// it divides it.
         #[test]
         fn capacity_is_the_budget_rounded_down_to_blocks(
-            budget in 1u64..1 << 40,
+            budget in 1u64..=u64::from(MAX_GPU_BLOCKS),
             bs in 1u32..4096,
         ) {
             let c = EngineConfig {
