@@ -75,12 +75,7 @@ fn recovery_spec(c: PhysicsCoefficients, rate: f64) -> ReplaySpec {
             },
             output: LengthSpec::Uniform { min: 10, max: 300 },
             arrival: ArrivalSpec::Poisson { rate },
-            prefix_groups: 0,
-            prefix_tokens: 0,
-            turns: 1,
-            think_ms: 0.0,
-            trace_block_size: 512,
-            total_cdf: None,
+            ..SyntheticSpec::default()
         }),
         timing: physics(c),
         ..ReplaySpec::default()
