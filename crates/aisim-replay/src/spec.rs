@@ -585,14 +585,10 @@ impl ReplaySpec {
             ));
         }
         if self.engine.dp_size > MAX_DP_SIZE {
-            // The prefix index a rank writes out when built: about 20 bytes
-            // per KV block, up to 128 Ki blocks (see aisim-core's `kv/index.rs`).
-            let per_rank = 20 * u64::from(self.engine.gpu_blocks().min(1 << 17));
-            let gib = per_rank as f64 * f64::from(self.engine.dp_size) / (1u64 << 30) as f64;
             return Err(ReplayError::spec(
                 "engine.dp_size",
                 format!(
-                    "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker builds every rank's KV pool and prefix index on its first request: about {gib:.1} GiB for one worker here)",
+                    "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker runs one scheduler and KV pool per rank; no serving instance comes near)",
                     self.engine.dp_size
                 ),
             ));

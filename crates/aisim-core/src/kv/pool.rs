@@ -86,6 +86,14 @@ impl KvBlockPool {
     /// When `capacity` leaves no room for the two reserved block ids (above
     /// four billion blocks).
     pub fn new(capacity: u32) -> KvBlockPool {
+        KvBlockPool::for_one_of(capacity, 1)
+    }
+
+    /// A pool of `capacity` blocks, one of `ranks` in an attention-DP worker:
+    /// the prefix index written out up front is split between the ranks
+    /// (it grows as a rank's cache fills), so a worker of 1,024 ranks costs
+    /// what one rank does until its ranks are used.
+    pub fn for_one_of(capacity: u32, ranks: u32) -> KvBlockPool {
         assert!(
             capacity < IN_USE,
             "KV pool of {capacity} blocks is too large"
@@ -102,7 +110,7 @@ impl KvBlockPool {
             lru_tail: NIL,
             cached: 0,
             in_use: 0,
-            index: BlockIndex::for_capacity(capacity as usize),
+            index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
             hashed: 0,
             events: None,
         }
@@ -478,6 +486,26 @@ mod tests {
             };
             assert_eq!(hits, expected, "C={capacity} s={sessions}");
         }
+    }
+
+    #[test]
+    fn a_rank_of_a_wide_dp_worker_writes_out_a_small_index_that_grows_as_used() {
+        // 1,024 ranks of 131,072 blocks: one rank's index written out up front
+        // would be 65,536 entries (2.6 MB), 2.6 GB for the worker.
+        let one = KvBlockPool::new(131_072);
+        let mut wide = KvBlockPool::for_one_of(131_072, 1024);
+        assert_eq!(one.index.slots(), 1 << 16);
+        assert_eq!(wide.index.slots(), 64);
+        // Used, it grows and finds every block it registered.
+        let mut got = Vec::new();
+        assert!(wide.allocate_into(5_000, &mut got));
+        wide.register_all(&got, |i| h(i as u64));
+        for (i, &b) in got.iter().enumerate() {
+            wide.release(b);
+            assert!(wide.contains(h(i as u64)), "block {i}");
+        }
+        assert!(wide.index.slots() > 64);
+        wide.check_invariants().unwrap();
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl SglangCore {
                     .then_some(cfg.max_prefill_tokens),
                 below_pool: true,
             },
-            pool: KvBlockPool::new(cfg.gpu_blocks()),
+            pool: KvBlockPool::for_one_of(cfg.gpu_blocks(), cfg.dp_size),
             seqs: SeqTable::default(),
             waiting: VecDeque::new(),
             running: Vec::new(),

@@ -64,7 +64,7 @@ impl VllmCore {
                     .then_some(cfg.max_num_batched_tokens),
                 below_pool: false,
             },
-            pool: KvBlockPool::new(cfg.gpu_blocks()),
+            pool: KvBlockPool::for_one_of(cfg.gpu_blocks(), cfg.dp_size),
             seqs: SeqTable::default(),
             waiting: VecDeque::new(),
             running: Vec::new(),
