@@ -211,3 +211,37 @@ fn every_small_data_file_takes_a_bom_and_names_bytes_that_are_not_utf8() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.matches("column").count(), 1, "{err}");
 }
+
+#[test]
+fn measured_runs_follow_the_readers_rules() {
+    // A measured run that does not parse names its place once, as every JSON file.
+    let run = temp("cut-run.json", br#"{"version": 1,, }"#);
+    let o = aisim(&["validate", run.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cut-run.json: line 1 column 15: key must be a string")
+            && err.matches("column").count() == 1,
+        "{err}"
+    );
+    // A measured time beyond the clock is refused, never clamped into the trace.
+    let rows = concat!(
+        r#"{"request_id":"a","send_s":0,"first_token_s":0.1,"end_s":0.5,"input_tokens":10,"output_tokens":5}"#,
+        "\n",
+        r#"{"request_id":"b","send_s":1e300,"first_token_s":1e300,"end_s":1e300,"input_tokens":10,"output_tokens":5}"#,
+        "\n"
+    );
+    let p = temp("far.jsonl", rows.as_bytes());
+    let out = temp_dir("bad-inputs").join("far-run.json");
+    let o = aisim(&[
+        "measured",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("far.jsonl:2: field `send_s`: 1e300"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+}

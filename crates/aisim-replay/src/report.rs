@@ -465,7 +465,11 @@ impl ReplayReport {
             cache,
             concurrency,
             sessions,
-            rejections: tally.rejections,
+            rejections: tally
+                .rejections
+                .into_iter()
+                .map(|(kind, n)| (kind.to_string(), n))
+                .collect(),
             duration_s,
             pools,
             workers,

@@ -467,8 +467,8 @@ impl SyntheticSpec {
 pub const MAX_WORKERS: u32 = 1 << 24;
 
 /// Most attention-DP ranks per worker: an engine builds all of its ranks at
-/// once (each with its own KV pool and prefix index, about 320 KiB at the
-/// default 16,384 blocks), and real deployments stay far below.
+/// once (each with its own scheduler and KV pool), and real deployments stay
+/// far below.
 pub const MAX_DP_SIZE: u32 = 1024;
 
 impl ReplaySpec {

@@ -127,7 +127,7 @@ pub struct Tally {
     /// Cohort requests in flight at the end.
     pub incomplete: u64,
     /// Cohort rejections by kind.
-    pub rejections: BTreeMap<String, u64>,
+    pub rejections: BTreeMap<&'static str, u64>,
     /// Latency of completed cohort requests.
     pub latency: LatencyValues,
     /// TTFT over the cohort (with output), unfinished at infinity.
@@ -205,7 +205,7 @@ impl Tally {
             Outcome::Incomplete => self.incomplete += 1,
         }
         if let Some(kind) = r.reject_kind {
-            *self.rejections.entry(kind.to_string()).or_insert(0) += 1;
+            *self.rejections.entry(kind).or_insert(0) += 1;
         }
         let done = r.outcome == Outcome::Completed;
         let ttft = (r.tokens > 0).then(|| ms(r.first_token_ns - r.planned_ns));

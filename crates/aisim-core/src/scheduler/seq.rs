@@ -141,8 +141,6 @@ pub(crate) struct Seq {
     pub hashed_blocks: u32,
     pub admitted_before: bool,
     pub finished: bool,
-    /// Order of (latest) admission, for tie-breaks.
-    pub admit_seq: u64,
 }
 
 impl Seq {

@@ -38,7 +38,6 @@ pub(crate) struct VllmCore {
     scheduled: Vec<u32>,
     events: Vec<EngineEvent>,
     stats: EngineStats,
-    admit_counter: u64,
 }
 
 impl VllmCore {
@@ -71,7 +70,6 @@ impl VllmCore {
             scheduled: Vec::new(),
             events: Vec::new(),
             stats: EngineStats::default(),
-            admit_counter: 0,
         }
     }
 
@@ -205,8 +203,6 @@ impl VllmCore {
                 seq.register_full(&mut self.pool, target, bs);
             }
             seq.scheduled = n;
-            self.admit_counter += 1;
-            seq.admit_seq = self.admit_counter;
             if never_evicts {
                 reserved += claim - new_blocks as u64;
             }

@@ -104,13 +104,15 @@ fn check(
 ) -> Result<(), ReplayError> {
     let [send, first, end, output] = names;
     for (field, v) in [(send, r.send_s), (first, r.first_token_s), (end, r.end_s)] {
-        if !v.is_finite() || v < 0.0 {
+        // Within aisim's clock (2^63 ns), so the trace written from these
+        // times never has to clamp one.
+        if crate::workload::clock::checked_ms(v * 1e3).is_none() {
             return Err(field_error(
                 path,
                 r.line,
                 field,
-                v,
-                "must be a finite time of 0 or more seconds",
+                crate::trace::float(v),
+                "must be a time of 0 ..= 9223372036 seconds (aisim's clock, 2^63 ns)",
             ));
         }
     }
