@@ -30,21 +30,30 @@ pub fn cli_reference(bin: &Path) -> Result<(Vec<String>, String), String> {
             .map_err(|e| format!("running {} {}: {e}", bin.display(), args.join(" ")))?;
         String::from_utf8(out.stdout).map_err(|e| e.to_string())
     };
-    let top = help(&["--help"])?;
-    let subs: Vec<String> = top
-        .split("Commands:\n")
-        .nth(1)
-        .unwrap_or("")
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|c| *c != "help")
-        .map(String::from)
-        .collect();
+    // The commands a help text lists under "Commands:" (all but `help`).
+    let commands = |text: &str| -> Vec<String> {
+        text.split("Commands:\n")
+            .nth(1)
+            .unwrap_or("")
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|c| *c != "help")
+            .map(String::from)
+            .collect()
+    };
+    let subs = commands(&help(&["--help"])?);
     let mut doc = String::from(INTRO);
     for sub in &subs {
         let text = help(&[sub, "--help"])?;
         doc.push_str(&format!("\n## `aisim {sub}`\n\n```text\n{text}```\n"));
+        // Nested subcommands (`aisim measured import`) get a section each.
+        for nested in commands(&text) {
+            let text = help(&[sub, &nested, "--help"])?;
+            doc.push_str(&format!(
+                "\n### `aisim {sub} {nested}`\n\n```text\n{text}```\n"
+            ));
+        }
     }
     Ok((subs, doc))
 }
