@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::table::{bad, check_axis, interp};
+use super::table::{bad, check_axis, interp, segment};
 use super::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
 use crate::profile::ModelSpec;
@@ -46,9 +46,16 @@ struct Surface {
 }
 
 impl Surface {
+    /// The two curves around `row`, blended: as interpolating every curve's
+    /// value at `x` along the rows, without evaluating (or allocating for)
+    /// the others on every pass.
     fn at(&self, row: f64, x: f64) -> f64 {
-        let values: Vec<f64> = self.curves.iter().map(|c| c.at(x)).collect();
-        interp(&self.rows, &values, row)
+        if self.curves.len() == 1 {
+            return self.curves[0].at(x);
+        }
+        let (i, w) = segment(&self.rows, row);
+        let (a, b) = (self.curves[i].at(x), self.curves[i + 1].at(x));
+        a + w * (b - a)
     }
 }
 

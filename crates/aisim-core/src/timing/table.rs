@@ -76,7 +76,7 @@ pub(super) fn check_axis(path: &Path, field: &str, xs: &[f64]) -> Result<(), Cor
 
 /// Index `i` of the segment `[xs[i], xs[i+1]]` used for `x` (the end segments
 /// extend beyond the axis), and the weight of `xs[i+1]`.
-fn segment(xs: &[f64], x: f64) -> (usize, f64) {
+pub(super) fn segment(xs: &[f64], x: f64) -> (usize, f64) {
     if xs.len() == 1 {
         return (0, 0.0);
     }
