@@ -245,3 +245,61 @@ fn measured_runs_follow_the_readers_rules() {
     assert!(err.contains("far.jsonl:2: field `send_s`: 1e300"), "{err}");
     assert!(!out.exists(), "nothing is written");
 }
+
+#[test]
+fn measured_request_files_are_read_like_traces() {
+    let out = temp_dir("bad-inputs").join("quoted-run.json");
+    // CSV through the csv crate: a quoted id holding a comma and a line break.
+    let csv = "request_id,send_s,first_token_s,end_s,input_tokens,output_tokens\n\
+               \"req,\n1\",0,0.05,0.5,100,10\n\
+               req-2,0.1,0.2,0.9,200,20\n";
+    let p = temp("quoted.csv", csv.as_bytes());
+    let o = aisim(&[
+        "measured",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(run["measured"]["completed"], 2);
+    // A bad number in the record after it names the line it starts on (4).
+    let p = temp("bad.csv", format!("{csv}req-3,0.2,x,1.0,10,5\n").as_bytes());
+    let o = aisim(&[
+        "measured",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.csv:5: field `first_token_s`"), "{err}");
+    // A JSONL row that does not parse: its file line and its column, once.
+    let good = r#"{"request_id":"a","send_s":0,"first_token_s":0.1,"end_s":0.5,"input_tokens":10,"output_tokens":5}"#;
+    let p = temp(
+        "bad.jsonl",
+        format!("{good}\n{{\"request_id\" 1}}\n").as_bytes(),
+    );
+    let o = aisim(&[
+        "measured",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.jsonl:2: field `(row)`: broken JSON at column 15: expected `:`")
+            && err.matches("line").count() == 0,
+        "{err}"
+    );
+}

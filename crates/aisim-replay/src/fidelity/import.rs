@@ -17,8 +17,10 @@ use super::stats::Stats;
 use super::FidelityError;
 use crate::error::ReplayError;
 use crate::spec::WorkloadSpec;
+use crate::trace::csv::{cell_text, CsvRecords};
 use crate::trace::{read_trace, row_error, write_mooncake_row, Lines, TraceFormat};
 use crate::ReplaySpec;
+use csv::ByteRecord;
 
 /// One request as measured (seconds on any one clock).
 #[derive(Debug, Clone, PartialEq)]
@@ -203,7 +205,7 @@ fn json_lines(
             continue;
         }
         let v: Value = serde_json::from_str(text)
-            .map_err(|e| row_error(path, line, "(row)", format!("not a JSON object: {e}")))?;
+            .map_err(|e| crate::trace::json_rows::broken_json(path, line, &e))?;
         let o = v
             .as_object()
             .ok_or_else(|| row_error(path, line, "(row)", "not a JSON object"))?;
@@ -285,13 +287,8 @@ fn csv_row(
     path: &Path,
     line: usize,
     header: &[String],
-    text: &str,
+    cells: &[&str],
 ) -> Result<Map<String, Value>, ReplayError> {
-    let cells: Vec<&str> = text
-        .trim_end_matches(['\r', '\n'])
-        .split(',')
-        .map(str::trim)
-        .collect();
     if cells.len() != header.len() {
         return Err(row_error(
             path,
@@ -301,7 +298,7 @@ fn csv_row(
         ));
     }
     let mut o = Map::new();
-    for (name, cell) in header.iter().zip(cells) {
+    for (name, &cell) in header.iter().zip(cells) {
         let v = match name.as_str() {
             "request_id" => Value::String(cell.to_string()),
             "hash_ids" if cell.is_empty() => Value::Null,
@@ -339,7 +336,7 @@ fn csv_row(
 }
 
 /// Reads a generic per-request file: JSONL, or CSV (by the `.csv`
-/// extension; a header row, plain comma-separated cells).
+/// extension; a header row, then one request a record).
 pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -352,22 +349,28 @@ pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut lines = Lines::new(BufReader::new(file), path);
+        // Parsed by the `csv` crate, as the trace readers' CSV: quoted cells
+        // may hold commas and line breaks; a record's line is its first.
+        let mut records = CsvRecords::new(BufReader::new(file), path);
+        let mut cells = ByteRecord::new();
         let mut header: Option<Vec<String>> = None;
-        while let Some((line, text)) = lines.next_line()? {
-            if text.trim().is_empty() {
+        while let Some(line) = records.next(&mut cells)? {
+            let texts = (0..cells.len())
+                .map(|i| cell_text(&cells, i, path, line, "(row)").map(Option::unwrap_or_default))
+                .collect::<Result<Vec<&str>, _>>()?;
+            if texts.iter().all(|t| t.is_empty()) {
                 continue;
             }
             let Some(h) = &header else {
                 header = Some(
-                    text.trim()
-                        .split(',')
-                        .map(|c| c.trim().to_string())
+                    texts
+                        .iter()
+                        .map(|c| c.trim_start_matches('\u{feff}').to_string())
                         .collect(),
                 );
                 continue;
             };
-            let o = csv_row(path, line, h, text)?;
+            let o = csv_row(path, line, h, &texts)?;
             let r = generic_json(path, line, &o)?;
             check(path, &r, names, &mut seen)?;
             out.push(r);

@@ -35,15 +35,14 @@ impl Record<'_> {
 
     /// Cell `idx` (trimmed), which must be there.
     fn cell(&self, idx: usize, field: &str) -> Result<&str, ReplayError> {
-        let bytes = self.cells.get(idx).ok_or_else(|| {
+        cell_text(self.cells, idx, self.path, self.line, field)?.ok_or_else(|| {
             row_error(
                 self.path,
                 self.line,
                 field,
                 "missing (row has too few columns)",
             )
-        })?;
-        Ok(utf8(bytes, self.path, self.line, Some(field))?.trim())
+        })
     }
 
     fn tokens(&self, idx: usize, field: &str) -> Result<u32, ReplayError> {
@@ -140,33 +139,78 @@ pub(crate) fn read<R: BufRead>(
     read_capped(reader, path, shape, MAX_LINE_BYTES)
 }
 
+/// CSV records of a file, each with the line it starts on, none held past
+/// `cap` bytes (a quote left open would otherwise read the rest of the file).
+pub(crate) struct CsvRecords<'p, R: Read> {
+    csv: csv::Reader<Capped<R>>,
+    record_start: Rc<Cell<u64>>,
+    start_line: usize,
+    path: &'p Path,
+    cap: u64,
+}
+
+impl<'p, R: Read> CsvRecords<'p, R> {
+    pub fn new(reader: R, path: &'p Path) -> Self {
+        Self::capped(reader, path, MAX_LINE_BYTES)
+    }
+
+    fn capped(reader: R, path: &'p Path, cap: u64) -> Self {
+        let record_start = Rc::new(Cell::new(0));
+        let csv = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(Capped {
+                inner: reader,
+                read: 0,
+                record_start: record_start.clone(),
+                cap,
+            });
+        CsvRecords {
+            csv,
+            record_start,
+            start_line: 1,
+            path,
+            cap,
+        }
+    }
+
+    /// Reads the next record into `cells`; its first line, or `None` at the end.
+    pub fn next(&mut self, cells: &mut ByteRecord) -> Result<Option<usize>, ReplayError> {
+        let more = self
+            .csv
+            .read_byte_record(cells)
+            .map_err(|e| csv_error(self.path, self.start_line, self.cap, e))?;
+        // The next record starts where this one ended.
+        self.record_start.set(self.csv.position().byte());
+        self.start_line = self.csv.position().line() as usize;
+        Ok(more.then(|| cells.position().map_or(0, |p| p.line() as usize)))
+    }
+}
+
+/// Cell `idx` of a record as trimmed text (`None` past its end); bytes that
+/// are not UTF-8 are an error naming the line and field.
+pub(crate) fn cell_text<'c>(
+    cells: &'c ByteRecord,
+    idx: usize,
+    path: &Path,
+    line: usize,
+    field: &str,
+) -> Result<Option<&'c str>, ReplayError> {
+    cells
+        .get(idx)
+        .map(|b| utf8(b, path, line, Some(field)).map(str::trim))
+        .transpose()
+}
+
 fn read_capped<R: BufRead>(
     reader: R,
     path: &Path,
     shape: Shape,
     cap: u64,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
-    let record_start = Rc::new(Cell::new(0));
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(Capped {
-            inner: reader,
-            read: 0,
-            record_start: record_start.clone(),
-            cap,
-        });
+    let mut records_in = CsvRecords::capped(reader, path, cap);
     let mut cells = ByteRecord::new();
-    let mut start_line = 1;
-    let mut next = |cells: &mut ByteRecord| -> Result<Option<usize>, ReplayError> {
-        let more = csv
-            .read_byte_record(cells)
-            .map_err(|e| csv_error(path, start_line, cap, e))?;
-        // The next record starts where this one ended.
-        record_start.set(csv.position().byte());
-        start_line = csv.position().line() as usize;
-        Ok(more.then(|| cells.position().map_or(0, |p| p.line() as usize)))
-    };
+    let mut next = |cells: &mut ByteRecord| records_in.next(cells);
     let header = loop {
         let Some(line) = next(&mut cells)? else {
             return Err(ReplayError::TraceFile {

@@ -220,18 +220,7 @@ pub(crate) fn serde_record(
     if let Some(record) = fast_record(text, line_no, shape, sessions) {
         return Ok(record);
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        row_error(
-            path,
-            line_no,
-            "(row)",
-            format!(
-                "broken JSON at column {}: {}",
-                e.column(),
-                aisim_core::text_file::json_message(&e)
-            ),
-        )
-    })?;
+    let value: Value = serde_json::from_str(text).map_err(|e| broken_json(path, line_no, &e))?;
     let Value::Object(obj) = &value else {
         return Err(row_error(
             path,
@@ -281,4 +270,18 @@ pub(crate) fn serde_record(
             think_ms: think.map(|s| s * 1e3),
         },
     })
+}
+
+/// A JSONL row that does not parse: its line, and the column within it.
+pub(crate) fn broken_json(path: &Path, line: usize, e: &serde_json::Error) -> ReplayError {
+    row_error(
+        path,
+        line,
+        "(row)",
+        format!(
+            "broken JSON at column {}: {}",
+            e.column(),
+            aisim_core::text_file::json_message(e)
+        ),
+    )
 }

@@ -2,9 +2,9 @@
 //! file, line and field of any bad row; rows skipped on purpose are counted.
 
 mod chat_links;
-mod csv;
+pub(crate) mod csv;
 mod detect;
-mod json_rows;
+pub(crate) mod json_rows;
 mod lines;
 mod mooncake_row;
 mod timestamp;
