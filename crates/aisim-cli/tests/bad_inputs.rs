@@ -225,78 +225,54 @@ fn measured_runs_follow_the_readers_rules() {
         "{err}"
     );
     // A measured time beyond the clock is refused, never clamped into the trace.
-    let rows = concat!(
-        r#"{"request_id":"a","send_s":0,"first_token_s":0.1,"end_s":0.5,"input_tokens":10,"output_tokens":5}"#,
-        "\n",
-        r#"{"request_id":"b","send_s":1e300,"first_token_s":1e300,"end_s":1e300,"input_tokens":10,"output_tokens":5}"#,
-        "\n"
-    );
-    let p = temp("far.jsonl", rows.as_bytes());
-    let out = temp_dir("bad-inputs").join("far-run.json");
-    let o = aisim(&[
-        "measured",
-        "import",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let far = r#"{"request_id":"b","send_s":1e300,"first_token_s":1e300,"end_s":1e300,"input_tokens":10,"output_tokens":5}"#;
+    let (code, err, out) = import("far.jsonl", format!("{GOOD_ROW}\n{far}\n").as_bytes());
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("far.jsonl:2: field `send_s`: 1e300"), "{err}");
     assert!(!out.exists(), "nothing is written");
 }
 
+/// One measured request in the generic JSONL shape.
+const GOOD_ROW: &str = r#"{"request_id":"a","send_s":0,"first_token_s":0.1,"end_s":0.5,"input_tokens":10,"output_tokens":5}"#;
+
+/// `aisim measured import` of a file `name` holding `bytes`: the exit code,
+/// stderr, and the measured run it was asked to write.
+fn import(name: &str, bytes: &[u8]) -> (Option<i32>, String, PathBuf) {
+    let p = temp(name, bytes);
+    let out = temp_dir("bad-inputs").join(format!("{name}.run.json"));
+    let o = aisim(&[
+        "measured",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    (o.status.code(), err, out)
+}
+
 #[test]
 fn measured_request_files_are_read_like_traces() {
-    let out = temp_dir("bad-inputs").join("quoted-run.json");
     // CSV through the csv crate: a quoted id holding a comma and a line break.
     let csv = "request_id,send_s,first_token_s,end_s,input_tokens,output_tokens\n\
                \"req,\n1\",0,0.05,0.5,100,10\n\
                req-2,0.1,0.2,0.9,200,20\n";
-    let p = temp("quoted.csv", csv.as_bytes());
-    let o = aisim(&[
-        "measured",
-        "import",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let (code, err, out) = import("quoted.csv", csv.as_bytes());
+    assert_eq!(code, Some(0), "{err}");
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(run["measured"]["completed"], 2);
-    // A bad number in the record after it names the line it starts on (4).
-    let p = temp("bad.csv", format!("{csv}req-3,0.2,x,1.0,10,5\n").as_bytes());
-    let o = aisim(&[
-        "measured",
-        "import",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    // A bad number in the record after them names the line it is on (5: the
+    // quoted id took two).
+    let (code, err, _) = import("bad.csv", format!("{csv}req-3,0.2,x,1.0,10,5\n").as_bytes());
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("bad.csv:5: field `first_token_s`"), "{err}");
     // A JSONL row that does not parse: its file line and its column, once.
-    let good = r#"{"request_id":"a","send_s":0,"first_token_s":0.1,"end_s":0.5,"input_tokens":10,"output_tokens":5}"#;
-    let p = temp(
+    let (code, err, _) = import(
         "bad.jsonl",
-        format!("{good}\n{{\"request_id\" 1}}\n").as_bytes(),
+        format!("{GOOD_ROW}\n{{\"request_id\" 1}}\n").as_bytes(),
     );
-    let o = aisim(&[
-        "measured",
-        "import",
-        p.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("bad.jsonl:2: field `(row)`: broken JSON at column 15: expected `:`")
             && err.matches("line").count() == 0,
