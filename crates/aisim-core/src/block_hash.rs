@@ -25,6 +25,12 @@ const LANE_BITS: u64 = LANES as u64 - 1;
 pub struct BlockHash(pub(crate) u64);
 
 impl BlockHash {
+    /// The hash as a number (for a caller's own index, e.g. a router's).
+    #[inline]
+    pub fn value(self) -> u64 {
+        self.0
+    }
+
     /// The hash of lane `lane` (below `LANES`) of group `group` (a mixed
     /// value; its low bits are dropped).
     #[inline]

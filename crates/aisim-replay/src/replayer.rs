@@ -8,7 +8,7 @@ use aisim_core::Engine;
 use crate::collector::{CollectorOptions, RequestRecord};
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
-use crate::report::ReplayReport;
+use crate::report::{PolicyNames, ReplayReport};
 use crate::runtime::{AggRuntime, EngineFactory, ReplayObserver, Silent, Workers};
 use crate::spec::{ReplaySpec, WorkloadSpec};
 use crate::workload::{build_workload, DEMO_TRACE_NAME};
@@ -105,7 +105,7 @@ impl<C: ReplayComposition> Replayer<C> {
             backend = ?spec.engine.backend
         )
         .entered();
-        let timing = spec.timing.build()?;
+        let timing = self.composition.timing(spec)?;
         let config = spec.engine.clone();
         // One engine now, to refuse a bad configuration before anything runs;
         // the others when their worker gets its first request.
@@ -127,7 +127,11 @@ impl<C: ReplayComposition> Replayer<C> {
             "workload ready"
         );
         let placement = self.composition.placement(spec);
-        let _scaling = self.composition.scaling(spec);
+        let scaling = self.composition.scaling(spec);
+        let policies = PolicyNames {
+            placement: placement.name().to_string(),
+            scaling: scaling.name().to_string(),
+        };
         let options = CollectorOptions {
             keep_records: self.keep_records,
             exact_limit: self.exact_limit,
@@ -138,6 +142,7 @@ impl<C: ReplayComposition> Replayer<C> {
         runtime.set_stream_records(self.stream_records);
         let (collected, mut totals) = runtime.run(observer)?;
         totals.source = source;
+        totals.policies = policies;
         let wall_s = started.elapsed().as_secs_f64();
         let report = ReplayReport::derive(spec, collected.tally, collected.itl, &totals, wall_s);
         tracing::info!(

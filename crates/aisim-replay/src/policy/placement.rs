@@ -1,16 +1,33 @@
 //! `PlacementPolicy`: where a request goes.
 
+use aisim_core::kv::KvEvent;
 use aisim_core::{RankLoad, Request};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 
-/// A worker and attention-DP rank.
+/// A worker and attention-DP rank, and what the policy expected to find
+/// there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
     /// Worker index.
     pub worker: u32,
     /// DP rank within the worker.
     pub rank: u32,
+    /// Prompt tokens the policy expected that rank to serve from its prefix
+    /// cache (`None`: it made no such guess). The report sets it beside the
+    /// reuse the engine achieved.
+    pub expected_cached_tokens: Option<u32>,
+}
+
+impl Placement {
+    /// Rank `rank` of worker `worker`, with no expectation about its cache.
+    pub fn at(worker: u32, rank: u32) -> Placement {
+        Placement {
+            worker,
+            rank,
+            expected_cached_tokens: None,
+        }
+    }
 }
 
 /// What a policy may look at: the live state of every worker, computed on demand
@@ -55,8 +72,19 @@ pub trait WorkerView {
 pub trait PlacementPolicy {
     /// Name for reports.
     fn name(&self) -> &str;
-    /// The placement of `req`. Must return an accepting worker.
+    /// The placement of `req`. Must return an accepting worker and a rank
+    /// below `dp_size`; anything else stops the replay with
+    /// `ReplayError::Placement`.
     fn place(&mut self, req: &Request, view: &dyn WorkerView) -> Placement;
+    /// Whether the policy reads the engines' KV events (`on_kv_events`).
+    /// Asked once, before the run; engines record events only when it says
+    /// yes, so a policy that does not read them pays nothing.
+    fn wants_kv_events(&self) -> bool {
+        false
+    }
+    /// The KV events of rank `rank` of `worker`, in order, at the end of the
+    /// pass that caused them (only when `wants_kv_events`).
+    fn on_kv_events(&mut self, _worker: u32, _rank: u32, _events: &[KvEvent]) {}
 }
 
 /// The next accepting worker on every request, and within a worker its DP
@@ -87,10 +115,7 @@ impl PlacementPolicy for RoundRobin {
             let dp = view.dp_size().max(1);
             if dp == 1 {
                 // No rank counters to keep: memory stays O(1) at any worker count.
-                return Placement {
-                    worker: worker as u32,
-                    rank: 0,
-                };
+                return Placement::at(worker as u32, 0);
             }
             if self.next_rank.len() <= worker {
                 self.next_rank.resize(worker + 1, 0);
@@ -98,12 +123,9 @@ impl PlacementPolicy for RoundRobin {
             // The counter is kept modulo dp (at most 1,024), so 2 bytes a worker.
             let rank = u32::from(self.next_rank[worker]) % dp;
             self.next_rank[worker] = ((rank + 1) % dp) as u16;
-            return Placement {
-                worker: worker as u32,
-                rank,
-            };
+            return Placement::at(worker as u32, rank);
         }
-        Placement { worker: 0, rank: 0 }
+        Placement::at(0, 0)
     }
 }
 
@@ -130,10 +152,10 @@ impl PlacementPolicy for RandomPlacement {
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
         let dp = view.dp_size() as u64;
         let pick = self.rng.next_u64() % (view.accepting_count().max(1) as u64 * dp);
-        Placement {
-            worker: view.nth_accepting((pick / dp) as u32).unwrap_or(0),
-            rank: (pick % dp) as u32,
-        }
+        Placement::at(
+            view.nth_accepting((pick / dp) as u32).unwrap_or(0),
+            (pick % dp) as u32,
+        )
     }
 }
 
@@ -160,8 +182,8 @@ impl PlacementPolicy for LeastLoaded {
                 }
             }
         });
-        best.map_or(Placement { worker: 0, rank: 0 }, |(_, worker, rank)| {
-            Placement { worker, rank }
+        best.map_or(Placement::at(0, 0), |(_, worker, rank)| {
+            Placement::at(worker, rank)
         })
     }
 }
@@ -263,7 +285,7 @@ mod tests {
             looks: Cell::new(0),
         };
         let p = LeastLoaded.place(&request(), &fleet);
-        assert_eq!(p, Placement { worker: 1, rank: 0 }, "lowest tie at load 0");
+        assert_eq!(p, Placement::at(1, 0), "lowest tie at load 0");
         assert_eq!(fleet.looks.get(), 4, "two used workers of two ranks");
         let mut rr = RoundRobin::default();
         assert_eq!(rr.place(&request(), &fleet).worker, 0);

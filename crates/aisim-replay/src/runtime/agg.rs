@@ -20,7 +20,7 @@ use super::ReplayObserver;
 use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
-use crate::policy::PlacementPolicy;
+use crate::policy::{deliver_kv_events, place_checked, PlacementPolicy};
 use crate::report::RunTotals;
 use crate::spec::{DispatchMode, ReplaySpec};
 use crate::workload::{ms_to_duration, Offer, Workload};
@@ -75,6 +75,8 @@ pub(crate) struct AggRuntime<'a> {
     workers: Workers,
     workload: Box<dyn Workload>,
     placement: Box<dyn PlacementPolicy>,
+    /// Whether the placement policy reads KV events (asked once).
+    kv_events: bool,
     /// Pass completions (the first phase at any time).
     passes: EventHeap,
     /// Every other event: turns due, scaling ticks, timeouts.
@@ -121,10 +123,14 @@ impl<'a> AggRuntime<'a> {
         options: CollectorOptions,
     ) -> AggRuntime<'a> {
         let d = &spec.discipline;
+        let kv_events = placement.wants_kv_events();
+        let mut workers = workers;
+        workers.capture_kv_events(kv_events);
         AggRuntime {
             spec,
             workers,
             placement,
+            kv_events,
             passes: EventHeap::default(),
             heap: EventHeap::default(),
             fast_forward: false,
@@ -253,6 +259,7 @@ impl<'a> AggRuntime<'a> {
             exact_limit: self.collector.exact_limit(),
             gpus_per_worker: self.spec.engine.dp_size * self.spec.engine.tp_size,
             source: String::new(),
+            policies: Default::default(),
         };
         if !self.stream_records {
             return Ok((self.collector.finish(end.0), totals));
@@ -302,6 +309,9 @@ impl<'a> AggRuntime<'a> {
         worker.busy = false;
         let pass_start = worker.pass_start;
         let mut out = std::mem::take(&mut self.out);
+        if self.kv_events {
+            deliver_kv_events(&mut *self.placement, w, &out);
+        }
         for ev in out.events.drain(..) {
             match ev {
                 EngineEvent::Token { id, .. } => self.collector.token(id.0, now),
@@ -381,8 +391,11 @@ impl<'a> AggRuntime<'a> {
             in_cohort,
             previous_end,
         });
-        let placement = self.placement.place(req, &self.workers.view());
+        let placement = place_checked(&mut *self.placement, req, &self.workers.view())?;
         self.collector.placed(id, placement.worker, placement.rank);
+        if let Some(tokens) = placement.expected_cached_tokens {
+            self.collector.expected_cached(id, tokens);
+        }
         let worker = self.workers.materialise(placement.worker)?;
         let added = worker.engine.add_request(req, placement.rank as usize);
         if added.is_ok() {
@@ -520,6 +533,12 @@ impl<'a> AggRuntime<'a> {
         };
         let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
         self.latest = run.latest;
+        if self.kv_events {
+            // Decode passes evict too; the router hears of it as they end.
+            worker.engine.drain_kv_events(&mut self.out);
+            deliver_kv_events(&mut *self.placement, w, &self.out);
+            self.out.clear();
+        }
         // No sessions while fast-forwarding, so the order in which ended
         // requests release their slots cannot matter.
         let mut completed = std::mem::take(&mut self.decode_completed);

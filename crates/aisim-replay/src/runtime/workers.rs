@@ -83,6 +83,8 @@ pub(crate) struct Workers {
     /// An engine built ahead (the one that validated the configuration).
     spare: Option<Engine>,
     make: EngineFactory,
+    /// Whether engines record KV events (for a policy that reads them).
+    capture_kv: bool,
 }
 
 impl Workers {
@@ -98,7 +100,13 @@ impl Workers {
             kv_capacity: kv_capacity(&first),
             spare: Some(first),
             make,
+            capture_kv: false,
         }
+    }
+
+    /// Whether every engine records KV events from its first request on.
+    pub fn capture_kv_events(&mut self, on: bool) {
+        self.capture_kv = on;
     }
 
     /// Workers in the topology.
@@ -132,10 +140,13 @@ impl Workers {
         if slot != UNUSED {
             return Ok(&mut self.used[slot as usize]);
         }
-        let engine = match self.spare.take() {
+        let mut engine = match self.spare.take() {
             Some(e) => e,
             None => (self.make)()?,
         };
+        if self.capture_kv {
+            engine.capture_kv_events(true);
+        }
         self.slot_of[w as usize] = self.used.len() as u32;
         self.used.push(Worker {
             id: w,
