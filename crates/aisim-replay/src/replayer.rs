@@ -131,6 +131,7 @@ impl<C: ReplayComposition> Replayer<C> {
         let policies = PolicyNames {
             placement: placement.name().to_string(),
             scaling: scaling.name().to_string(),
+            timing: timing_name.clone(),
         };
         let options = CollectorOptions {
             keep_records: self.keep_records,

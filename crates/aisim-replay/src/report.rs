@@ -64,6 +64,8 @@ pub struct PolicyNames {
     pub placement: String,
     /// Scaling policy.
     pub scaling: String,
+    /// Timing model of the engines (`TimingModel::name`).
+    pub timing: String,
 }
 
 /// Where the requests came from.

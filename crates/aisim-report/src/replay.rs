@@ -62,7 +62,22 @@ pub fn render_replay(r: &ReplayReport) -> String {
             r.pools[0].gpus
         ),
     ]);
-    run.row(["router".to_string(), name_of(&spec.router.policy)]);
+    // The policies that ran (an injected one's own name), not the spec's.
+    run.row(["router", r.policies.placement.as_str()]);
+    run.row(["scaling", r.policies.scaling.as_str()]);
+    if let Some(e) = &r.cache.router_expected {
+        run.row([
+            "router's cache guess".to_string(),
+            format!(
+                "{} prompt tokens expected cached over {} requests; the engines reused {} ({}%), {} requests fell short",
+                e.expected_tokens,
+                e.requests,
+                e.reused_tokens,
+                num(e.achieved_ratio * 100.0, 1),
+                e.fell_short
+            ),
+        ]);
+    }
     run.row(["timing".to_string(), timing_name(&spec.timing)]);
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row([

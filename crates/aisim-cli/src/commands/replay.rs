@@ -50,6 +50,22 @@ enum RouterArg {
     RoundRobin,
     Random,
     LeastLoaded,
+    Kv,
+    Lpwl,
+    Sticky,
+}
+
+impl RouterArg {
+    fn kind(self) -> RouterKind {
+        match self {
+            RouterArg::RoundRobin => RouterKind::RoundRobin,
+            RouterArg::Random => RouterKind::Random,
+            RouterArg::LeastLoaded => RouterKind::LeastLoaded,
+            RouterArg::Kv => RouterKind::Kv,
+            RouterArg::Lpwl => RouterKind::Lpwl,
+            RouterArg::Sticky => RouterKind::Sticky,
+        }
+    }
 }
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -125,9 +141,18 @@ pub struct ReplayArgs {
     #[arg(long)]
     decode_speedup_ratio: Option<f64>,
 
-    /// Placement policy [default: round_robin].
+    /// Placement policy [default: round_robin]. kv: cache-aware (the router's own index of each rank's blocks, fed by KV events); lpwl: least prefill work left; sticky: a session's turns where its first went.
     #[arg(long, value_enum)]
     router: Option<RouterArg>,
+    /// kv: 0 takes the lowest cost; above 0, samples ranks with probability ∝ exp(-(c - c_min) / ((c_max - c_min) × T)), seeded [default: 0].
+    #[arg(long, value_name = "T")]
+    router_temperature: Option<f64>,
+    /// kv: weight of the blocks still to prefill against the blocks active on the rank [default: 1.0].
+    #[arg(long)]
+    prefill_load_scale: Option<f64>,
+    /// sticky: the policy that places first turns and requests without a session [default: round_robin].
+    #[arg(long, value_enum, value_name = "POLICY")]
+    router_inner: Option<RouterArg>,
 
     /// Warm-up: the first N offered requests are simulated but not measured.
     #[arg(long, value_name = "N")]
@@ -247,11 +272,16 @@ impl ReplayArgs {
         }
         spec.apply_profile()?;
         if let Some(r) = self.router {
-            spec.router.policy = match r {
-                RouterArg::RoundRobin => RouterKind::RoundRobin,
-                RouterArg::Random => RouterKind::Random,
-                RouterArg::LeastLoaded => RouterKind::LeastLoaded,
-            };
+            spec.router.policy = r.kind();
+        }
+        if let Some(r) = self.router_inner {
+            spec.router.inner = Some(r.kind());
+        }
+        if let Some(t) = self.router_temperature {
+            spec.router.temperature = t;
+        }
+        if let Some(s) = self.prefill_load_scale {
+            spec.router.prefill_load_scale = s;
         }
         let d = &mut spec.discipline;
         set!(warmup => d.warmup_requests, warmup_s => d.warmup_s, seed => spec.seed);
@@ -302,6 +332,21 @@ impl ReplayArgs {
                 "discipline.max_sim_time_s",
                 "--max-sim-time",
                 self.max_sim_time.is_some(),
+            ),
+            (
+                "router.temperature",
+                "--router-temperature",
+                self.router_temperature.is_some(),
+            ),
+            (
+                "router.prefill_load_scale",
+                "--prefill-load-scale",
+                self.prefill_load_scale.is_some(),
+            ),
+            (
+                "router.inner",
+                "--router-inner",
+                self.router_inner.is_some(),
             ),
             ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
             ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
@@ -420,9 +465,21 @@ impl ReplayArgs {
         if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
             anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
         }
-        if self.seed.is_some() && synthetic.is_none() && spec.router.policy != RouterKind::Random {
-            let router = serde_json::to_value(spec.router.policy)?;
-            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
+        if self.seed.is_some() && synthetic.is_none() && !spec.router.is_random() {
+            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic, --router random and --router kv with --router-temperature above 0)", spec.router.placing().name());
+        }
+        let kv_flags = [
+            ("--router-temperature", self.router_temperature.is_some()),
+            ("--prefill-load-scale", self.prefill_load_scale.is_some()),
+        ];
+        if let Some((flag, _)) = kv_flags.iter().find(|(_, given)| *given) {
+            let placing = spec.router.placing();
+            if placing != RouterKind::Kv {
+                anyhow::bail!("{flag} has no effect with the {} router: only --router kv (or sticky over --router-inner kv) reads it", placing.name());
+            }
+        }
+        if self.router_inner.is_some() && spec.router.policy != RouterKind::Sticky {
+            anyhow::bail!("--router-inner has no effect with the {} router: only --router sticky has an inner policy", spec.router.policy.name());
         }
         // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
         // core has its own.
