@@ -40,15 +40,17 @@ impl BlockHash {
         BlockHash(if g == 0 { LANE_BITS + 1 } else { g } | lane)
     }
 
-    /// The group: shared by the blocks ending inside one trace block. Never 0.
+    /// The group: shared by the blocks ending inside one trace block (up to
+    /// `LANES` of them). Never 0. An index may file a group's blocks under
+    /// one entry, as the pool and the kv router do.
     #[inline]
-    pub(crate) fn group(self) -> u64 {
+    pub fn group(self) -> u64 {
         self.0 & !LANE_BITS
     }
 
-    /// The lane within the group, below `LANES`.
+    /// The lane within the group, below 8.
     #[inline]
-    pub(crate) fn lane(self) -> usize {
+    pub fn lane(self) -> usize {
         (self.0 & LANE_BITS) as usize
     }
 }

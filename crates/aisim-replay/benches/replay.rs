@@ -8,13 +8,17 @@
 //! - `ten_million`: the same with 10,000,000 requests, past the exact limit
 //!   (its percentiles come from the sketch); run it alone for its peak RSS;
 //! - `turns`: one synthetic session of 100,000 turns (what
-//!   `aisim replay --synthetic --requests 1 --turns 100000` runs).
+//!   `aisim replay --synthetic --requests 1 --turns 100000` runs);
+//! - `routers`: the shared Mooncake trace on 8 workers under each placement
+//!   policy (round robin, kv, lpwl, sticky), runs interleaved, best and
+//!   median, and each one's best against round robin's (the issue's bound:
+//!   at most 2x).
 
 use std::path::Path;
 use std::time::Instant;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{ArrivalSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{ArrivalSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::trace::read_trace;
 use aisim_replay::{ReplaySpec, Replayer};
 
@@ -27,22 +31,40 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn mooncake() {
+/// The shared Mooncake trace, if it is there (the bench says so when not).
+fn mooncake_trace(case: &str) -> Option<std::path::PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
     if !path.exists() {
-        println!("mooncake: skipped, {} not found", path.display());
-        return;
+        println!("{case}: skipped, {} not found", path.display());
+        return None;
     }
-    let spec = ReplaySpec {
+    Some(path)
+}
+
+/// The defaults on `path` with 8 workers.
+fn mooncake_spec(path: &Path) -> ReplaySpec {
+    ReplaySpec {
         workload: WorkloadSpec::Trace {
-            path: path.clone(),
+            path: path.to_path_buf(),
             format: None,
             trace_block_size: None,
         },
         topology: TopologySpec::Aggregated { workers: 8 },
         ..ReplaySpec::default()
+    }
+}
+
+fn best_median(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[0], v[v.len() / 2])
+}
+
+fn mooncake() {
+    let Some(path) = mooncake_trace("mooncake") else {
+        return;
     };
+    let spec = mooncake_spec(&path);
     let replayer = Replayer::new(spec, SpecComposition).unwrap();
     // Runs and reads interleaved, so that a slow spell of the machine hits both.
     let (mut runs, mut reads) = (Vec::new(), Vec::new());
@@ -56,16 +78,50 @@ fn mooncake() {
         reads.push(t0.elapsed().as_secs_f64() * 1e3);
         assert_eq!(trace.records.len(), 3993);
     }
-    let best_median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (v[0], v[v.len() / 2])
-    };
     let (run_best, run_median) = best_median(&mut runs);
     let (read_best, read_median) = best_median(&mut reads);
     println!(
         "mooncake (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
          of which reading the trace best {read_best:.1} ms, median {read_median:.1} ms"
     );
+}
+
+fn routers() {
+    let Some(path) = mooncake_trace("routers") else {
+        return;
+    };
+    let policies = [
+        RouterKind::RoundRobin,
+        RouterKind::Kv,
+        RouterKind::Lpwl,
+        RouterKind::Sticky,
+    ];
+    let replayers: Vec<_> = policies
+        .iter()
+        .map(|&p| {
+            let mut spec = mooncake_spec(&path);
+            spec.router.policy = p;
+            Replayer::new(spec, SpecComposition).unwrap()
+        })
+        .collect();
+    let mut times = vec![Vec::new(); policies.len()];
+    // Interleaved, so that a slow spell of the machine hits every policy.
+    for _ in 0..11 {
+        for (r, t) in replayers.iter().zip(&mut times) {
+            let t0 = Instant::now();
+            let out = r.run().unwrap();
+            t.push(t0.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(out.report.outcomes.completed, 3993);
+        }
+    }
+    let figures: Vec<(f64, f64)> = times.iter_mut().map(|t| best_median(t)).collect();
+    for (p, (best, median)) in policies.iter().zip(&figures) {
+        println!(
+            "routers (3,993 requests, 8 workers): {:<11} best {best:.1} ms, median {median:.1} ms, {:.2}x round robin's best",
+            p.name(),
+            best / figures[0].0
+        );
+    }
 }
 
 /// `requests` synthetic requests (1,024 in / 128 out, Poisson at 1,000 req/s)
@@ -135,6 +191,9 @@ fn main() {
     }
     if want("turns") {
         turns();
+    }
+    if want("routers") {
+        routers();
     }
     // Not in the default set: two minutes, and best run alone for its RSS.
     if which.iter().any(|w| w == "ten_million") {

@@ -1,29 +1,29 @@
-//! The kv router's own view of what every rank caches: the set of (block
-//! hash, rank) pairs the engines announced with `KvEvent::Stored` and have
-//! not yet withdrawn with `KvEvent::Removed`. It holds at most what the
-//! engines' pools hold, and answers a prefix query in one lookup per block
-//! matched (plus one).
+//! The kv router's own view of what every rank caches: the (block hash,
+//! rank) pairs the engines announced with `KvEvent::Stored` and have not yet
+//! withdrawn with `KvEvent::Removed`. As in the pools, the blocks of one hash
+//! group (those ending inside one trace block) share an entry, a bit per
+//! lane: an event or a prefix query costs one lookup per group, not per
+//! block. It holds at most what the engines' pools hold.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use aisim_core::hashing::IntHashBuilder;
 use aisim_core::kv::KvEvent;
 use aisim_core::BlockHash;
 
-/// One block held by one rank.
+/// One hash group on one rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Held {
-    hash: u64,
+struct Key {
+    group: u64,
     /// `worker << 32 | rank`.
     slot: u64,
 }
 
-impl Hash for Held {
+impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // One word for the integer hasher: the slot spread over every bit,
-        // so ranks do not collide with the hash's low (lane) bits.
-        state.write_u64(self.hash ^ self.slot.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // One word for the integer hasher: the slot spread over every bit.
+        state.write_u64(self.group ^ self.slot.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     }
 }
 
@@ -34,7 +34,20 @@ fn slot(worker: u32, rank: u32) -> u64 {
 /// Which block hashes each (worker, rank) holds, as its KV events said.
 #[derive(Debug, Default)]
 pub struct RouterIndex {
-    held: HashSet<Held, IntHashBuilder>,
+    /// Per (group, rank): a bit per lane held (never 0: an emptied entry goes).
+    held: HashMap<Key, u8, IntHashBuilder>,
+    /// Blocks held, over every rank.
+    blocks: usize,
+}
+
+fn key(h: BlockHash, slot: u64) -> (Key, u8) {
+    (
+        Key {
+            group: h.group(),
+            slot,
+        },
+        1 << h.lane(),
+    )
 }
 
 impl RouterIndex {
@@ -44,16 +57,20 @@ impl RouterIndex {
         for ev in events {
             match *ev {
                 KvEvent::Stored(h) => {
-                    self.held.insert(Held {
-                        hash: h.value(),
-                        slot,
-                    });
+                    let (k, bit) = key(h, slot);
+                    let lanes = self.held.entry(k).or_insert(0);
+                    self.blocks += usize::from(*lanes & bit == 0);
+                    *lanes |= bit;
                 }
                 KvEvent::Removed(h) => {
-                    self.held.remove(&Held {
-                        hash: h.value(),
-                        slot,
-                    });
+                    let (k, bit) = key(h, slot);
+                    if let Some(lanes) = self.held.get_mut(&k) {
+                        self.blocks -= usize::from(*lanes & bit != 0);
+                        *lanes &= !bit;
+                        if *lanes == 0 {
+                            self.held.remove(&k);
+                        }
+                    }
                 }
             }
         }
@@ -62,25 +79,36 @@ impl RouterIndex {
     /// Leading blocks of `hashes` the rank holds.
     pub fn overlap(&self, worker: u32, rank: u32, hashes: &[BlockHash]) -> u32 {
         let slot = slot(worker, rank);
-        hashes
-            .iter()
-            .take_while(|h| {
-                self.held.contains(&Held {
-                    hash: h.value(),
-                    slot,
-                })
-            })
-            .count() as u32
+        // The entry of the group last looked up: a prompt's blocks come
+        // group by group.
+        let mut current: Option<(u64, u8)> = None;
+        let mut n = 0;
+        for &h in hashes {
+            let lanes = match current {
+                Some((g, lanes)) if g == h.group() => lanes,
+                _ => {
+                    let (k, _) = key(h, slot);
+                    let lanes = self.held.get(&k).copied().unwrap_or(0);
+                    current = Some((h.group(), lanes));
+                    lanes
+                }
+            };
+            if lanes & (1 << h.lane()) == 0 {
+                break;
+            }
+            n += 1;
+        }
+        n
     }
 
     /// (block, rank) pairs held.
     pub fn len(&self) -> usize {
-        self.held.len()
+        self.blocks
     }
 
     /// Whether no rank holds anything.
     pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
+        self.blocks == 0
     }
 }
 
@@ -118,26 +146,26 @@ mod tests {
 
     proptest! {
         /// Whatever the events, the index holds exactly the blocks stored
-        /// and not removed since, per rank.
+        /// and not removed since, per rank, lanes of one group included
+        /// (128-token trace blocks of 16-token engine blocks: 8 lanes each).
         #[test]
         fn the_index_follows_the_events(
-            ops in prop::collection::vec((0u32..3, 0u32..2, 0u64..6, any::<bool>()), 0..80),
+            ops in prop::collection::vec((0u32..3, 0u32..2, 0usize..24, any::<bool>()), 0..120),
         ) {
+            let blocks = prompt_block_hashes(&[1, 2, 3], 128, 384, 16);
             let mut index = RouterIndex::default();
             let mut model = std::collections::BTreeSet::new();
-            for &(w, r, id, store) in &ops {
-                let h = chain(&[id])[0];
+            for &(w, r, b, store) in &ops {
+                let h = blocks[b];
                 let ev = if store { KvEvent::Stored(h) } else { KvEvent::Removed(h) };
                 index.apply(w, r, &[ev]);
-                if store { model.insert((w, r, id)); } else { model.remove(&(w, r, id)); }
+                if store { model.insert((w, r, b)); } else { model.remove(&(w, r, b)); }
             }
             prop_assert_eq!(index.len(), model.len());
             for w in 0..3 {
                 for r in 0..2 {
-                    for id in 0..6 {
-                        let held = index.overlap(w, r, &chain(&[id])) == 1;
-                        prop_assert_eq!(held, model.contains(&(w, r, id)));
-                    }
+                    let want = (0..24).take_while(|b| model.contains(&(w, r, *b))).count() as u32;
+                    prop_assert_eq!(index.overlap(w, r, &blocks), want);
                 }
             }
         }
