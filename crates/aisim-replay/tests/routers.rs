@@ -80,28 +80,6 @@ fn every_new_policy_is_deterministic_and_its_counts_add_up() {
 }
 
 #[test]
-fn fast_forward_changes_nothing_for_the_new_policies() {
-    for policy in [RouterKind::Kv, RouterKind::Lpwl] {
-        let mut spec = grouped(3, policy);
-        spec.engine.num_gpu_blocks = Some(300); // evictions while decoding
-        let on = Replayer::new(spec.clone(), SpecComposition)
-            .unwrap()
-            .run()
-            .unwrap();
-        let off = Replayer::new(spec, SpecComposition)
-            .unwrap()
-            .with_fast_forward(false)
-            .run()
-            .unwrap();
-        assert_eq!(
-            json_without_host(&on),
-            json_without_host(&off),
-            "{policy:?}"
-        );
-    }
-}
-
-#[test]
 fn the_seed_moves_kv_placement_only_at_a_positive_temperature() {
     let placements = |o: &ReplayOutput| o.records.iter().map(|r| r.worker).collect::<Vec<_>>();
     // The demo is a trace: the seed moves nothing else.
