@@ -385,7 +385,9 @@ pub(crate) fn cached_prefix(
     if !prefix_caching || req.input_length == 0 {
         return 0;
     }
-    let hashes = req.block_hashes(block_size);
+    // Hashed as the lookup goes: no allocation, nothing past the first miss.
     let max_blocks = (req.input_length - 1) / block_size;
-    pool.longest_prefix(hashes.into_iter(), max_blocks).blocks * block_size
+    pool.longest_prefix(req.block_hash_iter(block_size), max_blocks)
+        .blocks
+        * block_size
 }

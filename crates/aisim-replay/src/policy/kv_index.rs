@@ -51,27 +51,44 @@ fn key(h: BlockHash, slot: u64) -> (Key, u8) {
 }
 
 impl RouterIndex {
-    /// Applies one rank's events, in order.
+    /// Applies one rank's events, in order. A run of events of one kind on
+    /// one group (a prompt's blocks are stored group by group) costs one
+    /// lookup: bits of one entry under one kind of change commute.
     pub fn apply(&mut self, worker: u32, rank: u32, events: &[KvEvent]) {
         let slot = slot(worker, rank);
+        // (stored, entry, lanes) not yet applied.
+        let mut run: Option<(bool, Key, u8)> = None;
         for ev in events {
-            match *ev {
-                KvEvent::Stored(h) => {
-                    let (k, bit) = key(h, slot);
-                    let lanes = self.held.entry(k).or_insert(0);
-                    self.blocks += usize::from(*lanes & bit == 0);
-                    *lanes |= bit;
-                }
-                KvEvent::Removed(h) => {
-                    let (k, bit) = key(h, slot);
-                    if let Some(lanes) = self.held.get_mut(&k) {
-                        self.blocks -= usize::from(*lanes & bit != 0);
-                        *lanes &= !bit;
-                        if *lanes == 0 {
-                            self.held.remove(&k);
-                        }
+            let (stored, h) = match *ev {
+                KvEvent::Stored(h) => (true, h),
+                KvEvent::Removed(h) => (false, h),
+            };
+            let (k, bit) = key(h, slot);
+            match &mut run {
+                Some((s, rk, lanes)) if *s == stored && *rk == k => *lanes |= bit,
+                _ => {
+                    if let Some(r) = run.replace((stored, k, bit)) {
+                        self.change(r);
                     }
                 }
+            }
+        }
+        if let Some(r) = run {
+            self.change(r);
+        }
+    }
+
+    /// Sets (`stored`) or clears the lanes of one entry.
+    fn change(&mut self, (stored, k, bits): (bool, Key, u8)) {
+        if stored {
+            let lanes = self.held.entry(k).or_insert(0);
+            self.blocks += (bits & !*lanes).count_ones() as usize;
+            *lanes |= bits;
+        } else if let Some(lanes) = self.held.get_mut(&k) {
+            self.blocks -= (bits & *lanes).count_ones() as usize;
+            *lanes &= !bits;
+            if *lanes == 0 {
+                self.held.remove(&k);
             }
         }
     }
@@ -150,16 +167,24 @@ mod tests {
         /// (128-token trace blocks of 16-token engine blocks: 8 lanes each).
         #[test]
         fn the_index_follows_the_events(
-            ops in prop::collection::vec((0u32..3, 0u32..2, 0usize..24, any::<bool>()), 0..120),
+            batches in prop::collection::vec(
+                (0u32..3, 0u32..2, prop::collection::vec((0usize..24, any::<bool>()), 0..12)),
+                0..30,
+            ),
         ) {
             let blocks = prompt_block_hashes(&[1, 2, 3], 128, 384, 16);
             let mut index = RouterIndex::default();
             let mut model = std::collections::BTreeSet::new();
-            for &(w, r, b, store) in &ops {
-                let h = blocks[b];
-                let ev = if store { KvEvent::Stored(h) } else { KvEvent::Removed(h) };
-                index.apply(w, r, &[ev]);
-                if store { model.insert((w, r, b)); } else { model.remove(&(w, r, b)); }
+            // One `apply` per batch, as a pass's events of one rank come.
+            for (w, r, ops) in &batches {
+                let events: Vec<KvEvent> = ops
+                    .iter()
+                    .map(|&(b, store)| if store { KvEvent::Stored(blocks[b]) } else { KvEvent::Removed(blocks[b]) })
+                    .collect();
+                index.apply(*w, *r, &events);
+                for &(b, store) in ops {
+                    if store { model.insert((*w, *r, b)); } else { model.remove(&(*w, *r, b)); }
+                }
             }
             prop_assert_eq!(index.len(), model.len());
             for w in 0..3 {
