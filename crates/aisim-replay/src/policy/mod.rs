@@ -93,4 +93,6 @@ impl ReplayComposition for SpecComposition {
 }
 
 #[cfg(test)]
+mod test_view;
+#[cfg(test)]
 mod tests;

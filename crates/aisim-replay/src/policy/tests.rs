@@ -3,77 +3,11 @@
 use std::collections::BTreeMap;
 
 use aisim_core::kv::KvEvent;
-use aisim_core::{RankLoad, Request, RequestId, SessionId, SimTime};
+use aisim_core::{Request, RequestId, SessionId, SimTime};
 use proptest::prelude::*;
 
+use super::test_view::{load, CraftedView};
 use super::*;
-
-/// `n` workers of `dp` ranks; `used` maps the used ones' ranks to a load and
-/// the prompt tokens they have cached of any request (the rest are unused:
-/// idle and empty).
-struct Crafted {
-    n: u32,
-    dp: u32,
-    used: BTreeMap<(u32, u32), (RankLoad, u32)>,
-}
-
-impl Crafted {
-    fn new(n: u32, dp: u32) -> Crafted {
-        Crafted {
-            n,
-            dp,
-            used: BTreeMap::new(),
-        }
-    }
-
-    fn with(mut self, worker: u32, rank: u32, load: RankLoad, cached: u32) -> Crafted {
-        for r in 0..self.dp {
-            self.used.entry((worker, r)).or_default();
-        }
-        self.used.insert((worker, rank), (load, cached));
-        self
-    }
-}
-
-impl WorkerView for Crafted {
-    fn workers(&self) -> u32 {
-        self.n
-    }
-    fn dp_size(&self) -> u32 {
-        self.dp
-    }
-    fn accepting(&self, _worker: u32) -> bool {
-        true
-    }
-    fn load(&self, worker: u32, rank: u32) -> RankLoad {
-        self.used
-            .get(&(worker, rank))
-            .map_or_else(RankLoad::default, |u| u.0)
-    }
-    fn cached_prefix_tokens(&self, worker: u32, rank: u32, _req: &Request) -> u32 {
-        self.used.get(&(worker, rank)).map_or(0, |u| u.1)
-    }
-    fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
-        // Highest first: a policy must not depend on the visit order.
-        let mut workers: Vec<u32> = self.used.keys().map(|k| k.0).collect();
-        workers.dedup();
-        for &w in workers.iter().rev() {
-            visit(w);
-        }
-    }
-    fn first_unused(&self) -> Option<u32> {
-        (0..self.n).find(|w| !self.used.contains_key(&(*w, 0)))
-    }
-}
-
-fn load(running: u32, waiting: u32, active_kv_blocks: u32, pending: u64) -> RankLoad {
-    RankLoad {
-        running,
-        waiting,
-        active_kv_blocks,
-        pending_prefill_tokens: pending,
-    }
-}
 
 /// A prompt of `blocks` trace blocks of 16 tokens, ids from `first`.
 fn prompt(id: u64, first: u64, blocks: u64) -> Request {
@@ -109,7 +43,7 @@ fn holds(router: &mut KvRouter, worker: u32, rank: u32, req: &Request, blocks: u
 #[test]
 fn kv_sends_a_request_to_the_rank_holding_its_prefix_when_loads_are_equal() {
     let req = prompt(0, 100, 10);
-    let view = Crafted::new(4, 2)
+    let view = CraftedView::new(4, 2)
         .with(0, 0, load(1, 0, 5, 0), 0)
         .with(1, 0, load(1, 0, 5, 0), 0)
         .with(1, 1, load(1, 0, 5, 0), 0)
@@ -141,7 +75,7 @@ fn kv_cost_weighs_blocks_to_prefill_against_active_and_queued_blocks() {
     // queued prompt tokens (3 blocks): cost 1 × 2 + 8 + 3 = 13. Worker 1
     // holds nothing and is idle: 10. Unused worker 2: 10 as well, and
     // worker 1 is lower.
-    let view = Crafted::new(3, 1)
+    let view = CraftedView::new(3, 1)
         .with(0, 0, load(1, 1, 8, 48), 0)
         .with(1, 0, load(0, 0, 0, 0), 0);
     let mut router = kv(0.0, 1);
@@ -166,9 +100,10 @@ fn kv_cost_weighs_blocks_to_prefill_against_active_and_queued_blocks() {
 #[test]
 fn kv_follows_removed_events() {
     let req = prompt(0, 0, 4);
-    let view = Crafted::new(2, 1)
-        .with(0, 0, load(0, 0, 0, 0), 0)
-        .with(1, 0, load(0, 0, 0, 0), 0);
+    let view =
+        CraftedView::new(2, 1)
+            .with(0, 0, load(0, 0, 0, 0), 0)
+            .with(1, 0, load(0, 0, 0, 0), 0);
     let mut router = kv(0.0, 1);
     holds(&mut router, 1, 0, &req, 3);
     assert_eq!(router.place(&req, &view).worker, 1);
@@ -184,9 +119,10 @@ fn kv_temperature_samples_by_the_softmax_of_costs_deterministically() {
     // Costs: worker 0 holds 9 blocks (cost 1), worker 1 nothing (10),
     // unused worker 2 (10). At T = 1 the weights are exp(0) = 1 and
     // exp(−1) twice.
-    let view = Crafted::new(3, 1)
-        .with(0, 0, load(0, 0, 0, 0), 0)
-        .with(1, 0, load(0, 0, 0, 0), 0);
+    let view =
+        CraftedView::new(3, 1)
+            .with(0, 0, load(0, 0, 0, 0), 0)
+            .with(1, 0, load(0, 0, 0, 0), 0);
     let draws = |seed| {
         let mut router = kv(1.0, seed);
         holds(&mut router, 0, 0, &req, 9);
@@ -219,7 +155,7 @@ fn kv_temperature_weighs_the_unused_stand_in_by_the_workers_it_stands_for() {
     // Worker 0 (used, idle) and the unused 1..9 all cost the same, so each
     // of the ten is equally likely: the stand-in (worker 1) weighs 9
     // against worker 0's 1.
-    let view = Crafted::new(10, 1).with(0, 0, load(0, 0, 0, 0), 0);
+    let view = CraftedView::new(10, 1).with(0, 0, load(0, 0, 0, 0), 0);
     let mut router = kv(0.5, 9);
     let req = prompt(0, 0, 4);
     let n = 5000;
@@ -235,7 +171,7 @@ fn lpwl_picks_the_least_prefill_work_left() {
                                 // Scores: (0,0) 2,000 + 1,024; (0,1) 100 + (1,024 − 1,000) = 124;
                                 // (1,0) 0 + (1,024 − 512) = 512; (1,1) 1,500 + 1,024; unused worker 2:
                                 // 1,024.
-    let view = Crafted::new(3, 2)
+    let view = CraftedView::new(3, 2)
         .with(0, 0, load(1, 2, 10, 2000), 0)
         .with(0, 1, load(4, 0, 10, 100), 1000)
         .with(1, 0, load(0, 0, 0, 0), 512)
@@ -248,7 +184,7 @@ fn lpwl_picks_the_least_prefill_work_left() {
 fn lpwl_ties_go_to_fewer_requests_then_round_robin() {
     let req = prompt(0, 0, 4); // 64 tokens
                                // Equal scores (64 + 0) everywhere; (0,0) and (2,0) have fewer requests.
-    let view = Crafted::new(3, 1)
+    let view = CraftedView::new(3, 1)
         .with(0, 0, load(1, 0, 0, 0), 0)
         .with(1, 0, load(2, 0, 0, 0), 0)
         .with(2, 0, load(1, 0, 0, 0), 0);
@@ -256,7 +192,7 @@ fn lpwl_ties_go_to_fewer_requests_then_round_robin() {
     let picks: Vec<u32> = (0..4).map(|_| lpwl.place(&req, &view).worker).collect();
     assert_eq!(picks, vec![0, 2, 0, 2], "fewer requests, then in turn");
     // All equal: every worker in turn.
-    let view = Crafted::new(3, 1)
+    let view = CraftedView::new(3, 1)
         .with(0, 0, load(1, 0, 0, 0), 0)
         .with(1, 0, load(1, 0, 0, 0), 0)
         .with(2, 0, load(1, 0, 0, 0), 0);
@@ -273,7 +209,7 @@ proptest! {
         input in 1u32..2000,
     ) {
         let n = states.len() as u32 + 1;
-        let mut view = Crafted::new(n, 1);
+        let mut view = CraftedView::new(n, 1);
         for (w, &(running, waiting, pending, cached)) in states.iter().enumerate() {
             view = view.with(w as u32, 0, load(running, waiting, 0, pending), cached);
         }
@@ -291,7 +227,7 @@ proptest! {
 
 #[test]
 fn sticky_keeps_every_session_on_its_first_turns_rank() {
-    let view = Crafted::new(5, 2);
+    let view = CraftedView::new(5, 2);
     let mut sticky = Sticky::new(Box::new(RoundRobin::default()));
     assert_eq!(sticky.name(), "sticky(round_robin)");
     let mut home: BTreeMap<u64, Placement> = BTreeMap::new();
@@ -334,7 +270,7 @@ impl PlacementPolicy for OutOfRange {
 
 #[test]
 fn an_out_of_range_placement_is_an_internal_error_not_a_panic() {
-    let view = Crafted::new(4, 2);
+    let view = CraftedView::new(4, 2);
     let req = Request::new(0, SimTime::ZERO, 10, 1);
     for bad in [
         Placement::at(4, 0),
