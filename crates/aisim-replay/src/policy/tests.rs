@@ -290,3 +290,17 @@ fn an_out_of_range_placement_is_an_internal_error_not_a_panic() {
         Placement::at(3, 1)
     );
 }
+
+#[test]
+fn sticky_rehomes_a_session_whose_home_stopped_accepting() {
+    let mut sticky = Sticky::new(Box::new(RoundRobin::default()));
+    let mut req = Request::new(0, SimTime::ZERO, 10, 1);
+    req.session = Some(SessionId(5));
+    let open = CraftedView::new(3, 1);
+    assert_eq!(sticky.place(&req, &open).worker, 0);
+    // Worker 0 drains: the session's next turn gets a new home, and keeps it.
+    let draining = CraftedView::new(3, 1).closed(0);
+    let new_home = sticky.place(&req, &draining).worker;
+    assert_ne!(new_home, 0);
+    assert_eq!(sticky.place(&req, &open).worker, new_home);
+}
