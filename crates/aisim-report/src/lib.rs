@@ -17,6 +17,7 @@ pub mod fidelity;
 pub mod fleet;
 pub mod profiles;
 pub mod replay;
+pub mod seeds;
 pub mod table;
 
 /// Pretty JSON of any serializable report, with a trailing newline.
