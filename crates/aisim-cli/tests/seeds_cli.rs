@@ -113,7 +113,11 @@ fn a_random_router_on_a_trace_takes_seeds() {
 
 #[test]
 fn seeds_where_they_do_nothing_or_out_of_range_exit_2_naming_the_flag() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
+        (&["replay", "--synthetic", "--constant-rate", "--input-tokens", "100", "--output-tokens", "10", "--seeds", "3"],
+         "error: --seeds has no effect on a generated workload with the round_robin router: nothing is random (the seed draws"),
+        (&["replay", "--synthetic", "--constant-rate", "--input-tokens", "100", "--output-tokens", "10", "--seed", "3"],
+         "error: --seed has no effect on a generated workload"),
         (&["replay", "--seeds", "3"], "error: --seeds has no effect on the built-in demo trace with the round_robin router: nothing is random"),
         (&["replay", "--router", "least_loaded", "--seeds", "3"], "error: --seeds has no effect on the built-in demo trace with the least_loaded router"),
         (&["replay", "--synthetic", "--seeds", "0"], "error: --seeds 0: allowed: 1 ..= 10000"),

@@ -5,7 +5,9 @@ mod common;
 
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::seeds::{replay_seeds_on, SeedsError, MAX_SEEDS};
-use aisim_replay::spec::{ArrivalSpec, LengthSpec, RouterKind, TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{
+    ArrivalSpec, LengthSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec,
+};
 use aisim_replay::{ReplayReport, ReplaySpec};
 
 /// A small Poisson workload of varied lengths on two workers: its latencies
@@ -170,5 +172,42 @@ fn a_seed_count_out_of_range_is_refused() {
         let e = replay_seeds_on(1, &base, n, &SpecComposition).unwrap_err();
         assert!(matches!(e, SeedsError::Count { .. }) && !e.is_internal());
         assert_eq!(e.to_string(), format!("--seeds {n}: allowed: 1 ..= 10000"));
+    }
+}
+
+#[test]
+fn a_generated_workload_that_draws_nothing_does_not_take_seeds() {
+    let mut fixed = common::small_synthetic(30, ArrivalSpec::Constant { rate: 10.0 });
+    fixed.prefix_groups = 1;
+    fixed.prefix_tokens = 512;
+    let spec = |s| ReplaySpec {
+        workload: WorkloadSpec::Synthetic(s),
+        ..ReplaySpec::default()
+    };
+    assert!(!aisim_replay::seeds::seed_matters(&spec(fixed.clone())));
+    // And indeed every seed gives the same report.
+    let json = |seed| {
+        let mut r = first(ReplaySpec {
+            seed,
+            ..spec(fixed.clone())
+        });
+        r.spec.seed = 0;
+        r.host.wall_s = 0.0;
+        r.host.simulated_requests_per_s = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(json(1), json(2));
+    // Anything drawn makes it random.
+    let poisson = common::small_synthetic(30, ArrivalSpec::Poisson { rate: 10.0 });
+    let uniform = SyntheticSpec {
+        input: LengthSpec::Uniform { min: 5, max: 20 },
+        ..fixed.clone()
+    };
+    let groups = SyntheticSpec {
+        prefix_groups: 2,
+        ..fixed.clone()
+    };
+    for s in [poisson, uniform, groups] {
+        assert!(aisim_replay::seeds::seed_matters(&spec(s)));
     }
 }

@@ -434,7 +434,7 @@ impl ReplayArgs {
                 ("--seeds", self.seeds.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
-                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed drives --synthetic and --router random)");
+                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, and --router random's choices)");
             }
         }
         // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's

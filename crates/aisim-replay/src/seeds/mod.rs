@@ -24,7 +24,7 @@ pub use pool::{run_seeds, run_seeds_on};
 
 use crate::policy::ReplayComposition;
 use crate::report::ReplayReport;
-use crate::spec::{ReplaySpec, RouterKind, WorkloadSpec};
+use crate::spec::{ArrivalSpec, LengthSpec, ReplaySpec, RouterKind, WorkloadSpec};
 use crate::{ReplayError, Replayer};
 
 /// Most seeds of one run.
@@ -61,10 +61,22 @@ impl SeedsError {
     }
 }
 
-/// Whether the seed changes anything in a run of `spec`: a generated
-/// workload draws from it, and so does the random router.
+/// Whether the seed changes anything in a run of `spec`: the random router
+/// draws from it, and so does a generated workload unless nothing in it is
+/// drawn (constant arrivals, fixed lengths, at most one prefix group).
 pub fn seed_matters(spec: &ReplaySpec) -> bool {
-    matches!(spec.workload, WorkloadSpec::Synthetic(_)) || spec.router.policy == RouterKind::Random
+    let workload = match &spec.workload {
+        WorkloadSpec::Synthetic(s) => {
+            let fixed = |l: &LengthSpec| matches!(l, LengthSpec::Fixed { .. });
+            !matches!(s.arrival, ArrivalSpec::Constant { .. })
+                || s.total_cdf.is_some()
+                || !fixed(&s.input)
+                || !fixed(&s.output)
+                || s.prefix_groups > 1
+        }
+        WorkloadSpec::Demo | WorkloadSpec::Trace { .. } => false,
+    };
+    workload || spec.router.policy == RouterKind::Random
 }
 
 /// Refuses a seed count outside `1 ..= MAX_SEEDS` (before anything runs).
