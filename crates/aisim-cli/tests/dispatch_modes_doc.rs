@@ -19,14 +19,7 @@ const RUNS: [&str; 4] = [
 
 /// The commands of the doc's first `sh` block.
 fn commands(doc: &str) -> Vec<String> {
-    let block = doc
-        .split("```sh")
-        .nth(1)
-        .unwrap()
-        .split("```")
-        .next()
-        .unwrap();
-    block
+    common::first_sh_block(doc)
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())

@@ -4,7 +4,7 @@
 mod common;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::seeds::{replay_seeds_on, SeedsError, MAX_SEEDS};
+use aisim_replay::seeds::{replay_seeds, SeedsError, MAX_SEEDS};
 use aisim_replay::spec::{
     ArrivalSpec, LengthSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec,
 };
@@ -31,11 +31,11 @@ fn first(spec: ReplaySpec) -> ReplayReport {
 #[test]
 fn the_summary_is_byte_identical_whatever_the_threads() {
     let base = first(spec());
-    let one = replay_seeds_on(1, &base, 6, &SpecComposition).unwrap();
-    let three = replay_seeds_on(3, &base, 6, &SpecComposition).unwrap();
+    let one = replay_seeds(1, &base, 6, &SpecComposition).unwrap();
+    let three = replay_seeds(3, &base, 6, &SpecComposition).unwrap();
     let json = |s: &aisim_replay::seeds::SeedsReport| serde_json::to_string_pretty(s).unwrap();
     assert_eq!(json(&one), json(&three));
-    let again = replay_seeds_on(3, &base, 6, &SpecComposition).unwrap();
+    let again = replay_seeds(3, &base, 6, &SpecComposition).unwrap();
     assert_eq!(json(&one), json(&again));
     assert_eq!((one.n, one.first_seed), (6, 7));
     // It reads back in order (serde_json's default float parsing may differ
@@ -64,7 +64,7 @@ fn the_summary_is_byte_identical_whatever_the_threads() {
 fn each_figure_is_the_mean_of_the_seeds_with_an_interval_around_it() {
     let base = first(spec());
     let n = 5u64;
-    let s = replay_seeds_on(2, &base, n, &SpecComposition).unwrap();
+    let s = replay_seeds(2, &base, n, &SpecComposition).unwrap();
     // The mean is the mean of the seeds' own reports.
     let p99s: Vec<f64> = (0..n)
         .map(|k| {
@@ -116,7 +116,7 @@ fn each_figure_is_the_mean_of_the_seeds_with_an_interval_around_it() {
 #[test]
 fn a_figure_identical_across_seeds_has_a_zero_width_interval() {
     let base = first(spec());
-    let s = replay_seeds_on(2, &base, 4, &SpecComposition).unwrap();
+    let s = replay_seeds(2, &base, 4, &SpecComposition).unwrap();
     let offered = s.metrics.get("outcomes.offered").unwrap();
     assert_eq!(
         (offered.mean, offered.ci95_low, offered.ci95_high),
@@ -127,7 +127,7 @@ fn a_figure_identical_across_seeds_has_a_zero_width_interval() {
 #[test]
 fn one_seed_is_its_own_report_with_a_point_interval() {
     let base = first(spec());
-    let s = replay_seeds_on(4, &base, 1, &SpecComposition).unwrap();
+    let s = replay_seeds(4, &base, 1, &SpecComposition).unwrap();
     let p99 = base.latency.ttft_ms.p99;
     let m = s.metrics.get("ttft_ms.p99").unwrap();
     assert_eq!((m.mean, m.ci95_low, m.ci95_high), (p99, p99, p99));
@@ -148,7 +148,7 @@ fn a_figure_null_in_some_seed_is_null() {
     spec.engine.max_num_seqs = 1;
     let base = first(spec);
     assert_eq!(base.latency_offered.ttft_ms.p99, None);
-    let s = replay_seeds_on(2, &base, 3, &SpecComposition).unwrap();
+    let s = replay_seeds(2, &base, 3, &SpecComposition).unwrap();
     let m = s.metrics.get("latency_offered.ttft_ms.p99").unwrap();
     assert_eq!((m.mean, m.ci95_low, m.ci95_high), (None, None, None));
 }
@@ -169,7 +169,7 @@ fn a_random_router_on_a_trace_varies_too() {
 fn a_seed_count_out_of_range_is_refused() {
     let base = first(spec());
     for n in [0, MAX_SEEDS + 1] {
-        let e = replay_seeds_on(1, &base, n, &SpecComposition).unwrap_err();
+        let e = replay_seeds(1, &base, n, &SpecComposition).unwrap_err();
         assert!(matches!(e, SeedsError::Count { .. }) && !e.is_internal());
         assert_eq!(e.to_string(), format!("--seeds {n}: allowed: 1 ..= 10000"));
     }

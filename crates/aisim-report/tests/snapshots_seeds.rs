@@ -2,7 +2,7 @@
 //! JSON shape (regenerate with `cargo xtask golden`).
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::seeds::{replay_seeds_on, SeedsReport};
+use aisim_replay::seeds::{replay_seeds, SeedsReport};
 use aisim_replay::spec::{RouterKind, TopologySpec};
 use aisim_replay::{ReplaySpec, Replayer};
 
@@ -18,7 +18,7 @@ fn demo_seeds() -> SeedsReport {
         .run()
         .unwrap()
         .report;
-    replay_seeds_on(2, &first, 3, &SpecComposition).unwrap()
+    replay_seeds(2, &first, 3, &SpecComposition).unwrap()
 }
 
 #[test]

@@ -521,7 +521,13 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     };
     if let Some(n) = args.seeds {
         let started = Instant::now();
-        let summary = seeds::replay_seeds(&output.report, n, &SpecComposition).map_err(input)?;
+        let summary = seeds::replay_seeds(
+            seeds::available_threads(),
+            &output.report,
+            n,
+            &SpecComposition,
+        )
+        .map_err(input)?;
         tracing::info!(
             seeds = n,
             wall_ms = started.elapsed().as_millis() as u64,

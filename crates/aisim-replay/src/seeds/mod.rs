@@ -20,7 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use interval::{interval, t975, Interval};
 pub use leaves::{figures, SECTIONS};
-pub use pool::{run_seeds, run_seeds_on};
+pub use pool::{available_threads, run_seeds, run_seeds_on};
 
 use crate::policy::ReplayComposition;
 use crate::report::ReplayReport;
@@ -156,21 +156,9 @@ impl<'de> Deserialize<'de> for SeedMetrics {
 }
 
 /// The summary of `first` (the report of the first seed) and `n − 1` more
-/// seeds of its spec, on at most `available_parallelism` threads.
+/// seeds of its spec, on at most `threads` threads ([`available_threads`]
+/// for as many as the machine runs at once).
 pub fn replay_seeds<C>(
-    first: &ReplayReport,
-    n: u64,
-    composition: &C,
-) -> Result<SeedsReport, SeedsError>
-where
-    C: ReplayComposition + Clone + Sync,
-{
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    replay_seeds_on(threads, first, n, composition)
-}
-
-/// [`replay_seeds`] on at most `threads` threads.
-pub fn replay_seeds_on<C>(
     threads: usize,
     first: &ReplayReport,
     n: u64,

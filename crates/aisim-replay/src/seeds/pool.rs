@@ -5,8 +5,12 @@
 /// `available_parallelism` threads; the results come back in seed order, so
 /// they do not depend on the scheduling.
 pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    run_seeds_on(workers, seeds, seed, f)
+    run_seeds_on(available_threads(), seeds, seed, f)
+}
+
+/// Threads the machine runs at once (1 when it cannot tell).
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// [`run_seeds`] on at most `workers` threads.
