@@ -201,13 +201,14 @@ impl CacheLabRun {
         steps: u64,
     ) -> Result<CacheLabRun, CacheLabError> {
         let mut lab = CacheLab::new(capacity, sessions)?;
-        if steps > PLAYBACK_CAP.saturating_sub(requests) && requests <= PLAYBACK_CAP {
+        // `play` refuses `requests` past the cap; the steps left after them:
+        let room = PLAYBACK_CAP.saturating_sub(requests);
+        if requests <= PLAYBACK_CAP && steps > room {
             return Err(CacheLabError::OutOfRange {
                 param: "--steps",
                 value: steps,
                 reason: format!(
-                    "playback stops at {PLAYBACK_CAP} requests: from {requests}, at most {} steps",
-                    PLAYBACK_CAP - requests
+                    "playback stops at {PLAYBACK_CAP} requests: from {requests}, at most {room} steps"
                 ),
             });
         }
