@@ -40,6 +40,7 @@ pub mod progress;
 mod replayer;
 pub mod report;
 pub mod runtime;
+pub mod seeds;
 pub mod sketch;
 pub mod spec;
 pub mod tally;

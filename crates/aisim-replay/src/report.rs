@@ -50,6 +50,10 @@ pub struct ReplayReport {
     pub pools: Vec<PoolReport>,
     /// Per worker.
     pub workers: Vec<WorkerReport>,
+    /// With `--seeds N`: every figure's mean and 95 % interval over the seeds
+    /// (the rest of the report is the first seed's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<crate::seeds::SeedsReport>,
     /// How long the simulation took on this machine (differs between runs).
     pub host: HostReport,
 }
@@ -473,6 +477,7 @@ impl ReplayReport {
             duration_s,
             pools,
             workers,
+            seeds: None,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }

@@ -260,6 +260,10 @@ pub fn render_replay(r: &ReplayReport) -> String {
         out.push('\n');
         out.push_str(&t.render());
     }
+    if let Some(s) = &r.seeds {
+        out.push('\n');
+        out.push_str(&crate::seeds::render_seeds(s));
+    }
     out
 }
 

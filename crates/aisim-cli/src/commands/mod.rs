@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod blame;
+pub mod cache_lab;
 pub mod calibrate;
 pub mod fleet;
 pub mod gen_trace;

@@ -8,6 +8,7 @@ use aisim_core::{Backend, PreemptionMode};
 use aisim_replay::collector::RequestRecord;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
+use aisim_replay::seeds;
 use aisim_replay::spec::{DispatchMode, RouterKind, TopologySpec, WorkloadSpec};
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
@@ -156,6 +157,11 @@ pub struct ReplayArgs {
     /// Seed of every random choice [default: 42].
     #[arg(long)]
     seed: Option<u64>,
+    /// Also run seeds --seed + 1 .. --seed + N - 1 (N in all, in parallel) and
+    /// add each figure's mean and 95 % interval over them (a generated
+    /// workload or --router random; at most 10000).
+    #[arg(long, value_name = "N")]
+    seeds: Option<u64>,
 
     /// Run this spec file (flags given as well override its fields).
     #[arg(long, value_name = "FILE")]
@@ -420,9 +426,16 @@ impl ReplayArgs {
         if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
             anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
         }
-        if self.seed.is_some() && synthetic.is_none() && spec.router.policy != RouterKind::Random {
+        if !seeds::seed_matters(spec) {
             let router = serde_json::to_value(spec.router.policy)?;
-            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
+            let router = router.as_str().unwrap_or_default();
+            let given = [
+                ("--seed", self.seed.is_some()),
+                ("--seeds", self.seeds.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, and --router random's choices)");
+            }
         }
         // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
         // core has its own.
@@ -439,6 +452,7 @@ impl ReplayArgs {
             let given = [
                 ("--per-request", self.per_request.is_some()),
                 ("--format", self.output.format.is_some()),
+                ("--seeds", self.seeds.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
                 anyhow::bail!("{flag} has no effect with --print-spec, which runs nothing (--out FILE writes the spec there)");
@@ -465,6 +479,9 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .is_some_and(Target::is_stdout)
         .then_some("--per-request -");
     args.output.check_stdout(per_request_on_stdout)?;
+    if let Some(n) = args.seeds {
+        seeds::check_count(n).map_err(input)?;
+    }
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
     let blamed = |e| input(blame_flag(e, &args.field_flags()));
@@ -472,7 +489,7 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
         .then(aisim_replay::progress::ProgressBarObserver::new);
     let mut written = 0u64;
-    let output = match &args.per_request {
+    let mut output = match &args.per_request {
         None => replayer
             .run_observed(&mut RunObserver {
                 progress: progress.as_mut(),
@@ -502,6 +519,22 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
             result.expect("set unless writing failed").map_err(blamed)?
         }
     };
+    if let Some(n) = args.seeds {
+        let started = Instant::now();
+        let summary = seeds::replay_seeds(
+            seeds::available_threads(),
+            &output.report,
+            n,
+            &SpecComposition,
+        )
+        .map_err(input)?;
+        tracing::info!(
+            seeds = n,
+            wall_ms = started.elapsed().as_millis() as u64,
+            "seeds finished"
+        );
+        output.report.seeds = Some(summary);
+    }
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
     let json = aisim_report::to_json(&output.report);
