@@ -57,7 +57,7 @@ pub struct PrefixMatch {
 }
 
 /// Block metadata reserved up front (1 MiB): the default pools (16,384
-/// blocks for vLLM, 65,536 for SGLang) never move their table.
+/// blocks for vLLM and TensorRT-LLM) never move their table.
 const RESERVED_BLOCKS: u32 = 1 << 16;
 
 /// A pool of `capacity` KV blocks with a prefix cache.

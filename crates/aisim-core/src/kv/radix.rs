@@ -514,3 +514,58 @@ impl RadixCache {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kv::PageStore;
+    use crate::request::Request;
+    use crate::time::SimTime;
+
+    fn pages_of(req: &Request) -> Vec<Span> {
+        let mut p = Default::default();
+        <RadixCache as PageStore>::identify(&mut p, req, 1, true);
+        p.0
+    }
+
+    /// The cost unit is the span: a prompt of 100 trace blocks of 512
+    /// tokens at one-token pages is 100 nodes, its decoded tokens one more,
+    /// and a prompt sharing part of it adds a split and its own spans.
+    #[test]
+    fn a_long_prompt_at_one_token_pages_is_one_node_per_trace_block() {
+        let ids: Vec<u64> = (0..100).collect();
+        let a = Request::new(0, SimTime::ZERO, 51_200, 1_000).with_hash_ids(ids.clone(), 512);
+        let mut cache = RadixCache::new(1 << 20);
+        let (pa, mut ha) = (pages_of(&a), RadixHold::default());
+        assert!(cache.allocate(&mut ha, 51_200));
+        cache.insert(&mut ha, &pa, 51_200);
+        assert_eq!(cache.index.len(), 100);
+        for _ in 0..999 {
+            assert!(cache.allocate(&mut ha, 1)); // decode, a token at a time
+        }
+        cache.insert(&mut ha, &pa, 52_199);
+        assert_eq!(cache.index.len(), 101, "decoded tokens are one span");
+        cache.release(&mut ha);
+        assert_eq!(cache.cached_pages(), 52_199);
+        // 40 blocks and 100 tokens in common, then its own.
+        let mut ids_b = ids[..41].to_vec();
+        ids_b.extend(1000..1010);
+        let b = Request::new(1, SimTime::ZERO, 20_480 + 100, 10).with_hash_ids(ids_b, 512);
+        let pb = pages_of(&b);
+        let hit = cache.longest_prefix(&pb, 20_580);
+        assert_eq!((hit.blocks, hit.evictable), (20_480 + 100, 20_580));
+        let mut hb = RadixHold::default();
+        cache.lock_prefix(&mut hb, &pb, hit.blocks);
+        assert_eq!(cache.index.len(), 102, "the 41st block split once");
+        assert_eq!(cache.in_use_pages(), 20_580);
+        cache.release(&mut hb);
+        cache.check_invariants().unwrap();
+        // Evicting the 999 decoded tokens and 50 more: the oldest leaf goes,
+        // the next is shortened from its end.
+        let mut hc = RadixHold::default();
+        assert!(cache.allocate(&mut hc, (1 << 20) - 52_199 + 1_049));
+        assert_eq!(cache.index.len(), 101);
+        assert_eq!(cache.longest_prefix(&pa, u32::MAX).blocks, 51_200 - 50);
+        cache.check_invariants().unwrap();
+    }
+}

@@ -148,7 +148,7 @@ impl PageStore for KvBlockPool {
 /// The radix cache's names for a request's pages: its prompt's spans, then
 /// one open-ended span private to it.
 #[derive(Debug, Default)]
-pub(crate) struct SpanPages(Vec<Span>);
+pub(crate) struct SpanPages(pub(crate) Vec<Span>);
 
 impl PageStore for RadixCache {
     type Pages = SpanPages;

@@ -545,11 +545,12 @@ mod tests {
         fn pass(&mut self, _: SimTime, _: SimTime, _: u32, _: u32) {}
     }
 
-    /// Three requests admitted and decoding, nothing waiting.
+    /// Three requests admitted and decoding, nothing waiting (one-token
+    /// pages, the default: every decode pass allocates).
     fn decoding_core() -> SglangCore {
         let cfg = EngineConfig {
             backend: Backend::Sglang,
-            num_gpu_blocks: Some(400),
+            num_gpu_blocks: Some(6_400),
             ..Default::default()
         };
         let mut core = SglangCore::new(&cfg);
@@ -747,6 +748,39 @@ mod tests {
         assert_eq!(core.stats.completed, 1);
         assert_eq!(core.pool.in_use_blocks(), 0);
         assert_eq!(core.pool.cached_blocks(), 32 + 4);
+        core.pool.check_invariants().unwrap();
+    }
+
+    /// `RadixCache.cache_unfinished_req` (`python/sglang/srt/mem_cache/radix_cache.py`)
+    /// inserts a prefilled request's tokens; those the tree already holds are
+    /// freed from the request (`kv_indices[len(prefix_indices):new_prefix_len]`)
+    /// and it re-matches, locking the tree's copy. A fully cached prompt
+    /// recomputes its last token (the match leaves one), which is such a copy.
+    #[test]
+    fn a_recomputed_token_the_cache_holds_is_shared_not_kept_twice() {
+        let mut core = page1_cached_core(1_000);
+        let prompt = |id| Request::new(id, SimTime::ZERO, 32, 5).with_hash_ids(vec![7, 8], 16);
+        core.enqueue(&prompt(0)).unwrap();
+        while core.has_work() {
+            core.schedule(&mut RankPlan::default());
+            core.finish(&mut Vec::new());
+        }
+        // Its prompt and 4 of its output tokens are cached.
+        assert_eq!(core.pool.cached_blocks(), 36);
+        core.enqueue(&prompt(1)).unwrap();
+        core.schedule(&mut RankPlan::default());
+        let mut out = Vec::new();
+        core.finish(&mut out);
+        assert!(out.contains(&EngineEvent::Admitted {
+            id: RequestId(1),
+            reused_tokens: 31,
+            readmission: false,
+        }));
+        // It holds the 32 cached prompt tokens (its own copy of the 32nd was
+        // freed); the other 4 cached tokens stay cached; nothing else is held.
+        assert_eq!(core.pool.in_use_blocks(), 32);
+        assert_eq!(core.pool.cached_blocks(), 4);
+        assert_eq!(core.pool.free_blocks(), 1_000 - 36);
         core.pool.check_invariants().unwrap();
     }
 
