@@ -301,11 +301,17 @@ mod tests {
         // The defaults stay what they were: 16,384 blocks; SGLang's page is
         // 1 token by default, so 262,144 pages.
         assert_eq!(config(Backend::Vllm, None).gpu_blocks(), DEFAULT_GPU_BLOCKS);
-        assert_eq!(config(Backend::Trtllm, None).gpu_blocks(), DEFAULT_GPU_BLOCKS);
+        assert_eq!(
+            config(Backend::Trtllm, None).gpu_blocks(),
+            DEFAULT_GPU_BLOCKS
+        );
         assert_eq!(config(Backend::Sglang, None).effective_block_size(), 1);
         assert_eq!(config(Backend::Sglang, None).gpu_blocks(), 262_144);
         assert_eq!(config(Backend::Sglang, Some(1)).gpu_blocks(), 262_144);
-        assert_eq!(config(Backend::Sglang, Some(16)).gpu_blocks(), DEFAULT_GPU_BLOCKS);
+        assert_eq!(
+            config(Backend::Sglang, Some(16)).gpu_blocks(),
+            DEFAULT_GPU_BLOCKS
+        );
     }
 
     #[test]

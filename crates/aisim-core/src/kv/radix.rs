@@ -10,11 +10,11 @@
 //! Every operation costs O(spans touched), never O(pages): at one-token
 //! pages a prompt of 512-token trace blocks costs what it does at 512.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-use crate::block_hash::{mix64, Span};
+use crate::block_hash::Span;
+use crate::hashing::IntHashBuilder;
+use crate::kv::event::EventLog;
 use crate::kv::{KvEvent, PrefixMatch};
+use std::collections::HashMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -50,27 +50,6 @@ impl RadixHold {
     }
 }
 
-/// A fast, deterministic hasher for the node index.
-#[derive(Default)]
-struct Mix(u64);
-
-impl Hasher for Mix {
-    fn finish(&self) -> u64 {
-        mix64(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ b as u64;
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = self.0.rotate_left(29) ^ x;
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.0 = self.0.rotate_left(29) ^ x as u64;
-    }
-}
-
 /// A rank's pool of `capacity` pages with a radix prefix cache.
 #[derive(Debug)]
 pub struct RadixCache {
@@ -82,10 +61,10 @@ pub struct RadixCache {
     nodes: Vec<Node>,
     spare: Vec<u32>,
     /// (span key, first page) -> node.
-    index: HashMap<(u64, u32), u32, BuildHasherDefault<Mix>>,
+    index: HashMap<(u64, u32), u32, IntHashBuilder>,
     lru_head: u32,
     lru_tail: u32,
-    events: Option<Vec<KvEvent>>,
+    events: EventLog,
 }
 
 impl RadixCache {
@@ -100,7 +79,7 @@ impl RadixCache {
             index: HashMap::default(),
             lru_head: NIL,
             lru_tail: NIL,
-            events: None,
+            events: EventLog::default(),
         }
     }
 
@@ -128,14 +107,12 @@ impl RadixCache {
     /// Records (or stops recording) KV events, one per page as the block
     /// pool names them.
     pub fn capture_events(&mut self, on: bool) {
-        self.events = if on { Some(Vec::new()) } else { None };
+        self.events.capture(on);
     }
 
     /// Moves the events recorded since the last call into `out`.
     pub fn drain_events(&mut self, out: &mut Vec<KvEvent>) {
-        if let Some(ev) = &mut self.events {
-            out.append(ev);
-        }
+        self.events.drain(out);
     }
 
     /// The node whose first page is page `j` of `span`, if cached or held.
@@ -347,7 +324,16 @@ impl RadixCache {
             debug_assert_eq!(node.children, 0, "the oldest cached node is a leaf");
             let take = n.min(node.len);
             let left = node.len - take;
-            self.record(|| (node.span, node.span.start + left..node.span.start + node.len), false);
+            // Last page first, as the block pool evicts a released run.
+            self.record(
+                || {
+                    (
+                        node.span,
+                        (node.span.start + left..node.span.start + node.len).rev(),
+                    )
+                },
+                false,
+            );
             self.cached -= take;
             n -= take;
             if left > 0 {
@@ -383,8 +369,8 @@ impl RadixCache {
 
     /// Records one event per page of `pages` when capture is on.
     #[inline]
-    fn record(&mut self, pages: impl FnOnce() -> (Span, std::ops::Range<u32>), stored: bool) {
-        if let Some(ev) = &mut self.events {
+    fn record<R: Iterator<Item = u32>>(&mut self, pages: impl FnOnce() -> (Span, R), stored: bool) {
+        if let Some(ev) = self.events.on() {
             let (span, range) = pages();
             ev.extend(range.map(|j| {
                 let h = span.page_hash(j);
@@ -469,7 +455,10 @@ impl RadixCache {
             cur = n.next;
         }
         if walked != self.cached as u64 {
-            return Err(format!("cached {} but the LRU list holds {walked}", self.cached));
+            return Err(format!(
+                "cached {} but the LRU list holds {walked}",
+                self.cached
+            ));
         }
         let mut children = vec![0u32; self.nodes.len()];
         for &c in &live {
@@ -482,11 +471,16 @@ impl RadixCache {
         for (&(key, start), &id) in &self.index {
             let n = &self.nodes[id as usize];
             if n.span.key != key || n.span.start != start || n.len == 0 {
-                return Err(format!("index entry ({key}, {start}) names node {id} wrongly"));
+                return Err(format!(
+                    "index entry ({key}, {start}) names node {id} wrongly"
+                ));
             }
             let children = children[id as usize];
             if children != n.children {
-                return Err(format!("node {id} counts {} children, has {children}", n.children));
+                return Err(format!(
+                    "node {id} counts {} children, has {children}",
+                    n.children
+                ));
             }
             if n.refs > 0 {
                 locked += n.len as u64;
@@ -499,7 +493,10 @@ impl RadixCache {
                     return Err(format!("node {id} does not continue its parent"));
                 }
                 if p.refs == 0 && position[n.parent as usize] < position[id as usize] {
-                    return Err(format!("cached node {} is older than its child {id}", n.parent));
+                    return Err(format!(
+                        "cached node {} is older than its child {id}",
+                        n.parent
+                    ));
                 }
             }
         }
@@ -567,5 +564,28 @@ mod tests {
         assert_eq!(cache.index.len(), 101);
         assert_eq!(cache.longest_prefix(&pa, u32::MAX).blocks, 51_200 - 50);
         cache.check_invariants().unwrap();
+    }
+
+    /// KV events name pages as the block pool does: a stored prompt's pages
+    /// are its `prompt_block_hashes`, evicted pages go last first.
+    #[test]
+    fn events_name_each_page_by_its_block_hash() {
+        let req = Request::new(0, SimTime::ZERO, 40, 4).with_hash_ids(vec![3, 4, 5], 16);
+        let pages = pages_of(&req);
+        let mut cache = RadixCache::new(40);
+        cache.capture_events(true);
+        let mut hold = RadixHold::default();
+        assert!(cache.allocate(&mut hold, 40));
+        cache.insert(&mut hold, &pages, 40);
+        cache.release(&mut hold);
+        let mut other = RadixHold::default();
+        assert!(cache.allocate(&mut other, 3)); // evicts the last 3 pages
+        let mut got = Vec::new();
+        cache.drain_events(&mut got);
+        let hashes = req.block_hashes(1);
+        assert_eq!(hashes.len(), 40);
+        let mut want: Vec<KvEvent> = hashes.iter().map(|&h| KvEvent::Stored(h)).collect();
+        want.extend(hashes[37..].iter().rev().map(|&h| KvEvent::Removed(h)));
+        assert_eq!(got, want);
     }
 }

@@ -98,7 +98,7 @@ proptest! {
             (s.key, j)
         };
         let max_pages = |i: usize| (reqs[i].input_length + reqs[i].output_length) / page;
-        let mut holds = vec![RadixHold::default(); 4];
+        let mut holds = [RadixHold::default(); 4];
         let mut model_holds: Vec<ModelHold> = (0..4).map(|_| ModelHold::default()).collect();
         let mut m = Model { free: capacity, refs: HashMap::new(), lru: VecDeque::new() };
         let model_match = |m: &Model, i: usize, max: u32| {
@@ -150,12 +150,15 @@ proptest! {
                     for j in h.tree.len() as u32..upto {
                         let p = name(i, j);
                         h.extra -= 1;
-                        if m.refs.contains_key(&p) {
-                            // Already cached: its own copy is freed, it shares that one.
-                            m.free += 1;
-                            m.lock(p);
-                        } else {
-                            m.refs.insert(p, 1);
+                        match m.refs.entry(p) {
+                            std::collections::hash_map::Entry::Occupied(_) => {
+                                // Already cached: its own copy is freed, it shares that one.
+                                m.free += 1;
+                                m.lock(p);
+                            }
+                            std::collections::hash_map::Entry::Vacant(v) => {
+                                v.insert(1);
+                            }
                         }
                         h.tree.push(p);
                     }

@@ -59,7 +59,12 @@ impl DecodeBatch {
 
     /// Adds a decoding request; returns the blocks it needs for its token.
     #[inline]
-    pub fn add<K: PageStore>(&mut self, seq: &Seq<K>, block_size: u32, caching: DecodeCaching) -> u64 {
+    pub fn add<K: PageStore>(
+        &mut self,
+        seq: &Seq<K>,
+        block_size: u32,
+        caching: DecodeCaching,
+    ) -> u64 {
         self.requests += 1;
         self.context_tokens += seq.total() as u64;
         let as_filled = caching == DecodeCaching::AsBlocksFill;
@@ -210,9 +215,7 @@ impl<K: PageStore> Seq<K> {
     /// Blocks still to allocate for the KV to hold `tokens`.
     #[inline]
     pub fn blocks_short(&self, tokens: u32, block_size: u32) -> u32 {
-        tokens
-            .div_ceil(block_size)
-            .saturating_sub(self.held())
+        tokens.div_ceil(block_size).saturating_sub(self.held())
     }
 
     /// Allocates blocks up to `tokens`; false (allocating nothing) when the pool
