@@ -134,9 +134,8 @@ impl RadixCache {
         m
     }
 
-    /// Walks the cached prefix of `spans` up to `max` pages, calling `visit`
-    /// with each node and the pages of it that match; returns the nodes'
-    /// ids through `visit`'s order (root first).
+    /// Walks the cached prefix of `spans` up to `max` pages, root first,
+    /// calling `visit` with each node and how many of its pages match.
     #[inline]
     fn walk(&self, spans: &[Span], max: u32, mut visit: impl FnMut(&Node, u32)) {
         let mut j = 0;
@@ -405,8 +404,7 @@ impl RadixCache {
         self.lru_insert_after(tail, n);
     }
 
-    /// Links `n` into the LRU list after `at` (`NIL`: at the tail... of an
-    /// empty list, or the tail when `at` is the tail).
+    /// Links `n` into the LRU list after `at` (`NIL` only for an empty list).
     fn lru_insert_after(&mut self, at: u32, n: u32) {
         let next = if at == NIL {
             NIL
