@@ -334,6 +334,7 @@ impl KvBlockPool {
 
     /// Drops one reference. An unreferenced block with a hash becomes cached (the
     /// most recently used); one without becomes free.
+    #[inline]
     pub fn release(&mut self, block: BlockId) {
         let meta = &mut self.blocks[block as usize];
         debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");

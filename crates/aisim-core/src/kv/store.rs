@@ -135,6 +135,7 @@ impl PageStore for KvBlockPool {
         hold.hashed = upto;
     }
 
+    #[inline]
     fn release(&mut self, hold: &mut BlockHold) {
         // Last blocks first, so a prefix's tail is evicted before its head.
         for &b in hold.blocks.iter().rev() {
