@@ -13,6 +13,10 @@ pub trait KvCache: std::fmt::Debug + Send {
     fn cached_blocks(&self) -> u32;
     /// Blocks holding nothing.
     fn free_blocks(&self) -> u32;
+    /// Blocks an allocation can get: free plus evictable.
+    fn available_blocks(&self) -> u32 {
+        self.free_blocks() + self.cached_blocks()
+    }
     /// Checks the accounting; a description of the first violation.
     fn check_invariants(&self) -> Result<(), String>;
     /// Starts (or stops) recording KV events: off by default.
