@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Backend, EngineConfig};
 use crate::error::CoreError;
-use crate::kv::{KvBlockPool, KvEvent};
+use crate::kv::{KvCache, KvEvent};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::scheduler::{DecodeBatch, RankPlan, SchedulerCore, SglangCore, VllmCore};
@@ -254,7 +254,7 @@ impl Engine {
     }
 
     /// The KV pool of one rank.
-    pub fn pool(&self, rank: usize) -> &KvBlockPool {
+    pub fn pool(&self, rank: usize) -> &dyn KvCache {
         self.ranks[rank].pool()
     }
 

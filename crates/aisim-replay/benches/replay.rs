@@ -1,8 +1,11 @@
 //! Replay benchmarks (release, single thread):
-//! `cargo bench -p aisim-replay --bench replay [-- mooncake|million|ten_million|turns]`.
+//! `cargo bench -p aisim-replay --bench replay [-- mooncake|mooncake_sglang|million|ten_million|turns]`.
 //!
 //! - `mooncake`: the shared Mooncake synthetic trace (3,993 requests) with the
 //!   default engine on 8 workers, in process, best of several runs;
+//! - `mooncake_sglang`: the same trace on SGLang at its default one-token
+//!   pages, 1,048,576 of them a rank (what `aisim replay TRACE --workers 8
+//!   --backend sglang --block-size 1 --num-gpu-blocks 1048576` runs);
 //! - `million`: 1,000,000 synthetic requests (1,024 in / 128 out, Poisson at
 //!   1,000 req/s) on 64 workers, with the process's peak resident memory;
 //! - `ten_million`: the same with 10,000,000 requests, past the exact limit
@@ -27,14 +30,15 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn mooncake() {
+/// The shared trace on 8 workers with the engine `configure` sets.
+fn mooncake(name: &str, configure: impl Fn(&mut aisim_core::EngineConfig)) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
     if !path.exists() {
-        println!("mooncake: skipped, {} not found", path.display());
+        println!("{name}: skipped, {} not found", path.display());
         return;
     }
-    let spec = ReplaySpec {
+    let mut spec = ReplaySpec {
         workload: WorkloadSpec::Trace {
             path: path.clone(),
             format: None,
@@ -43,6 +47,7 @@ fn mooncake() {
         topology: TopologySpec::Aggregated { workers: 8 },
         ..ReplaySpec::default()
     };
+    configure(&mut spec.engine);
     let replayer = Replayer::new(spec, SpecComposition).unwrap();
     // Runs and reads interleaved, so that a slow spell of the machine hits both.
     let (mut runs, mut reads) = (Vec::new(), Vec::new());
@@ -63,7 +68,7 @@ fn mooncake() {
     let (run_best, run_median) = best_median(&mut runs);
     let (read_best, read_median) = best_median(&mut reads);
     println!(
-        "mooncake (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
+        "{name} (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
          of which reading the trace best {read_best:.1} ms, median {read_median:.1} ms"
     );
 }
@@ -128,7 +133,14 @@ fn main() {
         .collect();
     let want = |name: &str| which.is_empty() || which.iter().any(|w| w == name);
     if want("mooncake") {
-        mooncake();
+        mooncake("mooncake", |_| {});
+    }
+    if want("mooncake_sglang") {
+        mooncake("mooncake_sglang", |engine| {
+            engine.backend = aisim_core::Backend::Sglang;
+            engine.block_size = Some(1);
+            engine.num_gpu_blocks = Some(1 << 20);
+        });
     }
     if want("million") {
         synthetic_run("million", 1_000_000);

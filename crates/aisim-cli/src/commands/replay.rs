@@ -89,7 +89,7 @@ pub struct ReplayArgs {
     /// Tensor-parallel GPUs per rank, for GPU counts and GPU-hours [default: 1, or the profile's tp].
     #[arg(long)]
     tp_size: Option<u32>,
-    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 16 sglang].
+    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 1 sglang].
     #[arg(long)]
     block_size: Option<u32>,
     /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].

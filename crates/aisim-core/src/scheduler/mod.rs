@@ -14,7 +14,7 @@ pub(crate) use seq::DecodeBatch;
 pub(crate) use sglang::SglangCore;
 pub(crate) use vllm::VllmCore;
 
-use crate::kv::KvBlockPool;
+use crate::kv::KvCache;
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -52,9 +52,9 @@ pub(crate) trait SchedulerCore: Debug + Send {
     /// Load as routers see it.
     fn load(&self) -> RankLoad;
     /// The rank's KV pool.
-    fn pool(&self) -> &KvBlockPool;
+    fn pool(&self) -> &dyn KvCache;
     /// The rank's KV pool, for event capture.
-    fn pool_mut(&mut self) -> &mut KvBlockPool;
+    fn pool_mut(&mut self) -> &mut dyn KvCache;
     /// Counters.
     fn stats(&self) -> EngineStats;
     /// Prompt tokens of `req` this rank would reuse from its cache now.

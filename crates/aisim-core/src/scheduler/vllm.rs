@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, SeqTable};
 use super::{RankPlan, SchedulerCore};
 use crate::config::{CapacityPolicy, EngineConfig, PreemptionMode};
-use crate::kv::KvBlockPool;
+use crate::kv::{KvBlockPool, KvCache, PageStore};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -32,7 +32,7 @@ pub(crate) struct VllmCore {
     capacity: Option<CapacityPolicy>,
     admissibility: Admissibility,
     pool: KvBlockPool,
-    seqs: SeqTable,
+    seqs: SeqTable<KvBlockPool>,
     waiting: VecDeque<u32>,
     running: Vec<u32>,
     scheduled: Vec<u32>,
@@ -297,11 +297,11 @@ impl SchedulerCore for VllmCore {
         }
     }
 
-    fn pool(&self) -> &KvBlockPool {
+    fn pool(&self) -> &dyn KvCache {
         &self.pool
     }
 
-    fn pool_mut(&mut self) -> &mut KvBlockPool {
+    fn pool_mut(&mut self) -> &mut dyn KvCache {
         &mut self.pool
     }
 
@@ -376,8 +376,8 @@ impl SchedulerCore for VllmCore {
 }
 
 /// Prompt tokens of `req` a pool would serve from cache right now.
-pub(crate) fn cached_prefix(
-    pool: &KvBlockPool,
+pub(crate) fn cached_prefix<K: PageStore>(
+    pool: &K,
     req: &Request,
     block_size: u32,
     prefix_caching: bool,
@@ -385,7 +385,8 @@ pub(crate) fn cached_prefix(
     if !prefix_caching || req.input_length == 0 {
         return 0;
     }
-    let hashes = req.block_hashes(block_size);
+    let mut pages = K::Pages::default();
+    K::identify(&mut pages, req, block_size, true);
     let max_blocks = (req.input_length - 1) / block_size;
-    pool.longest_prefix(hashes.into_iter(), max_blocks).blocks * block_size
+    pool.longest_prefix_of(&pages, max_blocks).blocks * block_size
 }
