@@ -84,10 +84,15 @@ pub(crate) struct Admissibility {
 impl Admissibility {
     /// Why `req` could never be served here, if it could not.
     pub fn check(&self, req: &Request) -> Result<(), RejectReason> {
-        if req.input_length == 0 {
+        self.check_lengths(req.input_length, req.output_length)
+    }
+
+    /// Why a request of these lengths could never be served here.
+    pub fn check_lengths(&self, input_length: u32, output_length: u32) -> Result<(), RejectReason> {
+        if input_length == 0 {
             return Err(RejectReason::EmptyPrompt);
         }
-        let total = req.input_length as u64 + req.output_length as u64;
+        let total = input_length as u64 + output_length as u64;
         if let Some(max) = self.max_model_len {
             if total > max as u64 {
                 return Err(RejectReason::LongerThanMaxModelLen {
@@ -113,9 +118,9 @@ impl Admissibility {
             });
         }
         if let Some(budget) = self.whole_prompt_budget {
-            if req.input_length > budget {
+            if input_length > budget {
                 return Err(RejectReason::PromptOverBatchBudget {
-                    input_length: req.input_length,
+                    input_length,
                     budget,
                 });
             }
@@ -141,6 +146,11 @@ pub(crate) struct Seq {
     pub hashed_blocks: u32,
     pub admitted_before: bool,
     pub finished: bool,
+    /// Its blocks stay held when it completes (a disaggregated prefill job).
+    pub hold: bool,
+    /// Its prompt's KV is transferred in at admission (a disaggregated
+    /// decode request); cleared when its blocks are released.
+    pub transferred: bool,
 }
 
 impl Seq {
@@ -153,7 +163,7 @@ impl Seq {
     /// Whether this pass it only feeds its last generated token.
     #[inline]
     pub fn is_decoding(&self) -> bool {
-        self.generated > 0 && self.computed + 1 == self.total()
+        (self.generated > 0 || self.transferred) && self.computed + 1 == self.total()
     }
 
     #[inline]
@@ -244,6 +254,7 @@ impl Seq {
         self.hashed_blocks = 0;
         self.computed = 0;
         self.scheduled = 0;
+        self.transferred = false;
     }
 
     /// Its KV caught up with its tokens: it emits its next output token, if
@@ -280,13 +291,23 @@ impl Seq {
         stats.completed += 1;
     }
 
-    /// Tokens of the prompt (and, after preemption, of the output) still to compute.
+    /// Tokens of the prompt (and, after preemption, of the output) still to
+    /// compute (a transferred prompt's, only its last).
     pub fn remaining_prefill(&self) -> u32 {
         if self.is_decoding() {
             0
+        } else if self.transferred {
+            1
         } else {
             self.total() - self.computed
         }
+    }
+
+    /// Marks a held job finished and counts it, keeping its blocks until
+    /// `release_all`.
+    pub fn complete_holding(&mut self, stats: &mut EngineStats) {
+        self.finished = true;
+        stats.completed += 1;
     }
 }
 
@@ -316,6 +337,8 @@ impl SeqTable {
         s.hashed_blocks = 0;
         s.admitted_before = false;
         s.finished = false;
+        s.hold = false;
+        s.transferred = false;
         s.blocks.clear();
         // One allocation for the whole block table instead of repeated doubling.
         let max_blocks =
@@ -342,12 +365,15 @@ impl SeqTable {
         &self.seqs[slot as usize]
     }
 
-    /// Takes finished requests out of `running` and frees their slots, in
-    /// running order.
+    /// Takes finished requests out of `running` and frees their slots (not
+    /// those of held jobs), in running order.
     pub fn drop_finished(&mut self, running: &mut Vec<u32>) {
         running.retain(|&s| {
-            if self.get(s).finished {
-                self.remove(s);
+            let seq = self.get(s);
+            if seq.finished {
+                if !seq.hold {
+                    self.remove(s);
+                }
                 false
             } else {
                 true
