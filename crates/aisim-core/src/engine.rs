@@ -10,9 +10,7 @@ use crate::error::CoreError;
 use crate::kv::{KvBlockPool, KvEvent};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
-use crate::scheduler::{
-    DecodeBatch, Handoff, RankPlan, SchedulerCore, SglangCore, VllmCore,
-};
+use crate::scheduler::{DecodeBatch, Handoff, RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
 use crate::timing::{PassShape, PassTime, TimingModel};
 

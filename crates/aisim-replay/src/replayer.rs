@@ -145,7 +145,7 @@ impl<C: ReplayComposition> Replayer<C> {
                 kv_transfer,
             } => {
                 let pools = spec.pools();
-                let (prefill_engine, decode_engine) = (pools[0].2, pools[1].2);
+                let (prefill_engine, decode_engine) = (pools[0].engine, pools[1].engine);
                 let topo = DisaggTopology::new(
                     (
                         pool_workers(prefill.workers, prefill_engine, &timing)?,

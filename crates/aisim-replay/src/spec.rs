@@ -338,6 +338,31 @@ impl PoolSpec {
     }
 }
 
+/// One pool as a spec describes it (`ReplaySpec::pools`).
+#[derive(Debug, Clone, Copy)]
+pub struct PoolRef<'a> {
+    /// Its spec field (`topology`, `topology.prefill`, `topology.decode`).
+    pub field: &'static str,
+    /// Workers.
+    pub workers: u32,
+    /// Its engine.
+    pub engine: &'a EngineConfig,
+    /// Whether the engine is the pool's own (else the spec's `engine`).
+    pub own_engine: bool,
+}
+
+impl PoolRef<'_> {
+    /// The spec field of one of its engine's settings (`setting` as
+    /// `EngineConfig::validate` names it).
+    pub fn engine_field(&self, setting: &str) -> String {
+        if self.own_engine {
+            format!("{}.engine.{setting}", self.field)
+        } else {
+            format!("engine.{setting}")
+        }
+    }
+}
+
 /// What a KV transfer sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -553,18 +578,16 @@ pub const MAX_WORKERS: u32 = 1 << 24;
 /// far below.
 pub const MAX_DP_SIZE: u32 = 1024;
 
-/// A pool's worker count and engine: `pool` is its spec field.
-fn check_pool(pool: &str, workers: u32, engine: &EngineConfig) -> Result<(), ReplayError> {
-    let field = |f: &str| format!("{pool}.{f}");
+/// A pool's worker count and engine.
+fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
+    let (workers, engine) = (pool.workers, pool.engine);
+    let field = format!("{}.workers", pool.field);
     if workers == 0 {
-        return Err(ReplayError::spec(
-            field("workers"),
-            "0 workers: at least 1 is needed",
-        ));
+        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
     }
     if workers > MAX_WORKERS {
         return Err(ReplayError::spec(
-            field("workers"),
+            field,
             format!(
                 "{workers} workers: at most {MAX_WORKERS} (an idle worker costs a 4-byte slot, {} MiB at this count)",
                 (workers as u64 * 4) >> 20
@@ -573,15 +596,24 @@ fn check_pool(pool: &str, workers: u32, engine: &EngineConfig) -> Result<(), Rep
     }
     if engine.dp_size > MAX_DP_SIZE {
         return Err(ReplayError::spec(
-            "engine.dp_size",
+            pool.engine_field("dp_size"),
             format!(
                 "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker runs one scheduler and KV pool per rank; no serving instance comes near)",
                 engine.dp_size
             ),
         ));
     }
-    engine.validate()?;
-    Ok(())
+    match engine.validate() {
+        Err(aisim_core::CoreError::InvalidConfig {
+            field,
+            value,
+            reason,
+        }) if pool.own_engine => Err(ReplayError::spec(
+            pool.engine_field(field),
+            format!("{value}: {reason}"),
+        )),
+        other => Ok(other?),
+    }
 }
 
 /// A GPU profile's engine facts written into one engine configuration (see
@@ -669,25 +701,26 @@ impl ReplaySpec {
         }
     }
 
-    /// Every pool: its name (the spec field validation names), worker
-    /// count and engine.
-    pub fn pools(&self) -> Vec<(&'static str, u32, &EngineConfig)> {
+    /// Every pool: its spec field, worker count and engine.
+    pub fn pools(&self) -> Vec<PoolRef<'_>> {
         match &self.topology {
-            TopologySpec::Aggregated { workers } => vec![("topology", *workers, &self.engine)],
+            TopologySpec::Aggregated { workers } => vec![PoolRef {
+                field: "topology",
+                workers: *workers,
+                engine: &self.engine,
+                own_engine: false,
+            }],
             TopologySpec::Disaggregated {
                 prefill, decode, ..
-            } => vec![
-                (
-                    "topology.prefill",
-                    prefill.workers,
-                    prefill.engine.as_ref().unwrap_or(&self.engine),
-                ),
-                (
-                    "topology.decode",
-                    decode.workers,
-                    decode.engine.as_ref().unwrap_or(&self.engine),
-                ),
-            ],
+            } => [("topology.prefill", prefill), ("topology.decode", decode)]
+                .into_iter()
+                .map(|(field, p)| PoolRef {
+                    field,
+                    workers: p.workers,
+                    engine: p.engine.as_ref().unwrap_or(&self.engine),
+                    own_engine: p.engine.is_some(),
+                })
+                .collect(),
         }
     }
 
@@ -734,20 +767,21 @@ impl ReplaySpec {
     /// the prefill worker holds the prompt's blocks, the decode worker admits
     /// the request with its KV present) and a complete KV link.
     fn check_disaggregated(&self, t: &KvTransferSpec) -> Result<(), ReplayError> {
-        for (pool, _, engine) in self.pools() {
+        for pool in self.pools() {
+            let engine = pool.engine;
             if engine.dp_size != 1 {
                 return Err(ReplayError::spec(
-                    "engine.dp_size",
+                    pool.engine_field("dp_size"),
                     format!(
-                        "{} in {pool}: a disaggregated pool's workers have one attention-DP rank each (replay.md: a request's handoff between DP ranks is not modelled, and approximating it would be wrong); use more workers instead",
-                        engine.dp_size
+                        "{} in {}: a disaggregated pool's workers have one attention-DP rank each (replay.md: a request's handoff between DP ranks is not modelled, and approximating it would be wrong); use more workers instead",
+                        engine.dp_size, pool.field
                     ),
                 ));
             }
             if engine.backend == aisim_core::Backend::Sglang {
                 return Err(ReplayError::spec(
-                    "engine.backend",
-                    format!("sglang in {pool}: the disaggregated runtime runs the vLLM and TensorRT-LLM schedulers (use vllm or trtllm)"),
+                    pool.engine_field("backend"),
+                    format!("sglang in {}: the disaggregated runtime runs the vLLM and TensorRT-LLM schedulers (use vllm or trtllm)", pool.field),
                 ));
             }
         }
@@ -767,7 +801,10 @@ impl ReplaySpec {
         match t.bytes_per_token {
             None => Err(ReplayError::spec(
                 "topology.kv_transfer.bytes_per_token",
-                "missing: a KV transfer's time needs the KV bytes of a token (give it, or a GPU profile as the timing, whose model gives it)",
+                match self.timing.profile_key() {
+                    Some(p) => format!("missing, and the timing's profile {p} names no model to take it from: a KV transfer's time needs the KV bytes of a token (give it, or a profile of the form GPU/MODEL/tpN)"),
+                    None => "missing: a KV transfer's time needs the KV bytes of a token (give it, or a GPU profile of the form GPU/MODEL/tpN as the timing, whose model gives it)".to_string(),
+                },
             )),
             Some(0) => Err(ReplayError::spec(
                 "topology.kv_transfer.bytes_per_token",
@@ -788,8 +825,8 @@ impl ReplaySpec {
                 ),
             ));
         }
-        for (pool, workers, engine) in self.pools() {
-            check_pool(pool, workers, engine)?;
+        for pool in self.pools() {
+            check_pool(&pool)?;
         }
         if let TopologySpec::Disaggregated { kv_transfer, .. } = &self.topology {
             self.check_disaggregated(kv_transfer)?;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::TimingSpec;
 use aisim_replay::report::Outcomes;
 use aisim_replay::spec::{
-    ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec, SyntheticSpec,
-    TopologySpec, WorkloadSpec,
+    ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec, SyntheticSpec, TopologySpec,
+    WorkloadSpec,
 };
 use aisim_replay::ReplaySpec;
 use common::{json_without_host, record, run, temp_file, trace_spec, MS};
@@ -61,11 +61,17 @@ fn ttft_is_prefill_pass_plus_transfer_plus_first_decode_pass() {
     assert_eq!(transfer, 3 * MS, "1,000 tokens × 1,000 B / 1 GB/s + 2 ms");
     let ttft = 10 * MS + transfer + 5 * MS;
     assert_eq!(r.first_token_ns, ttft);
-    assert_eq!(r.first_admit_ns, 0, "admitted at once on the prefill worker");
+    assert_eq!(
+        r.first_admit_ns, 0,
+        "admitted at once on the prefill worker"
+    );
     // Two more decode passes, one token each.
     assert_eq!(r.last_token_ns, ttft + 2 * 5 * MS);
     assert_eq!(r.terminal_ns, ttft + 2 * 5 * MS);
-    assert_eq!(r.tokens, 3, "every output token comes from the decode worker");
+    assert_eq!(
+        r.tokens, 3,
+        "every output token comes from the decode worker"
+    );
     assert_eq!((r.worker, r.decode_worker), (0, Some(0)));
     assert_eq!(r.kv_transfer_tokens, Some(1000));
     let rep = &out.report;
@@ -75,7 +81,11 @@ fn ttft_is_prefill_pass_plus_transfer_plus_first_decode_pass() {
     assert_eq!(t.transferred_gb, 1e-3);
     assert_eq!(t.mean_ms, 3.0);
     // One pass on the prefill worker, three on the decode worker.
-    let pools: Vec<(&str, u64)> = rep.pools.iter().map(|p| (p.pool.as_str(), p.passes)).collect();
+    let pools: Vec<(&str, u64)> = rep
+        .pools
+        .iter()
+        .map(|p| (p.pool.as_str(), p.passes))
+        .collect();
     assert_eq!(pools, [("prefill", 1), ("decode", 3)]);
 }
 
@@ -125,7 +135,12 @@ fn destination_missing_sends_only_what_the_decode_worker_lacks() {
     assert_eq!(ttft(&full), 10 * MS + 1536 * NS_PER_TOKEN + 2 * MS + 5 * MS);
     assert_eq!(ttft(&full) - ttft(&missing), 1024 * NS_PER_TOKEN);
     assert_eq!(
-        missing.report.kv_transfer.as_ref().unwrap().transferred_tokens,
+        missing
+            .report
+            .kv_transfer
+            .as_ref()
+            .unwrap()
+            .transferred_tokens,
         1024 + 512
     );
 }
@@ -138,7 +153,10 @@ fn a_request_without_output_ends_with_its_prefill() {
     );
     let out = run(disagg(&trace, 1, 1, KvTransferMode::FullPrompt));
     let r = record(&out, 0);
-    assert_eq!((r.terminal_ns, r.tokens, r.decode_worker), (10 * MS, 0, None));
+    assert_eq!(
+        (r.terminal_ns, r.tokens, r.decode_worker),
+        (10 * MS, 0, None)
+    );
     assert_eq!(out.report.kv_transfer.as_ref().unwrap().transfers, 0);
     assert_eq!(out.report.outcomes.completed, 1);
 }
@@ -147,7 +165,10 @@ fn loaded_spec(timeout_s: Option<f64>) -> ReplaySpec {
     let mut spec = ReplaySpec {
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: 300,
-            input: LengthSpec::Uniform { min: 200, max: 3000 },
+            input: LengthSpec::Uniform {
+                min: 200,
+                max: 3000,
+            },
             output: LengthSpec::Uniform { min: 1, max: 60 },
             arrival: ArrivalSpec::Poisson { rate: 40.0 },
             prefix_groups: 4,
@@ -188,7 +209,11 @@ fn disaggregated_runs_are_deterministic_and_their_outcomes_add_up() {
             assert_eq!(o.completed, 600, "{o:?}");
         }
         // Every completed request with output went through one transfer.
-        let handed: usize = a.records.iter().filter(|r| r.decode_worker.is_some()).count();
+        let handed: usize = a
+            .records
+            .iter()
+            .filter(|r| r.decode_worker.is_some())
+            .count();
         let t = a.report.kv_transfer.as_ref().unwrap();
         assert_eq!(t.transfers as usize, handed);
         assert!(t.transferred_tokens > 0);
@@ -227,7 +252,10 @@ fn dp_ranks_and_sglang_are_refused_in_either_pool() {
             "dp" => engine.dp_size = 2,
             _ => engine.backend = aisim_core::Backend::Sglang,
         }
-        if let TopologySpec::Disaggregated { prefill, decode, .. } = &mut spec.topology {
+        if let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut spec.topology
+        {
             [prefill, decode][pool].engine = Some(engine);
         }
         let e = aisim_replay::Replayer::new(spec, aisim_replay::policy::SpecComposition)
@@ -236,7 +264,10 @@ fn dp_ranks_and_sglang_are_refused_in_either_pool() {
             .to_string();
         let pool_name = ["topology.prefill", "topology.decode"][pool];
         assert!(e.contains(pool_name), "{e}");
-        assert!(e.contains(if what == "dp" { "dp_size" } else { "sglang" }), "{e}");
+        assert!(
+            e.contains(if what == "dp" { "dp_size" } else { "sglang" }),
+            "{e}"
+        );
     }
 }
 

@@ -51,7 +51,9 @@ impl Topology for AggTopology {
         req: &Request,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
         let placement = self.pool.place(&mut *self.placement, req)?;
-        front.collector.placed(req.id.0, placement.worker, placement.rank);
+        front
+            .collector
+            .placed(req.id.0, placement.worker, placement.rank);
         self.pool.add(placement, req, Entry::Whole)
     }
 

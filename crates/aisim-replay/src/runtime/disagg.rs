@@ -153,8 +153,10 @@ impl DisaggTopology {
                 self.under_way.len() as u32 - 1
             }
         };
-        self.transfers
-            .push(now.after(time), EventKind::TransferComplete { transfer: slot });
+        self.transfers.push(
+            now.after(time),
+            EventKind::TransferComplete { transfer: slot },
+        );
         Ok(())
     }
 
@@ -195,7 +197,12 @@ impl Topology for DisaggTopology {
         // Pass completions of both pools, in event order (prefill workers'
         // ids come first).
         loop {
-            let due = |pool: &Pool| pool.passes.peek().filter(|e| e.at <= now).map(|e| (e.at, e.kind));
+            let due = |pool: &Pool| {
+                pool.passes
+                    .peek()
+                    .filter(|e| e.at <= now)
+                    .map(|e| (e.at, e.kind))
+            };
             let pool = match (due(&self.prefill), due(&self.decode)) {
                 (None, None) => break,
                 (Some(p), Some(d)) if d < p => &mut self.decode,
@@ -211,7 +218,8 @@ impl Topology for DisaggTopology {
                 self.prefill
                     .finish_pass(front, w, &mut *self.prefill_placement);
             } else {
-                self.decode.finish_pass(front, w, &mut *self.decode_placement);
+                self.decode
+                    .finish_pass(front, w, &mut *self.decode_placement);
             }
         }
         // Then the transfers the prefill completions start, then those ending.

@@ -3,7 +3,9 @@
 //! to back when nothing outside can intervene), applies pass completions
 //! into the collector, and feeds the placement policy KV events when it asks.
 
-use aisim_core::{DecodeSink, EngineConfig, EngineEvent, PassOutcome, RejectReason, Request, RequestId, SimTime};
+use aisim_core::{
+    DecodeSink, EngineConfig, EngineEvent, PassOutcome, RejectReason, Request, RequestId, SimTime,
+};
 
 use super::driver::Front;
 use super::workers::{KvSampler, Workers};
