@@ -50,3 +50,28 @@ fn replay_tables_cut_off_and_sketched() {
     assert!(r.outcomes.not_offered > 0 && !r.discipline.sketched.is_empty());
     insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
 }
+
+/// The demo disaggregated 2 + 2: the pools, the link and the transfers.
+#[test]
+fn replay_tables_disaggregated() {
+    let spec = ReplaySpec {
+        topology: TopologySpec::Disaggregated {
+            prefill: aisim_replay::spec::PoolSpec::new(2),
+            decode: aisim_replay::spec::PoolSpec::new(2),
+            kv_transfer: aisim_replay::spec::KvTransferSpec {
+                bytes_per_token: Some(131_072),
+                mode: aisim_replay::spec::KvTransferMode::DestinationMissing,
+                ..Default::default()
+            },
+        },
+        ..ReplaySpec::default()
+    };
+    let mut r = Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .run()
+        .unwrap()
+        .report;
+    r.host.wall_s = 0.0;
+    r.host.simulated_requests_per_s = 0.0;
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
+}
