@@ -325,7 +325,7 @@ pub struct PoolSpec {
     pub workers: u32,
     /// The pool's engine; the spec's `engine` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<EngineConfig>,
+    pub engine: Option<Box<EngineConfig>>,
 }
 
 impl PoolSpec {
@@ -717,7 +717,7 @@ impl ReplaySpec {
                 .map(|(field, p)| PoolRef {
                     field,
                     workers: p.workers,
-                    engine: p.engine.as_ref().unwrap_or(&self.engine),
+                    engine: p.engine.as_deref().unwrap_or(&self.engine),
                     own_engine: p.engine.is_some(),
                 })
                 .collect(),
@@ -731,8 +731,8 @@ impl ReplaySpec {
             prefill, decode, ..
         } = &mut self.topology
         {
-            engines.extend(prefill.engine.as_mut());
-            engines.extend(decode.engine.as_mut());
+            engines.extend(prefill.engine.as_deref_mut());
+            engines.extend(decode.engine.as_deref_mut());
         }
         engines
     }

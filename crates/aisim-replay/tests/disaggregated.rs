@@ -256,7 +256,7 @@ fn dp_ranks_and_sglang_are_refused_in_either_pool() {
             prefill, decode, ..
         } = &mut spec.topology
         {
-            [prefill, decode][pool].engine = Some(engine);
+            [prefill, decode][pool].engine = Some(Box::new(engine));
         }
         let e = aisim_replay::Replayer::new(spec, aisim_replay::policy::SpecComposition)
             .err()

@@ -455,7 +455,7 @@ impl ReplayArgs {
             if budget.is_none() && seqs.is_none() && blocks.is_none() {
                 continue;
             }
-            let e = pool.engine.get_or_insert_with(|| base.clone());
+            let e = pool.engine.get_or_insert_with(|| Box::new(base.clone()));
             if let Some(v) = budget {
                 e.max_num_batched_tokens = v;
             }
