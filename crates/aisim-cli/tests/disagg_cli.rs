@@ -63,91 +63,65 @@ fn a_disaggregated_run_reports_each_pool_and_its_transfers() {
     );
 }
 
+/// A 1 + 1 disaggregated replay with a link, and `extra`.
+fn one_and_one(extra: &[&'static str]) -> Vec<&'static str> {
+    let base = [
+        "replay",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--kv-bytes-per-token",
+        "100",
+    ];
+    base.iter().chain(extra).copied().collect()
+}
+
 #[test]
 fn flags_of_the_other_topology_are_errors_naming_both() {
-    let cases: &[(&[&str], &[&str])] = &[
+    let cases: Vec<(Vec<&str>, &[&str])> = vec![
         (
-            &["replay", "--workers", "4", "--prefill-workers", "2"],
+            vec!["replay", "--workers", "4", "--prefill-workers", "2"],
             &["--workers", "--prefill-workers"],
         ),
         (
-            &["replay", "--decode-workers", "2"],
+            vec!["replay", "--decode-workers", "2"],
             &["--decode-workers", "--prefill-workers"],
         ),
         (
-            &["replay", "--workers", "2", "--kv-transfer-gb-s", "10"],
+            vec!["replay", "--workers", "2", "--kv-transfer-gb-s", "10"],
             &["--kv-transfer-gb-s", "--prefill-workers"],
         ),
         (
-            &["replay", "--prefill-max-num-seqs", "8"],
+            vec!["replay", "--prefill-max-num-seqs", "8"],
             &["--prefill-max-num-seqs", "aggregated"],
         ),
         (
-            &["replay", "--prefill-workers", "1", "--decode-workers", "1"],
+            vec!["replay", "--prefill-workers", "1", "--decode-workers", "1"],
             &["bytes_per_token"],
         ),
         (
-            &[
-                "replay",
-                "--prefill-workers",
-                "1",
-                "--decode-workers",
-                "1",
-                "--kv-bytes-per-token",
-                "100",
-                "--dp-size",
-                "2",
-            ],
+            one_and_one(&["--dp-size", "2"]),
             &["--dp-size", "topology.prefill"],
         ),
         (
-            &[
-                "replay",
-                "--prefill-workers",
-                "1",
-                "--decode-workers",
-                "1",
-                "--kv-bytes-per-token",
-                "100",
-                "--backend",
-                "sglang",
-            ],
+            one_and_one(&["--backend", "sglang"]),
             &["--backend", "sglang"],
         ),
         (
-            &[
-                "replay",
-                "--prefill-workers",
-                "1",
-                "--decode-workers",
-                "1",
-                "--kv-bytes-per-token",
-                "100",
-                "--kv-transfer-gb-s",
-                "0",
-            ],
+            one_and_one(&["--kv-transfer-gb-s", "0"]),
             &["--kv-transfer-gb-s", "0"],
         ),
         (
-            &[
-                "replay",
-                "--prefill-workers",
-                "1",
-                "--decode-workers",
-                "1",
-                "--kv-bytes-per-token",
-                "100",
-                "--decode-num-gpu-blocks",
-                "0",
-            ],
+            one_and_one(&["--decode-num-gpu-blocks", "0"]),
             &["--decode-num-gpu-blocks"],
         ),
     ];
     for (args, want) in cases {
-        let o = aisim(args);
+        let o = aisim(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let e = stderr(&o);
-        for w in *want {
+        for w in want {
             assert!(e.contains(w), "{args:?}: `{w}` missing from: {e}");
         }
         assert!(!e.contains("panicked"), "{e}");

@@ -41,6 +41,16 @@ fn write_trace(name: &str, rows: &[&str]) -> PathBuf {
     temp_file(name, &(rows.join("\n") + "\n"))
 }
 
+/// A one-request trace (`row`) on 1 + 1 workers, full-prompt transfers.
+fn one_request(name: &str, row: &str) -> aisim_replay::ReplayOutput {
+    let trace = write_trace(name, &[row]);
+    run(disagg(&trace, 1, 1, KvTransferMode::FullPrompt))
+}
+
+/// 1,000 prompt tokens, 3 output tokens.
+const ONE_ROW: &str =
+    r#"{"timestamp": 0, "input_length": 1000, "output_length": 3, "hash_ids": [1, 2]}"#;
+
 fn add_up(o: &Outcomes) {
     assert_eq!(
         o.completed + o.timed_out + o.rejected + o.incomplete,
@@ -51,11 +61,7 @@ fn add_up(o: &Outcomes) {
 
 #[test]
 fn ttft_is_prefill_pass_plus_transfer_plus_first_decode_pass() {
-    let trace = write_trace(
-        "disagg_one.jsonl",
-        &[r#"{"timestamp": 0, "input_length": 1000, "output_length": 3, "hash_ids": [1, 2]}"#],
-    );
-    let out = run(disagg(&trace, 1, 1, KvTransferMode::FullPrompt));
+    let out = one_request("disagg_one.jsonl", ONE_ROW);
     let r = record(&out, 0);
     let transfer = 1000 * NS_PER_TOKEN + (LATENCY_MS * 1e6) as u64;
     assert_eq!(transfer, 3 * MS, "1,000 tokens × 1,000 B / 1 GB/s + 2 ms");
@@ -91,11 +97,7 @@ fn ttft_is_prefill_pass_plus_transfer_plus_first_decode_pass() {
 
 #[test]
 fn the_prefill_worker_holds_the_prompt_blocks_until_the_transfer_ends() {
-    let trace = write_trace(
-        "disagg_hold.jsonl",
-        &[r#"{"timestamp": 0, "input_length": 1000, "output_length": 3, "hash_ids": [1, 2]}"#],
-    );
-    let out = run(disagg(&trace, 1, 1, KvTransferMode::FullPrompt));
+    let out = one_request("disagg_hold.jsonl", ONE_ROW);
     let rep = &out.report;
     let prefill = &rep.pools[0];
     // 1,000 prompt tokens in 64-token blocks.
@@ -147,11 +149,10 @@ fn destination_missing_sends_only_what_the_decode_worker_lacks() {
 
 #[test]
 fn a_request_without_output_ends_with_its_prefill() {
-    let trace = write_trace(
+    let out = one_request(
         "disagg_prefill_only.jsonl",
-        &[r#"{"timestamp": 0, "input_length": 100, "output_length": 0, "hash_ids": []}"#],
+        r#"{"timestamp": 0, "input_length": 100, "output_length": 0, "hash_ids": []}"#,
     );
-    let out = run(disagg(&trace, 1, 1, KvTransferMode::FullPrompt));
     let r = record(&out, 0);
     assert_eq!(
         (r.terminal_ns, r.tokens, r.decode_worker),

@@ -6,10 +6,14 @@ use aisim_replay::spec::TopologySpec;
 use aisim_replay::{ReplaySpec, Replayer};
 
 fn demo_report() -> aisim_replay::ReplayReport {
-    let spec = ReplaySpec {
+    report_of(ReplaySpec {
         topology: TopologySpec::Aggregated { workers: 4 },
         ..ReplaySpec::default()
-    };
+    })
+}
+
+/// The report of `spec`, its host section zeroed.
+fn report_of(spec: ReplaySpec) -> aisim_replay::ReplayReport {
     let mut r = Replayer::new(spec, SpecComposition)
         .unwrap()
         .run()
@@ -66,12 +70,5 @@ fn replay_tables_disaggregated() {
         },
         ..ReplaySpec::default()
     };
-    let mut r = Replayer::new(spec, SpecComposition)
-        .unwrap()
-        .run()
-        .unwrap()
-        .report;
-    r.host.wall_s = 0.0;
-    r.host.simulated_requests_per_s = 0.0;
-    insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&report_of(spec)));
 }

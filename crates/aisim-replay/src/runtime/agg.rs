@@ -50,11 +50,8 @@ impl Topology for AggTopology {
         front: &mut Front<'_>,
         req: &Request,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
-        let placement = self.pool.place(&mut *self.placement, req)?;
-        front
-            .collector
-            .placed(req.id.0, placement.worker, placement.rank);
-        self.pool.add(placement, req, Entry::Whole)
+        let at = self.pool.place_arrival(front, &mut *self.placement, req)?;
+        self.pool.add(at, req, Entry::Whole)
     }
 
     fn abort(&mut self, front: &mut Front<'_>, id: u64) {

@@ -14,6 +14,7 @@ use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
+use super::slots::Slots;
 use super::workers::Workers;
 use crate::collector::Outcome;
 use crate::error::ReplayError;
@@ -68,9 +69,8 @@ pub(crate) struct DisaggTopology {
     link: Link,
     /// Transfer completions.
     transfers: EventHeap,
-    /// Transfers under way, by slot (slots are reused).
-    under_way: Vec<Option<Transfer>>,
-    free_slots: Vec<u32>,
+    /// Transfers under way.
+    under_way: Slots<Transfer>,
     /// Requests between dispatch and the end of their transfer: the decode
     /// worker needs the request itself.
     waiting_handoff: HashMap<u64, Request, IntHashBuilder>,
@@ -99,8 +99,7 @@ impl DisaggTopology {
             decode_placement,
             link: Link::new(link),
             transfers: EventHeap::default(),
-            under_way: Vec::new(),
-            free_slots: Vec::new(),
+            under_way: Slots::default(),
             waiting_handoff: HashMap::default(),
             totals: TransferTotals {
                 mode: link.mode,
@@ -143,16 +142,7 @@ impl DisaggTopology {
             prefill_worker: w,
             to,
         };
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.under_way[s as usize] = Some(transfer);
-                s
-            }
-            None => {
-                self.under_way.push(Some(transfer));
-                self.under_way.len() as u32 - 1
-            }
-        };
+        let slot = self.under_way.park(transfer);
         self.transfers.push(
             now.after(time),
             EventKind::TransferComplete { transfer: slot },
@@ -163,10 +153,7 @@ impl DisaggTopology {
     /// A transfer ended: the prefill worker frees the blocks, the decode
     /// worker admits the request.
     fn transferred(&mut self, front: &mut Front<'_>, slot: u32) -> Result<(), ReplayError> {
-        let t = self.under_way[slot as usize]
-            .take()
-            .expect("transfer slot is filled");
-        self.free_slots.push(slot);
+        let t = self.under_way.take(slot);
         let now = front.now;
         self.prefill.release_held(t.prefill_worker, t.id, now);
         let Some(req) = self.waiting_handoff.remove(&t.id) else {
@@ -243,8 +230,9 @@ impl Topology for DisaggTopology {
         front: &mut Front<'_>,
         req: &Request,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
-        let at = self.prefill.place(&mut *self.prefill_placement, req)?;
-        front.collector.placed(req.id.0, at.worker, at.rank);
+        let at = self
+            .prefill
+            .place_arrival(front, &mut *self.prefill_placement, req)?;
         let entry = if req.output_length == 0 {
             Entry::Whole
         } else {

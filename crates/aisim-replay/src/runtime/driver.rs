@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use aisim_core::{RejectReason, Request, SimDuration, SimTime};
 
+use super::slots::Slots;
 use super::ReplayObserver;
 use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
@@ -79,8 +80,7 @@ pub(crate) struct Front<'a> {
     keep_offers: bool,
     /// Later turns waiting for their dispatch time, with the end of the turn
     /// before (slots are reused).
-    pending_turns: Vec<Option<(Offer, SimTime)>>,
-    free_turn_slots: Vec<u32>,
+    pending_turns: Slots<(Offer, SimTime)>,
     active_sessions: u64,
     think_fallbacks: u64,
     pub now: SimTime,
@@ -113,8 +113,7 @@ impl<'a> Front<'a> {
             }),
             keep_offers: workload.may_have_sessions(),
             in_flight: HashMap::new(),
-            pending_turns: Vec::new(),
-            free_turn_slots: Vec::new(),
+            pending_turns: Slots::default(),
             active_sessions: 0,
             think_fallbacks: 0,
             now: SimTime::ZERO,
@@ -206,26 +205,14 @@ impl<'a> Front<'a> {
             },
         };
         next.request.arrival = planned;
-        let slot = match self.free_turn_slots.pop() {
-            Some(s) => {
-                self.pending_turns[s as usize] = Some((next, now));
-                s
-            }
-            None => {
-                self.pending_turns.push(Some((next, now)));
-                self.pending_turns.len() as u32 - 1
-            }
-        };
+        let slot = self.pending_turns.park((next, now));
         self.heap.push(at, EventKind::TurnDue { slot });
     }
 
     fn apply<T: Topology>(&mut self, topo: &mut T, kind: EventKind) -> Result<(), ReplayError> {
         match kind {
             EventKind::TurnDue { slot } => {
-                let (offer, previous_end) = self.pending_turns[slot as usize]
-                    .take()
-                    .expect("turn slot is filled");
-                self.free_turn_slots.push(slot);
+                let (offer, previous_end) = self.pending_turns.take(slot);
                 self.dispatch(topo, offer, Some(previous_end))?;
             }
             EventKind::ScalingTick => {}
@@ -404,8 +391,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             return Err(e);
         }
         let end = front.now.max(front.latest);
-        let not_offered =
-            front.workload.remaining() + front.pending_turns.iter().flatten().count() as u64;
+        let not_offered = front.workload.remaining() + front.pending_turns.len() as u64;
         let totals = RunTotals {
             end_ns: end.0,
             not_offered,

@@ -4,6 +4,7 @@ mod agg;
 mod disagg;
 mod driver;
 mod pool;
+mod slots;
 mod workers;
 
 pub(crate) use agg::AggTopology;

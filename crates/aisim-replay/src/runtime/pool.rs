@@ -173,6 +173,18 @@ impl Pool {
         Ok(p)
     }
 
+    /// Where `placement` puts a request as it arrives, recorded as its worker.
+    pub fn place_arrival(
+        &self,
+        front: &mut Front<'_>,
+        placement: &mut dyn PlacementPolicy,
+        req: &Request,
+    ) -> Result<Placement, ReplayError> {
+        let at = self.place(placement, req)?;
+        front.collector.placed(req.id.0, at.worker, at.rank);
+        Ok(at)
+    }
+
     /// Queues `req` on the placed worker as `entry` says; the inner error
     /// says why it can never be served there.
     pub fn add(
