@@ -148,3 +148,39 @@ fn the_profile_model_gives_the_bytes_of_a_token() {
         32 * 8 * 2 * 128 * 2
     );
 }
+
+#[test]
+fn the_router_queue_flags() {
+    let o = aisim(&[
+        "replay",
+        "--workers",
+        "1",
+        "--router-queue-threshold",
+        "1",
+        "--router-queue-capacity",
+        "0",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rejected = v["rejections"]["router_queue_full"].as_u64().unwrap();
+    assert_eq!(v["outcomes"]["rejected"].as_u64(), Some(rejected));
+    assert!(rejected > 0);
+    assert_eq!(v["spec"]["router"]["queue"]["capacity"], 0);
+    for (args, want) in [
+        (
+            &["replay", "--router-queue-capacity", "4"][..],
+            "--router-queue-threshold",
+        ),
+        (
+            &["replay", "--router-queue-threshold", "0"][..],
+            "router.queue.threshold",
+        ),
+    ] {
+        let o = aisim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+}

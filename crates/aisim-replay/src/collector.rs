@@ -357,11 +357,22 @@ impl TraceCollector {
 
     /// It can never be served.
     pub fn rejected(&mut self, id: u64, at: SimTime, reason: &RejectReason) {
+        self.refused(id, at, reject_kind(reason), || reason.to_string());
+    }
+
+    /// It was rejected, counted as `kind`, for the reason `message` says.
+    pub fn refused(
+        &mut self,
+        id: u64,
+        at: SimTime,
+        kind: &'static str,
+        message: impl FnOnce() -> String,
+    ) {
         let keep = self.kept.is_some();
         if let Some(r) = self.get(id) {
-            r.reject_kind = Some(reject_kind(reason));
+            r.reject_kind = Some(kind);
             // The message only for a record that is kept.
-            r.reject_reason = keep.then(|| reason.to_string());
+            r.reject_reason = keep.then(message);
         }
         self.terminal(id, at, Outcome::Rejected);
     }

@@ -51,6 +51,11 @@ pub struct ReplayReport {
     /// KV transfers between the pools, when disaggregated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_transfer: Option<TransferReport>,
+    /// The router queue (`spec.router.queue`), when there is one: requests
+    /// that waited in it (`queued`) and the most at once (`peak`); those
+    /// refused for a full queue are `rejections.router_queue_full`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router_queue: Option<RouterQueueTotals>,
     /// Per worker (pool by pool).
     pub workers: Vec<WorkerReport>,
     /// How long the simulation took on this machine (differs between runs).
@@ -306,6 +311,8 @@ pub struct RunTotals {
     pub think_time_fallbacks: u64,
     /// KV transfers, when disaggregated.
     pub transfer: Option<TransferTotals>,
+    /// The router queue, when there is one.
+    pub router_queue: Option<RouterQueueTotals>,
     /// Per pool: its workers and what each did (one pool when aggregated;
     /// prefill then decode when disaggregated).
     pub pools: Vec<PoolTotals>,
@@ -313,6 +320,15 @@ pub struct RunTotals {
     pub exact_limit: usize,
     /// Source name.
     pub source: String,
+}
+
+/// What the router queue held.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RouterQueueTotals {
+    /// Requests that waited in it.
+    pub queued: u64,
+    /// Most requests in it at once.
+    pub peak: u64,
 }
 
 /// KV transfers of a disaggregated run.
@@ -564,6 +580,7 @@ impl ReplayReport {
             duration_s,
             pools,
             kv_transfer,
+            router_queue: totals.router_queue,
             workers,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }

@@ -438,6 +438,24 @@ pub enum RouterKind {
 pub struct RouterSpec {
     /// Which policy.
     pub policy: RouterKind,
+    /// A queue in front of the policy, for when every worker is busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<RouterQueueSpec>,
+}
+
+/// The router's queue: a request arriving while every worker (of the pool
+/// requests arrive at: the prefill pool when disaggregated) holds at least
+/// `threshold` requests, running and waiting, waits in the router, and the
+/// queue releases its requests in arrival order as workers drop below it;
+/// one arriving to a full queue is rejected (`router_queue_full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterQueueSpec {
+    /// Requests on a worker (running + waiting, all ranks) from which it
+    /// counts as busy; at least 1.
+    pub threshold: u32,
+    /// Requests the queue holds; 0 rejects every request that would wait.
+    pub capacity: u32,
 }
 
 /// Built-in scaling policies.
@@ -830,6 +848,14 @@ impl ReplaySpec {
         }
         if let TopologySpec::Disaggregated { kv_transfer, .. } = &self.topology {
             self.check_disaggregated(kv_transfer)?;
+        }
+        if let Some(q) = self.router.queue {
+            if q.threshold == 0 {
+                return Err(ReplayError::spec(
+                    "router.queue.threshold",
+                    "0: a worker is busy from 1 request on at the least",
+                ));
+            }
         }
         check_positive("admission.speedup", self.admission.speedup)?;
         if self.admission.concurrency == Some(0) {

@@ -89,6 +89,15 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ]);
     }
     run.row(["router".to_string(), name_of(&spec.router.policy)]);
+    if let (Some(q), Some(t)) = (spec.router.queue, r.router_queue) {
+        run.row([
+            "router queue".to_string(),
+            format!(
+                "at {} requests a worker, up to {}: {} queued, {} at most at once",
+                q.threshold, q.capacity, t.queued, t.peak
+            ),
+        ]);
+    }
     run.row(["timing".to_string(), timing_name(&spec.timing)]);
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row([

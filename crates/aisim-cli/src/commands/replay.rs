@@ -9,7 +9,8 @@ use aisim_replay::collector::RequestRecord;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::spec::{
-    DispatchMode, KvTransferMode, KvTransferSpec, PoolSpec, RouterKind, TopologySpec, WorkloadSpec,
+    DispatchMode, KvTransferMode, KvTransferSpec, PoolSpec, RouterKind, RouterQueueSpec,
+    TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
@@ -21,6 +22,9 @@ use super::synthetic::SyntheticArgs;
 use super::timing::timing_flags;
 use crate::exit::{input, CliError};
 use crate::output::{OutputArgs, Target};
+
+/// Requests the router queue holds unless `--router-queue-capacity` says.
+const ROUTER_QUEUE_CAPACITY: u32 = 1024;
 
 /// Workers the built-in demo runs on unless `--workers` says otherwise.
 const DEMO_WORKERS: u32 = 4;
@@ -175,6 +179,12 @@ pub struct ReplayArgs {
     /// Placement policy [default: round_robin].
     #[arg(long, value_enum)]
     router: Option<RouterArg>,
+    /// Router queue: a request waits in the router while every worker holds N or more requests (running + waiting).
+    #[arg(long, value_name = "N")]
+    router_queue_threshold: Option<u32>,
+    /// Router queue: requests it holds; one more is rejected (router_queue_full) [default: 1024].
+    #[arg(long, value_name = "N")]
+    router_queue_capacity: Option<u32>,
 
     /// Warm-up: the first N offered requests are simulated but not measured.
     #[arg(long, value_name = "N")]
@@ -298,6 +308,17 @@ impl ReplayArgs {
                 RouterArg::Random => RouterKind::Random,
                 RouterArg::LeastLoaded => RouterKind::LeastLoaded,
             };
+        }
+        match (self.router_queue_threshold, self.router_queue_capacity, &mut spec.router.queue) {
+            (Some(threshold), capacity, q) => {
+                let capacity = capacity.or(q.map(|q| q.capacity)).unwrap_or(ROUTER_QUEUE_CAPACITY);
+                *q = Some(RouterQueueSpec { threshold, capacity });
+            }
+            (None, Some(capacity), Some(q)) => q.capacity = capacity,
+            (None, Some(_), None) => anyhow::bail!(
+                "--router-queue-capacity has no effect without --router-queue-threshold: the router queues requests only while every worker is at that threshold"
+            ),
+            (None, None, _) => {}
         }
         let d = &mut spec.discipline;
         set!(warmup => d.warmup_requests, warmup_s => d.warmup_s, seed => spec.seed);
@@ -588,6 +609,11 @@ impl ReplayArgs {
                 self.kv_bytes_per_token.is_some(),
             ),
             ("engine.dp_size", "--dp-size", self.dp_size.is_some()),
+            (
+                "router.queue.threshold",
+                "--router-queue-threshold",
+                self.router_queue_threshold.is_some(),
+            ),
             ("engine.backend", "--backend", self.backend.is_some()),
         ];
         fields.extend(pool_flags);

@@ -68,6 +68,10 @@ impl Topology for AggTopology {
         self.pool.start_passes(front, horizon, &mut *self.placement)
     }
 
+    fn saturated(&self, threshold: u32) -> bool {
+        self.pool.saturated(threshold)
+    }
+
     fn pools(&mut self, end: SimTime) -> Vec<PoolTotals> {
         vec![self.pool.totals(end)]
     }

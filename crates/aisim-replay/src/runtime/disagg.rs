@@ -275,6 +275,10 @@ impl Topology for DisaggTopology {
             .start_passes(front, horizon, &mut *self.decode_placement)
     }
 
+    fn saturated(&self, threshold: u32) -> bool {
+        self.prefill.saturated(threshold)
+    }
+
     fn pools(&mut self, end: SimTime) -> Vec<PoolTotals> {
         vec![self.prefill.totals(end), self.decode.totals(end)]
     }

@@ -14,7 +14,7 @@
 //!
 //! It ends when nothing is left, or at the drain deadline / `max_sim_time`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use aisim_core::{RejectReason, Request, SimDuration, SimTime};
 
@@ -23,8 +23,8 @@ use super::ReplayObserver;
 use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
-use crate::report::{PoolTotals, RunTotals, TransferTotals};
-use crate::spec::{DispatchMode, ReplaySpec};
+use crate::report::{PoolTotals, RouterQueueTotals, RunTotals, TransferTotals};
+use crate::spec::{DispatchMode, ReplaySpec, RouterQueueSpec};
 use crate::workload::{ms_to_duration, Offer, Workload};
 
 /// How often (in dispatched requests) the observer hears about progress.
@@ -58,6 +58,9 @@ pub(crate) trait Topology {
         front: &mut Front<'_>,
         horizon: Option<Option<SimTime>>,
     ) -> Result<(), ReplayError>;
+    /// Whether every worker requests arrive at holds at least `threshold`
+    /// requests (the router queue then keeps new ones).
+    fn saturated(&self, threshold: u32) -> bool;
     /// End-of-run figures of every pool, KV sampled at `end`.
     fn pools(&mut self, end: SimTime) -> Vec<PoolTotals>;
     /// KV transfers between pools, if the topology makes any.
@@ -81,6 +84,11 @@ pub(crate) struct Front<'a> {
     /// Later turns waiting for their dispatch time, with the end of the turn
     /// before (slots are reused).
     pending_turns: Slots<(Offer, SimTime)>,
+    /// The router queue (`router.queue`): ids in arrival order, and their
+    /// offers (a request that times out while queued leaves its offer).
+    queue: VecDeque<u64>,
+    queued_offers: HashMap<u64, Offer>,
+    queue_totals: RouterQueueTotals,
     active_sessions: u64,
     think_fallbacks: u64,
     pub now: SimTime,
@@ -114,6 +122,9 @@ impl<'a> Front<'a> {
             keep_offers: workload.may_have_sessions(),
             in_flight: HashMap::new(),
             pending_turns: Slots::default(),
+            queue: VecDeque::new(),
+            queued_offers: HashMap::new(),
+            queue_totals: RouterQueueTotals::default(),
             active_sessions: 0,
             think_fallbacks: 0,
             now: SimTime::ZERO,
@@ -132,7 +143,9 @@ impl<'a> Front<'a> {
     /// would dispatch a request mid-way, which must see every worker's state
     /// at that instant).
     fn allows_fast_forward(&self) -> bool {
-        self.concurrency().is_none() && !self.workload.may_have_sessions()
+        self.concurrency().is_none()
+            && !self.workload.may_have_sessions()
+            && self.spec.router.queue.is_none()
     }
 
     /// The earliest time anything outside a topology can happen: the next
@@ -217,7 +230,14 @@ impl<'a> Front<'a> {
             }
             EventKind::ScalingTick => {}
             EventKind::Timeout { request } => {
-                if self.collector.in_flight(request) {
+                if let Some(offer) = self.queued_offers.remove(&request) {
+                    // Timed out in the router queue: its id stays queued
+                    // and is skipped on release.
+                    if self.keep_offers {
+                        self.in_flight.insert(request, offer);
+                    }
+                    self.end(request, self.now, Outcome::TimedOut);
+                } else if self.collector.in_flight(request) {
                     topo.abort(self, request);
                     self.end(request, self.now, Outcome::TimedOut);
                 }
@@ -283,8 +303,76 @@ impl<'a> Front<'a> {
             in_cohort,
             previous_end,
         });
-        let added = topo.submit(self, req)?;
-        if added.is_ok() {
+        if let Some(q) = self.spec.router.queue {
+            if !self.queue.is_empty() || topo.saturated(q.threshold) {
+                return self.enqueue(offer, q);
+            }
+        }
+        self.place(topo, offer, false)
+    }
+
+    /// Puts a dispatched request in the router queue, or rejects it when the
+    /// queue is full.
+    fn enqueue(&mut self, offer: Offer, q: RouterQueueSpec) -> Result<(), ReplayError> {
+        let id = offer.request.id.0;
+        if self.queue.len() as u64 >= u64::from(q.capacity) {
+            if self.keep_offers {
+                self.in_flight.insert(id, offer);
+            }
+            let len = self.queue.len();
+            self.collector.refused(id, self.now, "router_queue_full", || {
+                format!(
+                    "every worker held {} or more requests and the router queue was full ({len} of {})",
+                    q.threshold, q.capacity
+                )
+            });
+            self.on_terminal(id);
+            return Ok(());
+        }
+        if let Some(t) = self.timeout {
+            let deadline = offer.request.arrival.after(t).max(self.now);
+            self.heap.push(deadline, EventKind::Timeout { request: id });
+        }
+        self.queue.push_back(id);
+        self.queued_offers.insert(id, offer);
+        self.queue_totals.queued += 1;
+        self.queue_totals.peak = self.queue_totals.peak.max(self.queue.len() as u64);
+        Ok(())
+    }
+
+    /// Places queued requests, in order, while a worker is below the
+    /// threshold.
+    fn release_queued<T: Topology>(&mut self, topo: &mut T) -> Result<(), ReplayError> {
+        let Some(q) = self.spec.router.queue else {
+            return Ok(());
+        };
+        while let Some(&id) = self.queue.front() {
+            let Some(offer) = self.queued_offers.remove(&id) else {
+                self.queue.pop_front(); // timed out while queued
+                continue;
+            };
+            if topo.saturated(q.threshold) {
+                self.queued_offers.insert(id, offer);
+                break;
+            }
+            self.queue.pop_front();
+            self.place(topo, offer, true)?;
+        }
+        Ok(())
+    }
+
+    /// Hands a dispatched request to the topology; `queued` when it waited
+    /// in the router queue (its timeout is set already).
+    fn place<T: Topology>(
+        &mut self,
+        topo: &mut T,
+        offer: Offer,
+        queued: bool,
+    ) -> Result<(), ReplayError> {
+        let now = self.now;
+        let id = offer.request.id.0;
+        let added = topo.submit(self, &offer.request)?;
+        if added.is_ok() && !queued {
             if let Some(t) = self.timeout {
                 let deadline = offer.request.arrival.after(t).max(now);
                 self.heap.push(deadline, EventKind::Timeout { request: id });
@@ -370,6 +458,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             while let Some(ev) = front.heap.pop_due(front.now) {
                 front.apply(topo, ev.kind)?;
             }
+            front.release_queued(topo)?;
             front.dispatch_due_roots(topo)?;
             let horizon = self.fast_forward.then(|| front.horizon());
             topo.start_passes(front, horizon)?;
@@ -400,6 +489,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             think_time_fallbacks: front.think_fallbacks,
             pools: self.topo.pools(end),
             transfer: self.topo.transfers(),
+            router_queue: front.spec.router.queue.map(|_| front.queue_totals),
             exact_limit: front.collector.exact_limit(),
             source: String::new(),
         };

@@ -139,6 +139,11 @@ impl Pool {
         self.passes.peek_time()
     }
 
+    /// Whether every worker holds at least `threshold` requests.
+    pub fn saturated(&self, threshold: u32) -> bool {
+        self.workers.all_hold(threshold)
+    }
+
     /// The worker of one of this pool's pass events.
     pub fn local(&self, event_worker: u32) -> u32 {
         event_worker - self.event_base

@@ -184,6 +184,16 @@ impl Workers {
         Ok(self.used.last_mut().expect("just pushed"))
     }
 
+    /// Whether every worker holds at least `threshold` requests (running
+    /// and waiting, all ranks); an unused worker holds none.
+    pub fn all_hold(&self, threshold: u32) -> bool {
+        self.first_unused >= self.count()
+            && self.used.iter().all(|w| {
+                let l = w.engine.load();
+                l.running + l.waiting >= threshold
+            })
+    }
+
     /// What placement sees.
     pub fn view(&self) -> View<'_> {
         View(self)
