@@ -111,7 +111,6 @@ impl<C: ReplayComposition> Replayer<C> {
         )
         .entered();
         let timing = spec.timing.build()?;
-        tracing::info!(timing = timing.name(), "timing model built");
         let source = match &spec.workload {
             WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
@@ -210,6 +209,7 @@ fn pool_workers(
     timing: &Arc<dyn TimingModel>,
 ) -> Result<Workers, ReplayError> {
     let first = Engine::new(engine.clone(), timing.clone())?;
+    tracing::info!(timing = timing.name(), workers = count, "engines built");
     let (config, timing) = (engine.clone(), timing.clone());
     let make: EngineFactory = Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
     Ok(Workers::new(count, first, make))
