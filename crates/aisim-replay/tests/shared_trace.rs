@@ -181,6 +181,14 @@ fn mooncake_disaggregated_4_plus_4_conserves_and_repeats() {
     };
     let a = run(spec());
     assert_eq!(json_without_host(&a), json_without_host(&run(spec())));
+    // Decode workers running ahead between handoffs change nothing.
+    let slow = aisim_replay::Replayer::new(spec(), aisim_replay::policy::SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .with_fast_forward(false)
+        .run()
+        .unwrap();
+    assert_eq!(json_without_host(&a), json_without_host(&slow));
     let r = &a.report;
     assert_eq!(r.outcomes.completed, 3993);
     // Every prompt is computed once, on the prefill pool.
