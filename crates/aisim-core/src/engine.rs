@@ -302,6 +302,11 @@ impl Engine {
         self.ranks[rank].load()
     }
 
+    /// Requests running and waiting over the ranks (cheaper than `load`).
+    pub fn requests(&self) -> u32 {
+        self.ranks.iter().map(|r| r.requests()).sum()
+    }
+
     /// Load summed over the ranks.
     pub fn load(&self) -> RankLoad {
         let mut l = RankLoad::default();

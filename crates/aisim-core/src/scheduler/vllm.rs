@@ -263,6 +263,10 @@ impl SchedulerCore for VllmCore {
         Ok(())
     }
 
+    fn requests(&self) -> u32 {
+        (self.running.len() + self.waiting.len()) as u32
+    }
+
     fn release_held(&mut self, id: RequestId) -> bool {
         let Some(pos) = self.held.iter().position(|&s| self.seqs.get(s).id == id) else {
             return false;

@@ -430,13 +430,6 @@ impl<'a, T: Topology> Runtime<'a, T> {
         self.fast_forward = on && self.front.allows_fast_forward();
     }
 
-    fn next_time(&self) -> Option<SimTime> {
-        [self.front.next_time(), self.topo.next_event()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
     pub fn run(
         mut self,
         observer: &mut dyn ReplayObserver,
@@ -444,11 +437,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
         let mut last_progress = 0;
         let front = &mut self.front;
         let topo = &mut self.topo;
-        while let Some(t) = [front.next_time(), topo.next_event()]
-            .into_iter()
-            .flatten()
-            .min()
-        {
+        while let Some(t) = next_time(front, topo) {
             if front.stop_at.is_some_and(|s| t > s) {
                 front.now = front.stop_at.expect("checked");
                 break;
@@ -473,7 +462,6 @@ impl<'a, T: Topology> Runtime<'a, T> {
                 observer.progress(n, front.workload.remaining());
             }
         }
-        debug_assert!(self.next_time().is_none() || self.front.stop_at.is_some());
         observer.finished();
         let mut front = self.front;
         if let Some(e) = front.workload.take_failure() {
@@ -505,4 +493,12 @@ impl<'a, T: Topology> Runtime<'a, T> {
             .map_err(ReplayError::Output)?;
         Ok((collected, totals))
     }
+}
+
+/// Step 1: the next time anything is due, in the front or the topology.
+fn next_time<T: Topology>(front: &Front<'_>, topo: &T) -> Option<SimTime> {
+    [front.next_time(), topo.next_event()]
+        .into_iter()
+        .flatten()
+        .min()
 }

@@ -188,10 +188,7 @@ impl Workers {
     /// and waiting, all ranks); an unused worker holds none.
     pub fn all_hold(&self, threshold: u32) -> bool {
         self.first_unused >= self.count()
-            && self.used.iter().all(|w| {
-                let l = w.engine.load();
-                l.running + l.waiting >= threshold
-            })
+            && self.used.iter().all(|w| w.engine.requests() >= threshold)
     }
 
     /// What placement sees.
