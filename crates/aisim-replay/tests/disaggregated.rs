@@ -284,3 +284,25 @@ fn a_transfer_needs_the_bytes_of_a_token() {
         .to_string();
     assert!(e.contains("topology.kv_transfer.bytes_per_token"), "{e}");
 }
+
+#[test]
+fn a_request_the_decode_engine_cannot_hold_is_rejected_when_its_transfer_ends() {
+    let trace = write_trace("disagg_too_big.jsonl", &[ONE_ROW]);
+    let mut spec = disagg(&trace, 1, 1, KvTransferMode::FullPrompt);
+    if let TopologySpec::Disaggregated { decode, .. } = &mut spec.topology {
+        // 10 blocks of 64 tokens: the 1,003-token request never fits.
+        decode.engine = Some(Box::new(aisim_core::EngineConfig {
+            num_gpu_blocks: Some(10),
+            ..spec.engine.clone()
+        }));
+    }
+    let out = run(spec);
+    let r = record(&out, 0);
+    assert_eq!(r.outcome, aisim_replay::collector::Outcome::Rejected);
+    assert_eq!(r.terminal_ns, 13 * MS, "prefill 10 ms + transfer 3 ms");
+    assert_eq!(out.report.rejections.get("larger_than_kv_cache"), Some(&1));
+    // The prefill worker held its 16 blocks until then, not after.
+    let p = &out.report.pools[0];
+    let held = p.kv_mean_occupancy * p.kv_capacity_blocks as f64 * 13e6;
+    assert!((held - 16.0 * 13e6).abs() < 1.0, "{held}");
+}
