@@ -78,6 +78,13 @@ pub struct RequestRecord {
     pub worker: u32,
     /// DP rank it ran on.
     pub rank: u32,
+    /// Disaggregated: the decode worker it was handed to (`worker` is then
+    /// its prefill worker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_worker: Option<u32>,
+    /// Disaggregated: prompt tokens whose KV was sent to the decode worker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_transfer_tokens: Option<u32>,
     /// Whether it is in the measured cohort (not warm-up).
     pub in_cohort: bool,
     /// Why it was rejected.
@@ -118,6 +125,8 @@ impl RequestRecord {
             preemptions: 0,
             worker: 0,
             rank: 0,
+            decode_worker: None,
+            kv_transfer_tokens: None,
             in_cohort: false,
             reject_reason: None,
             reject_kind: None,
@@ -256,6 +265,15 @@ impl TraceCollector {
         }
     }
 
+    /// Its prefill ended and its KV (`tokens` prompt tokens of it) is sent
+    /// to decode worker `worker`.
+    pub fn handed_off(&mut self, id: u64, worker: u32, tokens: u32) {
+        if let Some(r) = self.get(id) {
+            r.decode_worker = Some(worker);
+            r.kv_transfer_tokens = Some(tokens);
+        }
+    }
+
     /// An engine scheduled it (first time or again after preemption).
     pub fn admitted(&mut self, id: u64, at: SimTime, reused_tokens: u32, readmission: bool) {
         if let Some(r) = self.get(id) {
@@ -339,11 +357,22 @@ impl TraceCollector {
 
     /// It can never be served.
     pub fn rejected(&mut self, id: u64, at: SimTime, reason: &RejectReason) {
+        self.refused(id, at, reject_kind(reason), || reason.to_string());
+    }
+
+    /// It was rejected, counted as `kind`, for the reason `message` says.
+    pub fn refused(
+        &mut self,
+        id: u64,
+        at: SimTime,
+        kind: &'static str,
+        message: impl FnOnce() -> String,
+    ) {
         let keep = self.kept.is_some();
         if let Some(r) = self.get(id) {
-            r.reject_kind = Some(reject_kind(reason));
+            r.reject_kind = Some(kind);
             // The message only for a record that is kept.
-            r.reject_reason = keep.then(|| reason.to_string());
+            r.reject_reason = keep.then(message);
         }
         self.terminal(id, at, Outcome::Rejected);
     }
@@ -351,6 +380,11 @@ impl TraceCollector {
     /// The worker a request in flight was placed on.
     pub fn worker_of(&self, id: u64) -> Option<u32> {
         self.live.get(id).map(|r| r.worker)
+    }
+
+    /// The decode worker a request in flight was handed to, if any.
+    pub fn decode_worker_of(&self, id: u64) -> Option<u32> {
+        self.live.get(id).and_then(|r| r.decode_worker)
     }
 
     /// Values each distribution keeps exactly.

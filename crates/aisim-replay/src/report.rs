@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::gaps::GapCounts;
 use crate::metrics::{Summary, ESTIMATOR};
 use crate::sketch::RELATIVE_ACCURACY;
-use crate::spec::ReplaySpec;
+use crate::spec::{KvTransferMode, ReplaySpec};
 use crate::tally::Tally;
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
@@ -48,7 +48,15 @@ pub struct ReplayReport {
     pub duration_s: f64,
     /// Per pool: workers, worker-seconds, GPU-hours, KV occupancy.
     pub pools: Vec<PoolReport>,
-    /// Per worker.
+    /// KV transfers between the pools, when disaggregated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_transfer: Option<TransferReport>,
+    /// The router queue (`spec.router.queue`), when there is one: requests
+    /// that waited in it (`queued`) and the most at once (`peak`); those
+    /// refused for a full queue are `rejections.router_queue_full`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router_queue: Option<RouterQueueTotals>,
+    /// Per worker (pool by pool).
     pub workers: Vec<WorkerReport>,
     /// With `--seeds N`: every figure's mean and 95 % interval over the seeds
     /// (the rest of the report is the first seed's).
@@ -230,6 +238,8 @@ pub struct PoolReport {
     pub worker_seconds: f64,
     /// GPUs × duration, hours.
     pub gpu_hours: f64,
+    /// Passes its workers ran.
+    pub passes: u64,
     /// Tokens per KV block.
     pub kv_block_size: u32,
     /// KV blocks per worker (all its ranks).
@@ -244,11 +254,29 @@ pub struct PoolReport {
     pub kv_mean_occupancy: f64,
 }
 
+/// KV transfers from prefill to decode workers.
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferReport {
+    /// What is sent: `full_prompt` or `destination_missing`.
+    pub mode: KvTransferMode,
+    /// Transfers (one per request that reached its decode worker).
+    pub transfers: u64,
+    /// Prompt tokens sent.
+    pub transferred_tokens: u64,
+    /// Bytes sent, gigabytes (1e9).
+    pub transferred_gb: f64,
+    /// Mean transfer time (bytes over bandwidth plus latency), ms.
+    pub mean_ms: f64,
+}
+
 /// One worker.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkerReport {
-    /// Worker index.
+    /// Worker index (within its pool).
     pub worker: u32,
+    /// Its pool, when the topology has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Passes run.
     pub passes: u64,
     /// Requests completed.
@@ -285,19 +313,63 @@ pub struct RunTotals {
     pub notes: TraceNotes,
     /// Later turns that fell back to the trace gap.
     pub think_time_fallbacks: u64,
-    /// Per worker that received a request, by index: counters, passes, KV
-    /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
-    pub workers: Vec<WorkerTotals>,
-    /// Workers in the topology.
+    /// KV transfers, when disaggregated.
+    pub transfer: Option<TransferTotals>,
+    /// The router queue, when there is one.
+    pub router_queue: Option<RouterQueueTotals>,
+    /// Per pool: its workers and what each did (one pool when aggregated;
+    /// prefill then decode when disaggregated).
+    pub pools: Vec<PoolTotals>,
+    /// Values each distribution kept exactly.
+    pub exact_limit: usize,
+    /// Source name.
+    pub source: String,
+}
+
+/// What the router queue held.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RouterQueueTotals {
+    /// Requests that waited in it.
+    pub queued: u64,
+    /// Most requests in it at once.
+    pub peak: u64,
+}
+
+/// KV transfers of a disaggregated run.
+#[derive(Debug, Clone, Copy)]
+pub struct TransferTotals {
+    /// Transfer mode.
+    pub mode: KvTransferMode,
+    /// Transfers started.
+    pub transfers: u64,
+    /// Prompt tokens sent.
+    pub tokens: u64,
+    /// Bytes sent.
+    pub bytes: f64,
+    /// Sum of the transfer times, ns.
+    pub busy_ns: f64,
+}
+
+/// End-of-run figures of one pool.
+#[derive(Debug, Clone, Default)]
+pub struct PoolTotals {
+    /// Pool name (`workers`, `prefill`, `decode`).
+    pub name: &'static str,
+    /// Whether its engines compute prompts, so its prefix cache saves
+    /// compute (the report's `cache` section counts these pools only; a
+    /// decode pool's cache hits only shorten transfers).
+    pub computes_prompts: bool,
+    /// Workers in the pool.
     pub worker_count: u32,
     /// KV blocks of one worker (all ranks).
     pub kv_capacity_per_worker: u64,
-    /// Values each distribution kept exactly.
-    pub exact_limit: usize,
+    /// Tokens per KV block.
+    pub kv_block_size: u32,
     /// GPUs per worker.
     pub gpus_per_worker: u32,
-    /// Source name.
-    pub source: String,
+    /// Per worker that received a request, by index: counters, passes, KV
+    /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
+    pub workers: Vec<WorkerTotals>,
 }
 
 /// End-of-run figures of one worker.
@@ -315,6 +387,51 @@ pub struct WorkerTotals {
     pub kv_peak: u64,
     /// ∫ blocks in use dt, block-ns.
     pub kv_block_ns: f64,
+}
+
+impl PoolReport {
+    /// A pool's section and its workers' rows over `duration_ns`.
+    fn derive(p: &PoolTotals, duration_ns: u64) -> (PoolReport, Vec<WorkerReport>) {
+        let block_size = p.kv_block_size as u64;
+        let duration_s = duration_ns as f64 * 1e-9;
+        let workers: Vec<WorkerReport> = p
+            .workers
+            .iter()
+            .map(|w| WorkerReport {
+                worker: w.worker,
+                pool: None,
+                passes: w.passes,
+                completed: w.stats.completed,
+                preemptions: w.stats.preemptions,
+                kv_peak_blocks: w.kv_peak,
+                kv_peak_tokens: w.kv_peak * block_size,
+                kv_mean_occupancy: w.kv_block_ns
+                    / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
+            })
+            .collect();
+        let n_workers = p.worker_count;
+        let gpus = n_workers as u64 * p.gpus_per_worker as u64;
+        let kv_capacity_blocks = p.kv_capacity_per_worker;
+        let kv_peak_blocks = p.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
+        let pool = PoolReport {
+            pool: p.name.into(),
+            workers: n_workers,
+            workers_used: workers.len() as u32,
+            gpus_per_worker: p.gpus_per_worker,
+            gpus,
+            worker_seconds: n_workers as f64 * duration_s,
+            gpu_hours: gpus as f64 * duration_s / 3600.0,
+            passes: p.workers.iter().map(|w| w.passes).sum(),
+            kv_block_size: p.kv_block_size,
+            kv_capacity_blocks,
+            kv_capacity_tokens: kv_capacity_blocks * block_size,
+            kv_peak_blocks,
+            kv_peak_tokens: kv_peak_blocks * block_size,
+            kv_mean_occupancy: workers.iter().map(|w| w.kv_mean_occupancy).sum::<f64>()
+                / n_workers.max(1) as f64,
+        };
+        (pool, workers)
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -394,53 +511,43 @@ impl ReplayReport {
             e2e_ms: tally.offered_e2e.summary(),
         };
 
+        // Prefix reuse where it saves compute: the pools that compute prompts.
         let mut stats = EngineStats::default();
-        for w in &totals.workers {
-            stats += w.stats;
+        let mut preemptions = 0;
+        for p in &totals.pools {
+            for w in &p.workers {
+                preemptions += w.stats.preemptions;
+                if p.computes_prompts {
+                    stats += w.stats;
+                }
+            }
         }
         let cache = CacheReport {
             prefix_reuse_ratio: ratio(stats.reused_tokens_first, stats.prompt_tokens_first),
             prefix_reuse_ratio_overall: ratio(stats.reused_tokens_all, stats.prompt_tokens_all),
             prompt_tokens: stats.prompt_tokens_first,
             reused_tokens: stats.reused_tokens_first,
-            preemptions: stats.preemptions,
+            preemptions,
         };
 
-        let block_size = spec.engine.effective_block_size() as u64;
-        let workers: Vec<WorkerReport> = totals
-            .workers
-            .iter()
-            .map(|w| WorkerReport {
-                worker: w.worker,
-                passes: w.passes,
-                completed: w.stats.completed,
-                preemptions: w.stats.preemptions,
-                kv_peak_blocks: w.kv_peak,
-                kv_peak_tokens: w.kv_peak * block_size,
-                kv_mean_occupancy: w.kv_block_ns
-                    / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
-            })
-            .collect();
-        let n_workers = totals.worker_count;
-        let gpus = n_workers as u64 * totals.gpus_per_worker as u64;
-        let kv_capacity_blocks = totals.kv_capacity_per_worker;
-        let kv_peak_blocks = totals.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
-        let pools = vec![PoolReport {
-            pool: "workers".into(),
-            workers: n_workers,
-            workers_used: workers.len() as u32,
-            gpus_per_worker: totals.gpus_per_worker,
-            gpus,
-            worker_seconds: n_workers as f64 * duration_s,
-            gpu_hours: gpus as f64 * duration_s / 3600.0,
-            kv_block_size: spec.engine.effective_block_size(),
-            kv_capacity_blocks,
-            kv_capacity_tokens: kv_capacity_blocks * block_size,
-            kv_peak_blocks,
-            kv_peak_tokens: kv_peak_blocks * block_size,
-            kv_mean_occupancy: workers.iter().map(|w| w.kv_mean_occupancy).sum::<f64>()
-                / n_workers.max(1) as f64,
-        }];
+        let named = totals.pools.len() > 1;
+        let mut workers = Vec::new();
+        let mut pools = Vec::new();
+        for p in &totals.pools {
+            let (pool, pool_workers) = PoolReport::derive(p, duration_ns);
+            workers.extend(pool_workers.into_iter().map(|w| WorkerReport {
+                pool: named.then(|| p.name.to_string()),
+                ..w
+            }));
+            pools.push(pool);
+        }
+        let kv_transfer = totals.transfer.map(|t| TransferReport {
+            mode: t.mode,
+            transfers: t.transfers,
+            transferred_tokens: t.tokens,
+            transferred_gb: t.bytes * 1e-9,
+            mean_ms: t.busy_ns / t.transfers.max(1) as f64 * 1e-6,
+        });
         let warmup = spec.discipline.warmup_requests;
         ReplayReport {
             schema_version: SCHEMA_VERSION,
@@ -476,6 +583,8 @@ impl ReplayReport {
                 .collect(),
             duration_s,
             pools,
+            kv_transfer,
+            router_queue: totals.router_queue,
             workers,
             seeds: None,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },

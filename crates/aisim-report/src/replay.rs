@@ -2,6 +2,7 @@
 
 use aisim_core::timing::TimingSpec;
 use aisim_replay::metrics::Summary;
+use aisim_replay::spec::TopologySpec;
 use aisim_replay::ReplayReport;
 
 use crate::table::{num, Table};
@@ -45,24 +46,58 @@ pub fn render_replay(r: &ReplayReport) -> String {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
-    run.row([
-        "workers".to_string(),
-        format!(
-            "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
-            spec.workers(),
-            name_of(&spec.engine.backend),
-            spec.engine.dp_size,
-            spec.engine.tp_size,
-            r.pools[0].gpus_per_worker,
-            if r.pools[0].gpus_per_worker == 1 {
-                ""
-            } else {
-                "s"
-            },
-            r.pools[0].gpus
-        ),
-    ]);
+    if let [prefill, decode] = &r.pools[..] {
+        run.row([
+            "workers".to_string(),
+            format!(
+                "{} prefill + {} decode x {} ({} GPUs in all)",
+                prefill.workers,
+                decode.workers,
+                name_of(&spec.engine.backend),
+                prefill.gpus + decode.gpus
+            ),
+        ]);
+    } else {
+        run.row([
+            "workers".to_string(),
+            format!(
+                "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
+                spec.workers(),
+                name_of(&spec.engine.backend),
+                spec.engine.dp_size,
+                spec.engine.tp_size,
+                r.pools[0].gpus_per_worker,
+                if r.pools[0].gpus_per_worker == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                r.pools[0].gpus
+            ),
+        ]);
+    }
+    if let TopologySpec::Disaggregated { kv_transfer: t, .. } = &spec.topology {
+        run.row([
+            "kv transfer".to_string(),
+            format!(
+                "{}: {} B/token over {} GB/s + {} ms",
+                t.mode,
+                t.bytes_per_token.unwrap_or_default(),
+                t.gb_s,
+                t.latency_ms
+            ),
+        ]);
+    }
     run.row(["router".to_string(), name_of(&spec.router.policy)]);
+    if let (Some(q), Some(t)) = (spec.router.queue, r.router_queue) {
+        run.row([
+            "router queue".to_string(),
+            format!(
+                "at {} requests a worker, up to {}: {} queued, {} at most at once",
+                q.threshold, q.capacity, t.queued, t.peak
+            ),
+        ]);
+    }
     run.row(["timing".to_string(), timing_name(&spec.timing)]);
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row([
@@ -215,6 +250,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
         "workers",
         "GPUs",
         "GPU-hours",
+        "passes",
         "KV capacity (tokens / blocks)",
         "KV peak (tokens / blocks)",
         "KV mean",
@@ -230,6 +266,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
             },
             p.gpus.to_string(),
             num(p.gpu_hours, 4),
+            p.passes.to_string(),
             format!(
                 "{} / {} x {}",
                 p.kv_capacity_tokens, p.kv_capacity_blocks, p.kv_block_size
@@ -242,6 +279,18 @@ pub fn render_replay(r: &ReplayReport) -> String {
     let mut out = [run, outcomes, lat, offered, tp, cache, pools]
         .map(|t| t.render())
         .join("\n");
+    if let Some(k) = &r.kv_transfer {
+        let mut t = Table::new(["transfers", "tokens sent", "GB sent", "mean ms"])
+            .titled(format!("KV transfers ({})", k.mode));
+        t.row([
+            k.transfers.to_string(),
+            k.transferred_tokens.to_string(),
+            num(k.transferred_gb, 3),
+            num(k.mean_ms, 3),
+        ]);
+        out.push('\n');
+        out.push_str(&t.render());
+    }
     if let Some(s) = &r.sessions {
         let mut t = Table::new(header).titled(format!(
             "Sessions (dispatch {}; {} sessions, {} later turns, {} think-time fallbacks)",

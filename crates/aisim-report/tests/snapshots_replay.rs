@@ -6,10 +6,14 @@ use aisim_replay::spec::TopologySpec;
 use aisim_replay::{ReplaySpec, Replayer};
 
 fn demo_report() -> aisim_replay::ReplayReport {
-    let spec = ReplaySpec {
+    report_of(ReplaySpec {
         topology: TopologySpec::Aggregated { workers: 4 },
         ..ReplaySpec::default()
-    };
+    })
+}
+
+/// The report of `spec`, its host section zeroed.
+fn report_of(spec: ReplaySpec) -> aisim_replay::ReplayReport {
     let mut r = Replayer::new(spec, SpecComposition)
         .unwrap()
         .run()
@@ -49,4 +53,22 @@ fn replay_tables_cut_off_and_sketched() {
         .report;
     assert!(r.outcomes.not_offered > 0 && !r.discipline.sketched.is_empty());
     insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
+}
+
+/// The demo disaggregated 2 + 2: the pools, the link and the transfers.
+#[test]
+fn replay_tables_disaggregated() {
+    let spec = ReplaySpec {
+        topology: TopologySpec::Disaggregated {
+            prefill: aisim_replay::spec::PoolSpec::new(2),
+            decode: aisim_replay::spec::PoolSpec::new(2),
+            kv_transfer: aisim_replay::spec::KvTransferSpec {
+                bytes_per_token: Some(131_072),
+                mode: aisim_replay::spec::KvTransferMode::DestinationMissing,
+                ..Default::default()
+            },
+        },
+        ..ReplaySpec::default()
+    };
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&report_of(spec)));
 }

@@ -88,10 +88,15 @@ pub(crate) struct Admissibility {
 impl Admissibility {
     /// Why `req` could never be served here, if it could not.
     pub fn check(&self, req: &Request) -> Result<(), RejectReason> {
-        if req.input_length == 0 {
+        self.check_lengths(req.input_length, req.output_length)
+    }
+
+    /// Why a request of these lengths could never be served here.
+    pub fn check_lengths(&self, input_length: u32, output_length: u32) -> Result<(), RejectReason> {
+        if input_length == 0 {
             return Err(RejectReason::EmptyPrompt);
         }
-        let total = req.input_length as u64 + req.output_length as u64;
+        let total = input_length as u64 + output_length as u64;
         if let Some(max) = self.max_model_len {
             if total > max as u64 {
                 return Err(RejectReason::LongerThanMaxModelLen {
@@ -117,9 +122,9 @@ impl Admissibility {
             });
         }
         if let Some(budget) = self.whole_prompt_budget {
-            if req.input_length > budget {
+            if input_length > budget {
                 return Err(RejectReason::PromptOverBatchBudget {
-                    input_length: req.input_length,
+                    input_length,
                     budget,
                 });
             }
@@ -145,6 +150,11 @@ pub(crate) struct Seq<K: PageStore> {
     pub hold: K::Hold,
     pub admitted_before: bool,
     pub finished: bool,
+    /// Its blocks stay held when it completes (a disaggregated prefill job).
+    pub keeps_blocks: bool,
+    /// Its prompt's KV is transferred in at admission (a disaggregated
+    /// decode request); cleared when its blocks are released.
+    pub transferred: bool,
 }
 
 impl<K: PageStore> Default for Seq<K> {
@@ -160,6 +170,8 @@ impl<K: PageStore> Default for Seq<K> {
             hold: K::Hold::default(),
             admitted_before: false,
             finished: false,
+            keeps_blocks: false,
+            transferred: false,
         }
     }
 }
@@ -174,7 +186,7 @@ impl<K: PageStore> Seq<K> {
     /// Whether this pass it only feeds its last generated token.
     #[inline]
     pub fn is_decoding(&self) -> bool {
-        self.generated > 0 && self.computed + 1 == self.total()
+        (self.generated > 0 || self.transferred) && self.computed + 1 == self.total()
     }
 
     /// Pages (blocks) held.
@@ -245,6 +257,7 @@ impl<K: PageStore> Seq<K> {
         pool.release(&mut self.hold);
         self.computed = 0;
         self.scheduled = 0;
+        self.transferred = false;
     }
 
     /// Its KV caught up with its tokens: it emits its next output token, if
@@ -281,13 +294,23 @@ impl<K: PageStore> Seq<K> {
         stats.completed += 1;
     }
 
-    /// Tokens of the prompt (and, after preemption, of the output) still to compute.
+    /// Tokens of the prompt (and, after preemption, of the output) still to
+    /// compute (a transferred prompt's, only its last).
     pub fn remaining_prefill(&self) -> u32 {
         if self.is_decoding() {
             0
+        } else if self.transferred {
+            1
         } else {
             self.total() - self.computed
         }
+    }
+
+    /// Marks a held job finished and counts it, keeping its blocks until
+    /// `release_all`.
+    pub fn complete_holding(&mut self, stats: &mut EngineStats) {
+        self.finished = true;
+        stats.completed += 1;
     }
 }
 
@@ -325,6 +348,8 @@ impl<K: PageStore> SeqTable<K> {
         s.scheduled = 0;
         s.admitted_before = false;
         s.finished = false;
+        s.keeps_blocks = false;
+        s.transferred = false;
         let max_blocks =
             (req.input_length as u64 + req.output_length as u64).div_ceil(block_size as u64);
         K::reset(&mut s.hold, max_blocks);
@@ -341,12 +366,15 @@ impl<K: PageStore> SeqTable<K> {
         &self.seqs[slot as usize]
     }
 
-    /// Takes finished requests out of `running` and frees their slots, in
-    /// running order.
+    /// Takes finished requests out of `running` and frees their slots (not
+    /// those of held jobs), in running order.
     pub fn drop_finished(&mut self, running: &mut Vec<u32>) {
         running.retain(|&s| {
-            if self.get(s).finished {
-                self.remove(s);
+            let seq = self.get(s);
+            if seq.finished {
+                if !seq.keeps_blocks {
+                    self.remove(s);
+                }
                 false
             } else {
                 true
