@@ -1,7 +1,7 @@
 //! Distribution summaries with the declared percentile estimator: nearest rank,
 //! `rank = ceil(p/100 × n)`, computed in integers (per-mille percentiles).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sketch::LogSketch;
 
@@ -14,7 +14,7 @@ const PERMILLE: [u64; 6] = [500, 750, 900, 950, 990, 999];
 /// Mean, extremes, percentiles and standard deviation of one metric. A field is
 /// `null` when there are no values, or (offered view) when it lands on a request
 /// that did not complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Summary {
     /// Values summarized.
     pub count: u64,

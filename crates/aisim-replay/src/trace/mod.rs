@@ -115,7 +115,7 @@ pub struct TraceData {
 
 /// Rows a trace holds that aisim replays, but not quite as written; counted
 /// so a report shows them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceNotes {
     /// Rows whose `parent_chat_id` is not in the trace: replayed as first turns.
     pub orphan_turns: u64,
