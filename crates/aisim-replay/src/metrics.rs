@@ -58,6 +58,13 @@ pub fn rank_index(p: f64, n: u64) -> u64 {
     ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n.max(1)) - 1
 }
 
+/// Nanoseconds as milliseconds, as every reported time is stated: a
+/// division, correctly rounded, so 10132103327 ns reads 10132.103327 (a
+/// product with `1e-6` carries its rounding into the last digits).
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
 fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }

@@ -1,6 +1,7 @@
 //! `Replayer`: validates a spec, builds engines, workload and policies, runs the
 //! runtime and derives the report.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use aisim_core::Engine;
@@ -130,6 +131,10 @@ impl<C: ReplayComposition> Replayer<C> {
         let _scaling = self.composition.scaling(spec);
         let options = CollectorOptions {
             keep_records: self.keep_records,
+            trace_rows: self
+                .keep_records
+                .then(|| workload.trace_rows().map(Arc::new))
+                .flatten(),
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };

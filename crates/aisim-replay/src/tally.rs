@@ -9,11 +9,9 @@ use aisim_core::RejectReason;
 
 use crate::collector::{Outcome, RequestRecord};
 use crate::distribution::Distribution;
+use crate::metrics::ms;
 use crate::spec::SlaSpec;
 
-fn ms(ns: u64) -> f64 {
-    ns as f64 * 1e-6
-}
 
 /// Every kind a rejection is counted under, as the report spells it: the
 /// engine's reasons, and `router_queue_full` for a request a full router
