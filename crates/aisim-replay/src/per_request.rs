@@ -127,8 +127,7 @@ impl RequestRow {
             e2e_ms: (r.outcome == Outcome::Completed)
                 .then(|| since(r.terminal_ns, r.planned_ns))
                 .flatten(),
-            queue_ms: RequestRecord::at(r.dispatch_ns)
-                .and_then(|d| since(r.first_admit_ns, d)),
+            queue_ms: RequestRecord::at(r.dispatch_ns).and_then(|d| since(r.first_admit_ns, d)),
             input_length: r.input_length,
             output_length: r.output_length,
             tokens: r.tokens,

@@ -12,7 +12,6 @@ use crate::distribution::Distribution;
 use crate::metrics::ms;
 use crate::spec::SlaSpec;
 
-
 /// Every kind a rejection is counted under, as the report spells it: the
 /// engine's reasons, and `router_queue_full` for a request a full router
 /// queue refuses (no router of the aggregated runtime queues today, so it

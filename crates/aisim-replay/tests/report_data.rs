@@ -19,7 +19,10 @@ use common::*;
 fn overloaded() -> ReplaySpec {
     let mut spec = ReplaySpec {
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
-            input: LengthSpec::Uniform { min: 200, max: 3000 },
+            input: LengthSpec::Uniform {
+                min: 200,
+                max: 3000,
+            },
             output: LengthSpec::Uniform { min: 20, max: 300 },
             ..SyntheticSpec::fixed(600, 0, 0, ArrivalSpec::Poisson { rate: 40.0 })
         }),
@@ -42,7 +45,11 @@ fn assert_books_balance(out: &ReplayOutput) -> Outcomes {
         "{o:?}"
     );
     let cohort: Vec<_> = out.records.iter().filter(|r| r.in_cohort).collect();
-    assert_eq!(cohort.len() as u64, o.offered, "one record per offered request");
+    assert_eq!(
+        cohort.len() as u64,
+        o.offered,
+        "one record per offered request"
+    );
     let count = |what: Outcome| cohort.iter().filter(|r| r.outcome == what).count() as u64;
     assert_eq!(
         [o.completed, o.timed_out, o.rejected, o.incomplete],
@@ -129,7 +136,10 @@ fn littles_law_holds_on_a_steady_run() {
     let little = r.throughput.request_rps * w_s;
     let l = r.concurrency.mean;
     assert!(l > 1.0, "the run keeps requests in flight: {l}");
-    assert!((l - little).abs() <= 0.05 * little, "L = {l}, λW = {little}");
+    assert!(
+        (l - little).abs() <= 0.05 * little,
+        "L = {l}, λW = {little}"
+    );
 }
 
 /// Every record of the Bailian fixture carries its row's `chat_id` and line,
@@ -156,7 +166,10 @@ fn bailian_records_join_back_to_their_rows() {
         let source: serde_json::Value =
             serde_json::from_str(text.lines().nth(n as usize - 1).unwrap()).unwrap();
         assert_eq!(row.chat_id, source["chat_id"].as_i64(), "line {n}");
-        assert_eq!(row.input_length as u64, source["input_length"].as_u64().unwrap());
+        assert_eq!(
+            row.input_length as u64,
+            source["input_length"].as_u64().unwrap()
+        );
         // Absent ids are null, never omitted keys.
         let keys = serde_json::from_str::<serde_json::Value>(line).unwrap();
         for key in ["session_id", "request_id", "reject_reason", "e2e_ms"] {
@@ -166,7 +179,11 @@ fn bailian_records_join_back_to_their_rows() {
         ttfts.push(row.ttft_ms.unwrap());
     }
     let ttft = &out.report.latency.ttft_ms;
-    assert_eq!(&Summary::of(&mut ttfts), ttft, "the report's TTFT, request by request");
+    assert_eq!(
+        &Summary::of(&mut ttfts),
+        ttft,
+        "the report's TTFT, request by request"
+    );
 
     let mut csv = RowWriter::new(RowFormat::Csv, Vec::new());
     csv.write(&out.records).unwrap();

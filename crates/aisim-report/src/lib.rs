@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod fidelity;
 pub mod fleet;
 pub mod profiles;

@@ -6,7 +6,11 @@ use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, W
 use aisim_replay::{ReplayReport, ReplaySpec, Replayer};
 
 fn run(spec: ReplaySpec) -> ReplayReport {
-    Replayer::new(spec, SpecComposition).unwrap().run().unwrap().report
+    Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .run()
+        .unwrap()
+        .report
 }
 
 /// The demo, and a generated multi-turn workload overloaded with a timeout
@@ -20,7 +24,10 @@ fn reports() -> Vec<ReplayReport> {
     let mut busy = ReplaySpec {
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: 300,
-            input: LengthSpec::Uniform { min: 200, max: 1600 },
+            input: LengthSpec::Uniform {
+                min: 200,
+                max: 1600,
+            },
             arrival: ArrivalSpec::Poisson { rate: 40.0 },
             turns: 3,
             think_ms: 50.0,

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use aisim_core::profile::resolve_profile;
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::cdf::Cdf;
-use aisim_fleet::disagg::{disagg, DisaggParams};
-use aisim_fleet::power::{grid_flex, tok_per_watt};
 use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
+use aisim_fleet::disagg::{disagg, DisaggParams};
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
 use aisim_fleet::plan::Planner;
+use aisim_fleet::power::{grid_flex, tok_per_watt};
 use aisim_fleet::reports::{compare_routers, simulate_seeds, whatif};
 use aisim_fleet::sizing::SizingTargets;
 
@@ -105,7 +105,10 @@ fn disagg_table() {
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
     };
-    let (h100, a100) = (resolve_profile("h100").unwrap(), resolve_profile("a100").unwrap());
+    let (h100, a100) = (
+        resolve_profile("h100").unwrap(),
+        resolve_profile("a100").unwrap(),
+    );
     let r = disagg(h100.as_ref(), a100.as_ref(), &p).unwrap();
     insta::assert_snapshot!(aisim_report::fleet::render_disagg(&r));
 }
@@ -135,7 +138,10 @@ fn tok_per_watt_tables() {
     let refs: Vec<_> = profiles.iter().map(|p| p.as_ref()).collect();
     let targets = SizingTargets::default();
     let sized = tok_per_watt(&cdf, 100.0, 8192, &refs, &targets, None).unwrap();
-    insta::assert_snapshot!("tok_per_watt", aisim_report::fleet::render_tok_per_watt(&sized));
+    insta::assert_snapshot!(
+        "tok_per_watt",
+        aisim_report::fleet::render_tok_per_watt(&sized)
+    );
     let swept = tok_per_watt(&cdf, 100.0, 8192, &refs, &targets, Some(&[0.2, 0.6])).unwrap();
     insta::assert_snapshot!(
         "tok_per_watt_rho_sweep",
@@ -150,7 +156,10 @@ fn grid_flex_tables() {
     let h100 = resolve_profile("h100").unwrap();
     let cuts = [0.0, 10.0, 30.0];
     let analytic = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &cuts, 0, 42).unwrap();
-    insta::assert_snapshot!("grid_flex", aisim_report::fleet::render_grid_flex(&analytic));
+    insta::assert_snapshot!(
+        "grid_flex",
+        aisim_report::fleet::render_grid_flex(&analytic)
+    );
     let verified = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &cuts, 1000, 42).unwrap();
     insta::assert_snapshot!(
         "grid_flex_verified",

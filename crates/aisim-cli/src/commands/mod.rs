@@ -2,6 +2,7 @@
 
 mod blame;
 pub mod calibrate;
+pub mod compare;
 pub mod fleet;
 pub mod gen_trace;
 pub mod measured;

@@ -316,9 +316,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn read_text(text: &str) -> Result<Vec<TraceRecord>, String> {
-        read(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt, &mut SessionInterner::default())
-            .map(|(r, _)| r)
-            .map_err(|e| e.to_string())
+        read(
+            text.as_bytes(),
+            Path::new("t.csv"),
+            Shape::BurstGpt,
+            &mut SessionInterner::default(),
+        )
+        .map(|(r, _)| r)
+        .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -348,8 +353,14 @@ mod tests {
         for i in 0..1000 {
             text.push_str(&format!("{i},m,1,1\n"));
         }
-        let e =
-            read_capped(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt, 1000, &mut SessionInterner::default()).unwrap_err();
+        let e = read_capped(
+            text.as_bytes(),
+            Path::new("t.csv"),
+            Shape::BurstGpt,
+            1000,
+            &mut SessionInterner::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.csv:3: field `(row)`: a record longer than 1000 bytes (a quote left open?)"
