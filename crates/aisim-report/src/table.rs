@@ -9,6 +9,9 @@ pub struct Table {
 }
 
 fn is_numeric(cell: &str) -> bool {
+    if cell == "inf" {
+        return true;
+    }
     let c = cell
         .trim_start_matches(['-', '+', '$'])
         .trim_end_matches(['%', 'x', 's']);
