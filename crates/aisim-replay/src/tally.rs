@@ -3,13 +3,15 @@
 //! is in flight. Counts and token sums are exact integers; distributions are
 //! exact up to `EXACT_LIMIT` values each (see `distribution.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use aisim_core::hashing::IntHashBuilder;
 
 use aisim_core::RejectReason;
 
 use crate::collector::{Outcome, RequestRecord};
 use crate::distribution::Distribution;
-use crate::metrics::ms;
+use crate::metrics::{ms, Summary};
 use crate::spec::SlaSpec;
 
 /// Every kind a rejection is counted under, as the report spells it: the
@@ -104,6 +106,31 @@ pub struct LatencyValues {
     pub dispatch_delay: Distribution,
 }
 
+/// Token lengths counted per distinct value: exact at any request count, in
+/// memory that follows the distinct lengths (a few thousand), not the
+/// requests.
+#[derive(Debug, Default, Clone)]
+pub struct LengthCounts(HashMap<u32, u64, IntHashBuilder>);
+
+impl LengthCounts {
+    /// Counts one length.
+    pub fn add(&mut self, tokens: u32) {
+        *self.0.entry(tokens).or_insert(0) += 1;
+    }
+
+    /// The summary, exact.
+    pub fn summary(&self) -> Summary {
+        let mut runs: Vec<(u32, u64)> = self.0.iter().map(|(&v, &c)| (v, c)).collect();
+        runs.sort_unstable();
+        Summary::of_sorted_runs(runs.into_iter().map(|(v, c)| (v as f64, c)))
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<(u32, u64)>()
+    }
+}
+
 /// Completed cohort requests meeting each SLA threshold on its own.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SlaMet {
@@ -161,9 +188,9 @@ pub struct Tally {
     /// (each counted alone; a threshold not given is met by every one).
     pub sla_met: SlaMet,
     /// Prompt tokens of every cohort request, as offered.
-    pub input_lengths: Distribution,
+    pub input_lengths: LengthCounts,
     /// Output tokens every cohort request asked for.
-    pub output_lengths: Distribution,
+    pub output_lengths: LengthCounts,
     /// Prompt tokens of completed cohort requests.
     pub input_tokens: u64,
     /// Output tokens of completed cohort requests.
@@ -191,8 +218,6 @@ impl Tally {
             },
             offered_ttft: d(),
             offered_e2e: d(),
-            input_lengths: d(),
-            output_lengths: d(),
             ..Tally::default()
         }
     }
@@ -237,8 +262,8 @@ impl Tally {
         if let Some(kind) = r.reject_kind {
             *self.rejections.entry(kind).or_insert(0) += 1;
         }
-        self.input_lengths.add(r.input_length as f64);
-        self.output_lengths.add(r.output_length as f64);
+        self.input_lengths.add(r.input_length);
+        self.output_lengths.add(r.output_length);
         let done = r.outcome == Outcome::Completed;
         let ttft = (r.tokens > 0).then(|| ms(r.first_token_ns - r.planned_ns));
         let e2e = ms(r.terminal_ns.wrapping_sub(r.planned_ns));
@@ -284,7 +309,7 @@ impl Tally {
     }
 
     /// Every distribution with the name the report gives it.
-    pub fn distributions(&self) -> [(&'static str, &Distribution); 13] {
+    pub fn distributions(&self) -> [(&'static str, &Distribution); 11] {
         let l = &self.latency;
         [
             ("latency.ttft_ms", &l.ttft),
@@ -298,8 +323,6 @@ impl Tally {
             ("latency_offered.e2e_ms", &self.offered_e2e),
             ("sessions.realized_gap_ms", &self.realized_gap_ms),
             ("sessions.trace_gap_ms", &self.trace_gap_ms),
-            ("lengths.input_tokens", &self.input_lengths),
-            ("lengths.output_tokens", &self.output_lengths),
         ]
     }
 
@@ -313,6 +336,32 @@ impl Tally {
         self.distributions()
             .iter()
             .map(|(_, d)| d.heap_bytes())
-            .sum()
+            .sum::<usize>()
+            + self.input_lengths.heap_bytes()
+            + self.output_lengths.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Counting lengths per distinct value summarizes as the values do.
+        #[test]
+        fn length_counts_summarize_as_the_lengths_themselves(
+            v in prop::collection::vec(0u32..5000, 1..2000),
+        ) {
+            let mut counts = LengthCounts::default();
+            for &x in &v {
+                counts.add(x);
+            }
+            let mut values: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+            let (a, b) = (counts.summary(), Summary::of(&mut values));
+            prop_assert_eq!((a.count, a.min, a.max, a.p50, a.p90, a.p99, a.p999), (b.count, b.min, b.max, b.p50, b.p90, b.p99, b.p999));
+            let (ma, mb) = (a.mean.unwrap(), b.mean.unwrap());
+            prop_assert!((ma - mb).abs() <= 1e-9 * mb.abs().max(1.0), "{} vs {}", ma, mb);
+        }
     }
 }
