@@ -207,3 +207,46 @@ fn generated_requests_have_null_trace_ids() {
     let row = RequestRow::of(&out.records[0]);
     assert_eq!((row.line, row.chat_id, row.session_id), (None, None, None));
 }
+
+/// Every reader that knows a session id hands it on as the trace wrote it:
+/// JSONL `session_id` (a string or a number) and BurstGPT's `Session ID`.
+#[test]
+fn session_ids_are_carried_as_the_trace_wrote_them() {
+    let jsonl = "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 2, \"session_id\": \"alice\"}\n\
+                 {\"timestamp\": 5, \"input_length\": 100, \"output_length\": 2, \"session_id\": 42}\n\
+                 {\"timestamp\": 9, \"input_length\": 100, \"output_length\": 2}\n\
+                 {\"timestamp\": 900, \"input_length\": 100, \"output_length\": 2, \"session_id\": \"alice\"}\n";
+    let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type,Session ID\n\
+               1,ChatGPT,100,2,102,Conversation log,s-7\n\
+               2,ChatGPT,100,0,100,Conversation log,s-8\n\
+               3,ChatGPT,100,2,102,Conversation log,\n";
+    for (name, text, want) in [
+        (
+            "ids.jsonl",
+            jsonl,
+            vec![
+                (1, Some("alice")),
+                (2, Some("42")),
+                (3, None),
+                (4, Some("alice")),
+            ],
+        ),
+        ("ids.csv", csv, vec![(2, Some("s-7")), (4, None)]),
+    ] {
+        let out = run(trace_spec(temp_file(name, text), 1, 10.0, 5.0));
+        let mut got: Vec<(u64, Option<String>)> = out
+            .records
+            .iter()
+            .map(|r| {
+                let row = RequestRow::of(r);
+                (row.line.unwrap(), row.session_id)
+            })
+            .collect();
+        got.sort();
+        let want: Vec<(u64, Option<String>)> = want
+            .into_iter()
+            .map(|(l, s)| (l, s.map(String::from)))
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+}
