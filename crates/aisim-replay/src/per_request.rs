@@ -164,8 +164,9 @@ impl RowFormat {
 pub enum RowWriter<W: Write> {
     /// JSON lines.
     Jsonl(W),
-    /// CSV (the header comes with the first row).
-    Csv(csv::Writer<W>),
+    /// CSV (the header comes with the first row; boxed, as the writer
+    /// carries its buffer state).
+    Csv(Box<csv::Writer<W>>),
 }
 
 fn csv_io(e: csv::Error) -> std::io::Error {
@@ -180,7 +181,7 @@ impl<W: Write> RowWriter<W> {
     pub fn new(format: RowFormat, out: W) -> RowWriter<W> {
         match format {
             RowFormat::Jsonl => RowWriter::Jsonl(out),
-            RowFormat::Csv => RowWriter::Csv(csv::Writer::from_writer(out)),
+            RowFormat::Csv => RowWriter::Csv(Box::new(csv::Writer::from_writer(out))),
         }
     }
 
@@ -203,11 +204,11 @@ impl<W: Write> RowWriter<W> {
         }
     }
 
-    /// Flushes what is buffered.
-    pub fn flush(&mut self) -> std::io::Result<()> {
+    /// The output, everything written to it.
+    pub fn into_inner(self) -> std::io::Result<W> {
         match self {
-            RowWriter::Jsonl(w) => w.flush(),
-            RowWriter::Csv(w) => w.flush(),
+            RowWriter::Jsonl(w) => Ok(w),
+            RowWriter::Csv(w) => w.into_inner().map_err(|e| e.into_error()),
         }
     }
 }

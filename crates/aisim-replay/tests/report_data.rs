@@ -151,9 +151,7 @@ fn bailian_records_join_back_to_their_rows() {
     let out = run(trace_spec(path, 1, 10.0, 5.0));
     let mut jsonl = RowWriter::new(RowFormat::Jsonl, Vec::new());
     jsonl.write(&out.records).unwrap();
-    let RowWriter::Jsonl(bytes) = jsonl else {
-        unreachable!()
-    };
+    let bytes = jsonl.into_inner().unwrap();
     let lines = String::from_utf8(bytes).unwrap();
     let rows: Vec<RequestRow> = lines
         .lines()
@@ -187,10 +185,7 @@ fn bailian_records_join_back_to_their_rows() {
 
     let mut csv = RowWriter::new(RowFormat::Csv, Vec::new());
     csv.write(&out.records).unwrap();
-    let RowWriter::Csv(w) = csv else {
-        unreachable!()
-    };
-    let bytes = w.into_inner().unwrap();
+    let bytes = csv.into_inner().unwrap();
     let from_csv: Vec<RequestRow> = csv::Reader::from_reader(bytes.as_slice())
         .deserialize()
         .collect::<Result<_, _>>()

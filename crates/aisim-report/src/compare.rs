@@ -59,10 +59,14 @@ pub struct MetricDelta {
 impl MetricDelta {
     fn new(metric: String, a: Option<f64>, b: Option<f64>) -> MetricDelta {
         let delta = a.zip(b).map(|(a, b)| b - a);
-        let delta_pct = a.zip(delta).and_then(|(a, d)| match (a, d) {
-            (_, d) if d == 0.0 => Some(0.0),
-            (a, _) if a == 0.0 => None,
-            (a, d) => Some(d / a.abs() * 100.0),
+        let delta_pct = a.zip(delta).and_then(|(a, d)| {
+            if d == 0.0 {
+                Some(0.0)
+            } else if a == 0.0 {
+                None // from nothing: no relative change
+            } else {
+                Some(d / a.abs() * 100.0)
+            }
         });
         MetricDelta {
             metric,
