@@ -127,6 +127,18 @@ enum Command {
     ///   aisim calibrate rtx4090.json pro6000.json --out fitted.json
     #[command(verbatim_doc_comment)]
     Calibrate(commands::calibrate::CalibrateArgs),
+    /// Two replay reports side by side: every figure with its delta.
+    ///
+    /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). Each
+    /// figure outside `host`, `spec` and `workers` is shown for both runs with
+    /// B - A and the change in %; a warning says when the runs' disciplines
+    /// or workloads differ.
+    ///
+    /// Example:
+    ///   aisim replay --out a.json && aisim replay --workers 8 --out b.json
+    ///   aisim compare a.json b.json
+    #[command(verbatim_doc_comment)]
+    Compare(commands::compare::CompareArgs),
     /// Measured runs: import them from per-request measurements.
     Measured(commands::measured::MeasuredArgs),
     /// The deterministic prefix-cache lab: hits of an LRU cache, no clock.
@@ -216,6 +228,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Validate(args) => commands::validate::run(args),
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Measured(args) => commands::measured::run(args),
+        Command::Compare(args) => commands::compare::run(args),
     }
 }
 

@@ -34,6 +34,7 @@ pub mod event;
 pub mod fidelity;
 pub mod gaps;
 pub mod metrics;
+pub mod per_request;
 pub mod policy;
 #[cfg(feature = "progress")]
 pub mod progress;

@@ -1,9 +1,8 @@
 //! `Replayer`: validates a spec, builds engines, workload and policies, runs the
 //! runtime and derives the report.
 
-use std::time::Instant;
-
 use std::sync::Arc;
+use std::time::Instant;
 
 use aisim_core::timing::TimingModel;
 use aisim_core::{Engine, EngineConfig};
@@ -126,6 +125,10 @@ impl<C: ReplayComposition> Replayer<C> {
         let _scaling = self.composition.scaling(spec);
         let options = CollectorOptions {
             keep_records: self.keep_records,
+            trace_rows: self
+                .keep_records
+                .then(|| workload.trace_rows().map(Arc::new))
+                .flatten(),
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use aisim_core::EngineStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::gaps::GapCounts;
 use crate::metrics::{Summary, ESTIMATOR};
@@ -16,7 +16,7 @@ use crate::SCHEMA_VERSION;
 
 /// The result of a replay. Everything but `host` is identical between runs of
 /// the same spec.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
     /// Report schema version.
     pub schema_version: u32,
@@ -28,6 +28,8 @@ pub struct ReplayReport {
     pub discipline: DisciplineReport,
     /// Outcome counts over the measured cohort.
     pub outcomes: Outcomes,
+    /// Prompt and output lengths of the offered cohort, tokens.
+    pub lengths: CohortLengths,
     /// Latency of the cohort's completed requests.
     pub latency: Latency,
     /// TTFT and E2E over the whole offered cohort, unfinished requests counting
@@ -35,6 +37,8 @@ pub struct ReplayReport {
     pub latency_offered: OfferedLatency,
     /// Rates.
     pub throughput: Throughput,
+    /// The SLA thresholds behind goodput, and how much of the cohort meets each.
+    pub sla: SlaReport,
     /// Prefix cache and preemption.
     pub cache: CacheReport,
     /// Requests in flight (dispatched, not yet ended).
@@ -67,7 +71,7 @@ pub struct ReplayReport {
 }
 
 /// Where the requests came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadInfo {
     /// Trace name or `synthetic`.
     pub source: String,
@@ -80,7 +84,7 @@ pub struct WorkloadInfo {
 }
 
 /// The discipline, stated with the results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisciplineReport {
     /// Which requests are measured.
     pub cohort: String,
@@ -96,8 +100,14 @@ pub struct DisciplineReport {
     pub max_sim_time_s: Option<f64>,
     /// Session dispatch mode.
     pub dispatch: String,
+    /// Whether arrivals wait for completions: `open` (at planned times,
+    /// whatever the service), `closed` (concurrency mode: a request arrives
+    /// when one in flight ends) or `open_with_closed_sessions` (first turns
+    /// open; a later turn waits for its session's previous turn to end).
+    #[serde(rename = "loop")]
+    pub arrival_loop: ArrivalLoop,
     /// Percentile estimator.
-    pub percentile_estimator: &'static str,
+    pub percentile_estimator: String,
     /// Values a distribution keeps exactly (for ITL: distinct gaps); past it
     /// its percentiles come from a log-linear sketch.
     pub exact_values_limit: u64,
@@ -106,12 +116,72 @@ pub struct DisciplineReport {
     pub sketch_relative_accuracy: f64,
     /// The distributions that went past the limit (empty: every percentile
     /// is exact).
-    pub sketched: Vec<&'static str>,
+    pub sketched: Vec<String>,
+}
+
+/// Whether arrivals depend on completions (see `DisciplineReport::arrival_loop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalLoop {
+    /// Every request at its planned time.
+    Open,
+    /// A fixed number in flight: a request arrives when one ends.
+    Closed,
+    /// First turns at their planned time; later turns after the previous one.
+    OpenWithClosedSessions,
+}
+
+impl ArrivalLoop {
+    /// A sentence for a report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArrivalLoop::Open => "open: requests arrive at their planned times, whatever the service",
+            ArrivalLoop::Closed => "closed: a request arrives when one in flight ends",
+            ArrivalLoop::OpenWithClosedSessions => "open for first turns; a later turn waits for its session's previous turn (closed within a session)",
+        }
+    }
+}
+
+/// Token lengths of every offered cohort request, whatever its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CohortLengths {
+    /// Prompt tokens.
+    pub input_tokens: Summary,
+    /// Output tokens asked for (`output_length`).
+    pub output_tokens: Summary,
+}
+
+/// The goodput thresholds and their attainment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlaReport {
+    /// TTFT threshold, ms (`null`: none given).
+    pub ttft_ms: Option<f64>,
+    /// TPOT threshold, ms.
+    pub tpot_ms: Option<f64>,
+    /// E2E threshold, ms.
+    pub e2e_ms: Option<f64>,
+    /// Fraction of the offered cohort meeting each threshold.
+    pub attainment: SlaAttainment,
+}
+
+/// Fractions of the offered cohort (0 to 1) that completed within each
+/// threshold; a request that did not complete misses every one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlaAttainment {
+    /// Within the TTFT threshold (`null` when none was given).
+    pub ttft: Option<f64>,
+    /// Within the TPOT threshold.
+    pub tpot: Option<f64>,
+    /// Within the E2E threshold.
+    pub e2e: Option<f64>,
+    /// Within every threshold given: goodput requests / offered (with no
+    /// threshold, completed / offered).
+    pub all: f64,
 }
 
 /// Outcome counts: completed + timed_out + rejected + incomplete = offered;
 /// `not_offered` lies outside the cohort.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Outcomes {
     /// Requests offered in the cohort.
     pub offered: u64,
@@ -131,7 +201,7 @@ pub struct Outcomes {
 }
 
 /// Latency distributions, milliseconds (output speed in tokens/s).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// First token − planned arrival.
     pub ttft_ms: Summary,
@@ -152,7 +222,7 @@ pub struct Latency {
 }
 
 /// The offered-cohort view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OfferedLatency {
     /// TTFT with unfinished requests at infinity.
     pub ttft_ms: Summary,
@@ -161,7 +231,7 @@ pub struct OfferedLatency {
 }
 
 /// Rates over the simulated duration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
     /// Offered requests per second.
     pub offered_rps: f64,
@@ -180,7 +250,7 @@ pub struct Throughput {
 }
 
 /// Prefix cache reuse and preemption, over every request.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheReport {
     /// Reused prompt tokens / prompt tokens, at first admission.
     pub prefix_reuse_ratio: f64,
@@ -195,7 +265,7 @@ pub struct CacheReport {
 }
 
 /// Requests in flight.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Concurrency {
     /// Time-averaged over the duration.
     pub mean: f64,
@@ -204,7 +274,7 @@ pub struct Concurrency {
 }
 
 /// Multi-turn dispatch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionReport {
     /// Dispatch mode.
     pub dispatch: String,
@@ -221,7 +291,7 @@ pub struct SessionReport {
 }
 
 /// One pool of workers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolReport {
     /// Pool name.
     pub pool: String,
@@ -255,7 +325,7 @@ pub struct PoolReport {
 }
 
 /// KV transfers from prefill to decode workers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TransferReport {
     /// What is sent: `full_prompt` or `destination_missing`.
     pub mode: KvTransferMode,
@@ -270,7 +340,7 @@ pub struct TransferReport {
 }
 
 /// One worker.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerReport {
     /// Worker index (within its pool).
     pub worker: u32,
@@ -292,7 +362,7 @@ pub struct WorkerReport {
 }
 
 /// Machine-dependent figures, ignored by comparisons.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostReport {
     /// Wall time of the simulation, s.
     pub wall_s: f64,
@@ -327,7 +397,7 @@ pub struct RunTotals {
 }
 
 /// What the router queue held.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouterQueueTotals {
     /// Requests that waited in it.
     pub queued: u64,
@@ -459,14 +529,14 @@ impl ReplayReport {
             incomplete: tally.incomplete,
             not_offered: totals.not_offered,
         };
-        let mut sketched: Vec<&'static str> = tally
+        let mut sketched: Vec<String> = tally
             .distributions()
             .into_iter()
             .filter(|(_, d)| d.is_sketched())
-            .map(|(name, _)| name)
+            .map(|(name, _)| name.to_string())
             .collect();
         if itl.is_sketched() {
-            sketched.push("latency.itl_ms");
+            sketched.push("latency.itl_ms".into());
         }
         sketched.sort_unstable();
 
@@ -509,6 +579,30 @@ impl ReplayReport {
         let latency_offered = OfferedLatency {
             ttft_ms: tally.offered_ttft.summary(),
             e2e_ms: tally.offered_e2e.summary(),
+        };
+
+        let lengths = CohortLengths {
+            input_tokens: tally.input_lengths.summary(),
+            output_tokens: tally.output_lengths.summary(),
+        };
+        let attained = |limit: Option<f64>, met: u64| limit.map(|_| ratio(met, outcomes.offered));
+        let sla = SlaReport {
+            ttft_ms: spec.sla.ttft_ms,
+            tpot_ms: spec.sla.tpot_ms,
+            e2e_ms: spec.sla.e2e_ms,
+            attainment: SlaAttainment {
+                ttft: attained(spec.sla.ttft_ms, tally.sla_met.ttft),
+                tpot: attained(spec.sla.tpot_ms, tally.sla_met.tpot),
+                e2e: attained(spec.sla.e2e_ms, tally.sla_met.e2e),
+                all: ratio(tally.goodput, outcomes.offered),
+            },
+        };
+        let arrival_loop = if spec.admission.concurrency.is_some() {
+            ArrivalLoop::Closed
+        } else if tally.later_turns > 0 {
+            ArrivalLoop::OpenWithClosedSessions
+        } else {
+            ArrivalLoop::Open
         };
 
         // Prefix reuse where it saves compute: the pools that compute prompts.
@@ -564,15 +658,18 @@ impl ReplayReport {
                 drain_s: spec.discipline.drain_s,
                 max_sim_time_s: spec.discipline.max_sim_time_s,
                 dispatch: spec.dispatch.to_string(),
-                percentile_estimator: ESTIMATOR,
+                arrival_loop,
+                percentile_estimator: ESTIMATOR.to_string(),
                 exact_values_limit: totals.exact_limit as u64,
                 sketch_relative_accuracy: RELATIVE_ACCURACY,
                 sketched,
             },
             outcomes,
+            lengths,
             latency,
             latency_offered,
             throughput,
+            sla,
             cache,
             concurrency,
             sessions,

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod cache_lab;
+pub mod compare;
 pub mod fidelity;
 pub mod fleet;
 pub mod profiles;

@@ -100,6 +100,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
     }
     run.row(["timing".to_string(), timing_name(&spec.timing)]);
     run.row(["cohort", r.discipline.cohort.as_str()]);
+    run.row(["arrivals", r.discipline.arrival_loop.describe()]);
     run.row([
         "timeout / drain".to_string(),
         format!(
@@ -110,7 +111,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
                 .map_or("until done".to_string(), |d| format!("{d} s"))
         ),
     ]);
-    run.row(["percentiles", r.discipline.percentile_estimator]);
+    run.row(["percentiles", r.discipline.percentile_estimator.as_str()]);
     let d = &r.discipline;
     if !d.sketched.is_empty() {
         run.row([
@@ -228,6 +229,26 @@ pub fn render_replay(r: &ReplayReport) -> String {
         num(r.duration_s, 3),
     ]);
 
+    let mut sla = Table::new(["threshold", "limit ms", "attainment"]).titled(format!(
+        "Goodput: {} requests met every threshold (attainment over the offered cohort)",
+        t.goodput_requests
+    ));
+    let attainment = &r.sla.attainment;
+    for (name, limit, share) in [
+        ("TTFT", r.sla.ttft_ms, attainment.ttft),
+        ("TPOT", r.sla.tpot_ms, attainment.tpot),
+        ("E2E", r.sla.e2e_ms, attainment.e2e),
+    ] {
+        if let (Some(limit), Some(share)) = (limit, share) {
+            sla.row([name.to_string(), num(limit, 1), percent(share)]);
+        }
+    }
+    sla.row(["all".to_string(), "-".to_string(), percent(attainment.all)]);
+
+    let mut lengths = Table::new(header).titled("Cohort lengths (tokens, every offered request)");
+    summary_row(&mut lengths, "input", &r.lengths.input_tokens, false);
+    summary_row(&mut lengths, "output", &r.lengths.output_tokens, false);
+
     let c = &r.cache;
     let mut cache = Table::new([
         "prefix reuse",
@@ -238,8 +259,8 @@ pub fn render_replay(r: &ReplayReport) -> String {
     ])
     .titled("Cache and concurrency");
     cache.row([
-        format!("{:.1}%", c.prefix_reuse_ratio * 100.0),
-        format!("{:.1}%", c.prefix_reuse_ratio_overall * 100.0),
+        percent(c.prefix_reuse_ratio),
+        percent(c.prefix_reuse_ratio_overall),
         c.preemptions.to_string(),
         num(r.concurrency.mean, 2),
         r.concurrency.peak.to_string(),
@@ -272,11 +293,11 @@ pub fn render_replay(r: &ReplayReport) -> String {
                 p.kv_capacity_tokens, p.kv_capacity_blocks, p.kv_block_size
             ),
             format!("{} / {}", p.kv_peak_tokens, p.kv_peak_blocks),
-            format!("{:.1}%", p.kv_mean_occupancy * 100.0),
+            percent(p.kv_mean_occupancy),
         ]);
     }
 
-    let mut out = [run, outcomes, lat, offered, tp, cache, pools]
+    let mut out = [run, outcomes, lengths, lat, offered, tp, sla, cache, pools]
         .map(|t| t.render())
         .join("\n");
     if let Some(k) = &r.kv_transfer {
@@ -302,9 +323,9 @@ pub fn render_replay(r: &ReplayReport) -> String {
         out.push_str(&t.render());
     }
     if !r.rejections.is_empty() {
-        let mut t = Table::new(["rejected", "reason"]).titled("Rejections");
+        let mut t = Table::new(["reason", "requests"]).titled("Rejections (cohort, by reason)");
         for (reason, n) in &r.rejections {
-            t.row([n.to_string(), reason.clone()]);
+            t.row([reason.clone(), n.to_string()]);
         }
         out.push('\n');
         out.push_str(&t.render());
@@ -345,6 +366,11 @@ fn timing_name(t: &TimingSpec) -> String {
         }
         TimingSpec::Layers { dir, .. } => format!("layer profiles in {}", dir.display()),
     }
+}
+
+/// A fraction as a percentage with one decimal.
+fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
 }
 
 fn opt_s(v: Option<f64>) -> String {

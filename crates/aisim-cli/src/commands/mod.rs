@@ -3,6 +3,7 @@
 mod blame;
 pub mod cache_lab;
 pub mod calibrate;
+pub mod compare;
 pub mod fleet;
 pub mod gen_trace;
 pub mod measured;

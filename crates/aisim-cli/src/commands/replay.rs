@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
 use aisim_replay::collector::RequestRecord;
+use aisim_replay::per_request::{RowFormat, RowWriter};
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::seeds;
@@ -227,8 +228,10 @@ pub struct ReplayArgs {
     /// exit; its paths are absolute, so it runs from any folder.
     #[arg(long)]
     print_spec: bool,
-    /// Write one JSON line per request to FILE; `-` is stdout, which then
-    /// carries only these lines (the report goes to --out FILE).
+    /// Write one record per request to FILE, trace line and ids, times and
+    /// latencies in ms (docs/report.md): JSON lines, or CSV when FILE ends in
+    /// .csv; `-` is stdout, which then carries only these lines (the report
+    /// goes to --out FILE).
     #[arg(long, value_name = "FILE", value_parser = Target::parser())]
     per_request: Option<Target>,
     /// No progress bar.
@@ -776,11 +779,15 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         // at any request count; a write error stops the run.
         Some(target) => {
             let replayer = replayer.stream_records();
+            let format = match target {
+                Target::File(path) => RowFormat::for_file_name(&path.to_string_lossy()),
+                Target::Stdout => RowFormat::Jsonl,
+            };
             let mut result = None;
             target.stream("the per-request records", |w| {
                 let run = replayer.run_observed(&mut RunObserver {
                     progress: progress.as_mut(),
-                    records: Some(w),
+                    records: Some(RowWriter::new(format, w)),
                     written: &mut written,
                 });
                 match run {
@@ -828,10 +835,10 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
 }
 
 /// The replay's observer in the binary: the progress bar on a terminal, and
-/// the per-request records as JSON lines when asked for.
+/// the per-request records when asked for.
 struct RunObserver<'a> {
     progress: Option<&'a mut aisim_replay::progress::ProgressBarObserver>,
-    records: Option<&'a mut dyn std::io::Write>,
+    records: Option<RowWriter<&'a mut dyn std::io::Write>>,
     written: &'a mut u64,
 }
 
@@ -844,10 +851,7 @@ impl ReplayObserver for RunObserver<'_> {
 
     fn records(&mut self, batch: &[RequestRecord]) -> std::io::Result<()> {
         if let Some(w) = &mut self.records {
-            for r in batch {
-                serde_json::to_writer(&mut **w, r)?;
-                w.write_all(b"\n")?;
-            }
+            w.write(batch)?;
             *self.written += batch.len() as u64;
         }
         Ok(())
