@@ -106,6 +106,10 @@ fn is_internal(e: &anyhow::Error) -> bool {
                 .is_some_and(|r| r.is_internal())
             || c.downcast_ref::<aisim_replay::fidelity::FidelityError>()
                 .is_some_and(|r| r.is_internal())
+            || c.downcast_ref::<aisim_core::cache_lab::CacheLabError>()
+                .is_some_and(|r| r.is_internal())
+            || c.downcast_ref::<aisim_replay::seeds::SeedsError>()
+                .is_some_and(|r| r.is_internal())
     })
 }
 
@@ -154,6 +158,7 @@ mod tests {
         // A placement policy's out-of-range choice is the policy's bug.
         let placement = aisim_replay::ReplayError::Placement {
             policy: "mine".into(),
+            pool: "workers".into(),
             worker: 9,
             rank: 0,
             workers: 2,

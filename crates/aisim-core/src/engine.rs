@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use crate::config::{Backend, EngineConfig};
 use crate::error::CoreError;
-use crate::kv::{KvBlockPool, KvEvent};
+use crate::kv::{KvCache, KvEvent};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
-use crate::scheduler::{DecodeBatch, RankPlan, SchedulerCore, SglangCore, VllmCore};
+use crate::scheduler::{DecodeBatch, Handoff, RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
 use crate::timing::{PassShape, PassTime, TimingModel};
 
@@ -110,6 +110,56 @@ impl Engine {
     /// When `rank` is not below `dp_size` (a programming error, not user input).
     pub fn add_request(&mut self, req: &Request, rank: usize) -> Result<(), RejectReason> {
         self.ranks[rank].enqueue(req)
+    }
+
+    /// Queues `req` on `rank` as a disaggregated prefill worker runs it: a
+    /// hidden job that computes the prompt and emits one token (the output
+    /// is not the request's), whose KV blocks stay held once it completes,
+    /// until `release_held` (when the transfer to the decode worker ends).
+    /// The outer error: this backend does not model the handoff.
+    ///
+    /// # Panics
+    /// When `rank` is not below `dp_size`.
+    pub fn add_prefill_job(
+        &mut self,
+        req: &Request,
+        rank: usize,
+    ) -> Result<Result<(), RejectReason>, CoreError> {
+        self.check_handoff()?;
+        Ok(self.ranks[rank].enqueue_handoff(req, Handoff::PrefillJob))
+    }
+
+    /// Queues `req` on `rank` as a disaggregated decode worker receives it:
+    /// its prompt's KV is transferred in, so at admission it takes its
+    /// blocks (its own prefix hits, the rest allocated for the transfer)
+    /// and only the prompt's last token is computed, with the first decode
+    /// pass, as vLLM's KV connector does. It then decodes all its output.
+    ///
+    /// # Panics
+    /// When `rank` is not below `dp_size`.
+    pub fn add_transferred(
+        &mut self,
+        req: &Request,
+        rank: usize,
+    ) -> Result<Result<(), RejectReason>, CoreError> {
+        self.check_handoff()?;
+        Ok(self.ranks[rank].enqueue_handoff(req, Handoff::Transferred))
+    }
+
+    /// Frees the blocks a completed prefill job held; false when none were.
+    pub fn release_held(&mut self, id: RequestId) -> bool {
+        self.ranks.iter_mut().any(|r| r.release_held(id))
+    }
+
+    fn check_handoff(&self) -> Result<(), CoreError> {
+        match self.config.backend {
+            Backend::Vllm | Backend::Trtllm => Ok(()),
+            Backend::Sglang => Err(CoreError::InvalidConfig {
+                field: "backend",
+                value: "sglang".into(),
+                reason: "a disaggregated handoff (a held prefill job, a transferred request) is modelled on the vLLM and TensorRT-LLM schedulers".into(),
+            }),
+        }
     }
 
     /// Whether any rank has waiting or running requests.
@@ -273,6 +323,11 @@ impl Engine {
         self.ranks[rank].load()
     }
 
+    /// Requests running and waiting over the ranks (cheaper than `load`).
+    pub fn requests(&self) -> u32 {
+        self.ranks.iter().map(|r| r.requests()).sum()
+    }
+
     /// Load summed over the ranks.
     pub fn load(&self) -> RankLoad {
         let mut l = RankLoad::default();
@@ -283,7 +338,7 @@ impl Engine {
     }
 
     /// The KV pool of one rank.
-    pub fn pool(&self, rank: usize) -> &KvBlockPool {
+    pub fn pool(&self, rank: usize) -> &dyn KvCache {
         self.ranks[rank].pool()
     }
 

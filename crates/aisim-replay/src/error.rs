@@ -64,10 +64,13 @@ pub enum ReplayError {
     },
     /// A placement policy chose a worker or DP rank that does not exist: a
     /// bug in the policy (built-in or injected), not in the input.
-    #[error("internal error: placement policy `{policy}` chose worker {worker} rank {rank}, but there are {workers} workers of {dp_size} ranks; this is a bug in the policy")]
+    #[error("internal error: placement policy `{policy}` chose worker {worker} rank {rank} of the {pool} pool, but there are {workers} workers of {dp_size} ranks; this is a bug in the policy")]
     Placement {
         /// The policy's `name()`.
         policy: String,
+        /// The pool it placed on (`workers` when aggregated, `prefill` or
+        /// `decode` when disaggregated).
+        pool: String,
         /// The worker it chose.
         worker: u32,
         /// The rank it chose.

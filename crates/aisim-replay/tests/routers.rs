@@ -335,3 +335,124 @@ fn a_spec_file_with_router_parameters_round_trips() {
         (0.0, 1.0, None)
     );
 }
+
+/// `grouped` on SGLang at its default one-token pages, the same token
+/// capacity a worker (38,400 pages).
+fn grouped_sglang(workers: u32, policy: RouterKind) -> ReplaySpec {
+    let mut spec = grouped(workers, policy);
+    spec.engine.backend = aisim_core::Backend::Sglang;
+    spec.engine.block_size = None;
+    spec.engine.num_gpu_blocks = Some(600 * 64);
+    spec
+}
+
+#[test]
+fn kv_on_sglang_is_fed_by_the_radix_cache_and_reuses_more_than_round_robin() {
+    let rr = run(grouped_sglang(4, RouterKind::RoundRobin));
+    let kv = run(grouped_sglang(4, RouterKind::Kv));
+    assert_eq!(kv.report.pools[0].kv_block_size, 1, "SGLang's page 1");
+    let (r, k) = (&rr.report.cache, &kv.report.cache);
+    assert!(
+        k.prefix_reuse_ratio > 1.3 * r.prefix_reuse_ratio,
+        "kv {} vs round robin {}",
+        k.prefix_reuse_ratio,
+        r.prefix_reuse_ratio
+    );
+    // The index follows the radix cache's page events: its guesses hold
+    // (short only where a page was evicted between placement and admission).
+    let e = k.router_expected.as_ref().expect("kv guesses");
+    assert_eq!(e.requests, kv.report.outcomes.offered);
+    assert!(e.expected_tokens > 0);
+    assert!(e.achieved_ratio > 0.99, "{e:?}");
+    assert_counts_add_up(&kv, "kv on sglang");
+    // Fast-forwarded decode runs hand their evictions over too.
+    let slow = Replayer::new(grouped_sglang(4, RouterKind::Kv), SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .with_fast_forward(false)
+        .run()
+        .unwrap();
+    assert_eq!(json_without_host(&kv), json_without_host(&slow));
+}
+
+/// `grouped` disaggregated 2 + 2 (`policy` places on both pools).
+fn grouped_disagg(policy: RouterKind) -> ReplaySpec {
+    use aisim_replay::spec::{KvTransferSpec, PoolSpec};
+    ReplaySpec {
+        topology: TopologySpec::Disaggregated {
+            prefill: PoolSpec::new(2),
+            decode: PoolSpec::new(2),
+            kv_transfer: aisim_replay::spec::KvTransferSpec {
+                bytes_per_token: Some(131_072),
+                ..KvTransferSpec::default()
+            },
+        },
+        ..grouped(4, policy)
+    }
+}
+
+#[test]
+fn the_new_policies_place_both_pools_of_a_disaggregated_run() {
+    let rr = run(grouped_disagg(RouterKind::RoundRobin));
+    for policy in [RouterKind::Kv, RouterKind::Lpwl, RouterKind::Sticky] {
+        let a = run(grouped_disagg(policy));
+        assert_eq!(
+            json_without_host(&a),
+            json_without_host(&run(grouped_disagg(policy))),
+            "{policy:?}"
+        );
+        assert_counts_add_up(&a, policy.name());
+        assert_eq!(a.report.outcomes.completed, a.report.outcomes.offered);
+        assert!(a.records.iter().all(|r| r.decode_worker.is_some()));
+        let slow = Replayer::new(grouped_disagg(policy), SpecComposition)
+            .unwrap()
+            .with_records(true)
+            .with_fast_forward(false)
+            .run()
+            .unwrap();
+        assert_eq!(
+            json_without_host(&a),
+            json_without_host(&slow),
+            "{policy:?}"
+        );
+    }
+    // kv follows the prefill pool's cache there, where prompts are computed.
+    let kv = run(grouped_disagg(RouterKind::Kv));
+    let (r, k) = (&rr.report.cache, &kv.report.cache);
+    assert!(
+        k.prefix_reuse_ratio > 1.2 * r.prefix_reuse_ratio,
+        "kv {} vs round robin {}",
+        k.prefix_reuse_ratio,
+        r.prefix_reuse_ratio
+    );
+    let e = k
+        .router_expected
+        .as_ref()
+        .expect("kv guesses on the prefill pool");
+    assert_eq!(e.requests, kv.report.outcomes.offered);
+}
+
+/// Places on the prefill pool with round robin, and beyond the decode pool.
+struct BeyondDecode;
+
+impl ReplayComposition for BeyondDecode {
+    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        Box::new(aisim_replay::policy::RoundRobin::default())
+    }
+    fn decode_placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        Box::new(BeyondPolicy(Placement::at(2, 0)))
+    }
+}
+
+#[test]
+fn an_out_of_range_decode_placement_names_the_decode_pool() {
+    let e = Replayer::new(grouped_disagg(RouterKind::RoundRobin), BeyondDecode)
+        .unwrap()
+        .run()
+        .unwrap_err();
+    assert!(e.is_internal(), "{e}");
+    assert!(
+        matches!(&e, ReplayError::Placement { policy, pool, worker: 2, workers: 2, .. } if policy == "beyond" && pool == "decode"),
+        "{e}"
+    );
+}

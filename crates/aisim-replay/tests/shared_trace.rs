@@ -202,3 +202,73 @@ fn kv_routing_reuses_more_and_answers_sooner_than_round_robin_on_mooncake() {
     let e = k.cache.router_expected.as_ref().unwrap();
     assert_eq!((e.requests, e.fell_short), (3993, 0));
 }
+
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn kv_routing_on_sglang_reuses_more_than_round_robin_on_mooncake() {
+    // The radix cache's page events feed kv's index as the block pool's do.
+    let spec = |policy| {
+        let mut spec = mooncake_spec(8);
+        spec.engine.backend = aisim_core::Backend::Sglang;
+        spec.engine.block_size = Some(1);
+        spec.engine.num_gpu_blocks = Some(1 << 20);
+        spec.router.policy = policy;
+        spec
+    };
+    let rr = run(spec(aisim_replay::spec::RouterKind::RoundRobin)).report;
+    let kv = run(spec(aisim_replay::spec::RouterKind::Kv)).report;
+    for o in [&rr.outcomes, &kv.outcomes] {
+        assert_eq!((o.offered, o.completed), (3993, 3993));
+    }
+    let (reuse_rr, reuse_kv) = (rr.cache.prefix_reuse_ratio, kv.cache.prefix_reuse_ratio);
+    assert!(
+        reuse_kv >= 2.0 * reuse_rr,
+        "reuse: kv {reuse_kv} vs round robin {reuse_rr}"
+    );
+    let e = kv.cache.router_expected.as_ref().unwrap();
+    assert_eq!(e.requests, 3993);
+    assert!(e.achieved_ratio > 0.99, "{e:?}");
+    println!(
+        "sglang page 1: reuse round robin {reuse_rr:.4}, kv {reuse_kv:.4}; TTFT mean {:.1} / {:.1} ms; kv expected {e:?}",
+        rr.latency.ttft_ms.mean.unwrap(),
+        kv.latency.ttft_ms.mean.unwrap()
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn mooncake_disaggregated_4_plus_4_conserves_and_repeats() {
+    use aisim_replay::spec::{KvTransferMode, KvTransferSpec, PoolSpec};
+    let spec = || ReplaySpec {
+        topology: TopologySpec::Disaggregated {
+            prefill: PoolSpec::new(4),
+            decode: PoolSpec::new(4),
+            kv_transfer: KvTransferSpec {
+                bytes_per_token: Some(131_072),
+                mode: KvTransferMode::DestinationMissing,
+                ..KvTransferSpec::default()
+            },
+        },
+        ..mooncake_spec(8)
+    };
+    let a = run(spec());
+    assert_eq!(json_without_host(&a), json_without_host(&run(spec())));
+    // Decode workers running ahead between handoffs change nothing.
+    let slow = aisim_replay::Replayer::new(spec(), aisim_replay::policy::SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .with_fast_forward(false)
+        .run()
+        .unwrap();
+    assert_eq!(json_without_host(&a), json_without_host(&slow));
+    let r = &a.report;
+    assert_eq!(r.outcomes.completed, 3993);
+    // Every prompt is computed once, on the prefill pool.
+    assert_eq!(r.cache.prompt_tokens, 61_194_628);
+    let t = r.kv_transfer.as_ref().unwrap();
+    assert_eq!(t.transfers, 3993);
+    assert!(t.transferred_tokens < r.cache.prompt_tokens, "{t:?}");
+    let passes: Vec<u64> = r.pools.iter().map(|p| p.passes).collect();
+    let per_worker: u64 = r.workers.iter().map(|w| w.passes).sum();
+    assert_eq!(passes.iter().sum::<u64>(), per_worker);
+}

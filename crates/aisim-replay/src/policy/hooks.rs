@@ -7,12 +7,13 @@ use super::{Placement, PlacementPolicy, WorkerView};
 use crate::error::ReplayError;
 
 /// `policy.place(req, view)`, refused with `ReplayError::Placement` when the
-/// worker or rank lies outside the topology (a policy's bug must not panic
-/// the engine it indexes).
+/// worker or rank lies outside the pool named `pool` (a policy's bug must not
+/// panic the engine it indexes).
 pub(crate) fn place_checked(
     policy: &mut dyn PlacementPolicy,
     req: &aisim_core::Request,
     view: &dyn WorkerView,
+    pool: &str,
 ) -> Result<Placement, ReplayError> {
     let p = policy.place(req, view);
     let (workers, dp_size) = (view.workers(), view.dp_size());
@@ -21,6 +22,7 @@ pub(crate) fn place_checked(
     }
     Err(ReplayError::Placement {
         policy: policy.name().to_string(),
+        pool: pool.to_string(),
         worker: p.worker,
         rank: p.rank,
         workers,

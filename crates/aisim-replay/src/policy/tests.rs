@@ -277,7 +277,7 @@ fn an_out_of_range_placement_is_an_internal_error_not_a_panic() {
         Placement::at(0, 2),
         Placement::at(u32::MAX, u32::MAX),
     ] {
-        let e = place_checked(&mut OutOfRange(bad), &req, &view).unwrap_err();
+        let e = place_checked(&mut OutOfRange(bad), &req, &view, "workers").unwrap_err();
         assert!(e.is_internal(), "{e}");
         let text = e.to_string();
         assert!(
@@ -286,7 +286,7 @@ fn an_out_of_range_placement_is_an_internal_error_not_a_panic() {
         );
     }
     assert_eq!(
-        place_checked(&mut OutOfRange(Placement::at(3, 1)), &req, &view).unwrap(),
+        place_checked(&mut OutOfRange(Placement::at(3, 1)), &req, &view, "workers").unwrap(),
         Placement::at(3, 1)
     );
 }

@@ -83,8 +83,8 @@ pub(crate) struct Workers {
     /// An engine built ahead (the one that validated the configuration).
     spare: Option<Engine>,
     make: EngineFactory,
-    /// Whether engines record KV events (for a policy that reads them).
-    capture_kv: bool,
+    /// Engines record KV events (for a placement policy that asks).
+    kv_events: bool,
 }
 
 impl Workers {
@@ -100,13 +100,22 @@ impl Workers {
             kv_capacity: kv_capacity(&first),
             spare: Some(first),
             make,
-            capture_kv: false,
+            kv_events: false,
         }
     }
 
-    /// Whether every engine records KV events from its first request on.
+    /// Engines record KV events from now on (`on`), or not.
     pub fn capture_kv_events(&mut self, on: bool) {
-        self.capture_kv = on;
+        self.kv_events = on;
+        for w in &mut self.used {
+            w.engine.capture_kv_events(on);
+        }
+    }
+
+    /// Worker `w`, if it is in use.
+    pub fn get_used_mut(&mut self, w: u32) -> Option<&mut Worker> {
+        let slot = *self.slot_of.get(w as usize)?;
+        self.used.get_mut(slot as usize)
     }
 
     /// Workers in the topology.
@@ -144,7 +153,7 @@ impl Workers {
             Some(e) => e,
             None => (self.make)()?,
         };
-        if self.capture_kv {
+        if self.kv_events {
             engine.capture_kv_events(true);
         }
         self.slot_of[w as usize] = self.used.len() as u32;
@@ -168,6 +177,13 @@ impl Workers {
             self.first_unused += 1;
         }
         Ok(self.used.last_mut().expect("just pushed"))
+    }
+
+    /// Whether every worker holds at least `threshold` requests (running
+    /// and waiting, all ranks); an unused worker holds none.
+    pub fn all_hold(&self, threshold: u32) -> bool {
+        self.first_unused >= self.count()
+            && self.used.iter().all(|w| w.engine.requests() >= threshold)
     }
 
     /// What placement sees.
