@@ -155,5 +155,15 @@ mod tests {
             reason: "0".into(),
         };
         assert!(matches!(input(user), CliError::Input(_)));
+        // A placement policy's out-of-range choice is the policy's bug.
+        let placement = aisim_replay::ReplayError::Placement {
+            policy: "mine".into(),
+            pool: "workers".into(),
+            worker: 9,
+            rank: 0,
+            workers: 2,
+            dp_size: 1,
+        };
+        assert!(matches!(input(placement), CliError::Internal(_)));
     }
 }

@@ -318,6 +318,14 @@ fn negative_numbers_reach_the_flags_own_check() {
         (&["replay", "--speedup", "-2"], "admission.speedup"),
         (&["replay", "--timeout", "-0.5"], "discipline.timeout_s"),
         (
+            &["replay", "--router", "kv", "--router-temperature", "-1"],
+            "--router-temperature: invalid replay spec: `router.temperature`",
+        ),
+        (
+            &["replay", "--router", "kv", "--prefill-load-scale", "-1"],
+            "--prefill-load-scale: invalid replay spec: `router.prefill_load_scale`",
+        ),
+        (
             &["replay", "--synthetic", "--rate", "-3"],
             "workload.arrival.rate",
         ),
@@ -440,6 +448,26 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
         (
             &["replay", &trace, "--seed", "3"],
             &["--seed", "round_robin", "--router random"],
+        ),
+        (
+            &["replay", &trace, "--router", "kv", "--seed", "3"],
+            &["--seed", "kv", "--router-temperature"],
+        ),
+        (
+            &["replay", "--router-temperature", "0"],
+            &["--router-temperature", "round_robin", "--router kv"],
+        ),
+        (
+            &["replay", "--router", "lpwl", "--prefill-load-scale", "2"],
+            &["--prefill-load-scale", "lpwl"],
+        ),
+        (
+            &["replay", "--router", "sticky", "--prefill-load-scale", "2"],
+            &["--prefill-load-scale", "round_robin"],
+        ),
+        (
+            &["replay", "--router", "kv", "--router-inner", "lpwl"],
+            &["--router-inner", "kv", "--router sticky"],
         ),
         (
             &["gen-trace", "--think-ms", "5"],
@@ -669,4 +697,57 @@ fn errors_found_while_running_lead_with_the_flag_too() {
         "{e}"
     );
     assert!(!e.contains("caused by"), "{e}");
+}
+
+#[test]
+fn every_router_runs_and_the_report_names_the_policy_that_ran() {
+    for (args, name) in [
+        (&["--router", "kv"][..], "kv"),
+        (
+            &[
+                "--router",
+                "kv",
+                "--router-temperature",
+                "0.5",
+                "--seed",
+                "3",
+            ],
+            "kv",
+        ),
+        (&["--router", "lpwl"], "lpwl"),
+        (&["--router", "sticky"], "sticky(round_robin)"),
+        (
+            &[
+                "--router",
+                "sticky",
+                "--router-inner",
+                "kv",
+                "--prefill-load-scale",
+                "2",
+            ],
+            "sticky(kv)",
+        ),
+    ] {
+        let mut all = vec!["replay", "--format", "json", "-q"];
+        all.extend_from_slice(args);
+        let o = aisim(&all);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["policies"]["placement"], name, "{args:?}");
+        assert_eq!(v["policies"]["scaling"], "none", "{args:?}");
+        let o = &v["outcomes"];
+        let ended: u64 = ["completed", "timed_out", "rejected", "incomplete"]
+            .iter()
+            .map(|k| o[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(ended, o["offered"].as_u64().unwrap(), "{args:?}");
+    }
+    // Sticky over sticky is refused, naming the flag.
+    let o = aisim(&["replay", "--router", "sticky", "--router-inner", "sticky"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--router-inner: invalid replay spec: `router.inner`"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -184,3 +184,25 @@ fn the_router_queue_flags() {
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn every_router_places_a_disaggregated_run() {
+    for (router, name) in [
+        ("kv", "kv"),
+        ("lpwl", "lpwl"),
+        ("sticky", "sticky(round_robin)"),
+    ] {
+        let v = run_json(&["--router", router]);
+        assert_eq!(v["policies"]["placement"], name, "{router}");
+        assert_eq!(
+            v["outcomes"]["completed"], v["outcomes"]["offered"],
+            "{router}"
+        );
+    }
+    // kv's guesses are the prefill placements': one per request.
+    let v = run_json(&["--router", "kv"]);
+    let e = &v["cache"]["router_expected"];
+    assert_eq!(e["requests"], v["outcomes"]["offered"]);
+    let v = run_json(&["--router", "sticky", "--router-inner", "kv"]);
+    assert_eq!(v["policies"]["placement"], "sticky(kv)");
+}

@@ -112,6 +112,66 @@ fn a_random_router_on_a_trace_takes_seeds() {
 }
 
 #[test]
+fn kv_sampling_at_a_positive_temperature_takes_seeds_and_at_0_refuses_them() {
+    for flag in ["--seeds", "--seed"] {
+        let o = aisim(&[
+            "replay",
+            "--router",
+            "kv",
+            "--router-temperature",
+            "0.5",
+            flag,
+            "2",
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{flag}: {}", stderr(&o));
+    }
+    let o = aisim(&[
+        "replay",
+        "--router",
+        "kv",
+        "--router-temperature",
+        "0.5",
+        "--seeds",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["seeds"]["n"], 2);
+    for flag in ["--seeds", "--seed"] {
+        let o = aisim(&[
+            "replay",
+            "--router",
+            "kv",
+            "--router-temperature",
+            "0",
+            flag,
+            "2",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        let want = format!("error: {flag} has no effect on the built-in demo trace with the kv router: nothing is random");
+        assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    }
+    // Sticky whose first turns kv samples is random too.
+    let o = aisim(&[
+        "replay",
+        "--router",
+        "sticky",
+        "--router-inner",
+        "kv",
+        "--router-temperature",
+        "0.5",
+        "--seeds",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn seeds_where_they_do_nothing_or_out_of_range_exit_2_naming_the_flag() {
     let cases: [(&[&str], &str); 9] = [
         (&["replay", "--synthetic", "--constant-rate", "--input-tokens", "100", "--output-tokens", "10", "--seeds", "3"],

@@ -25,6 +25,12 @@ const LANE_BITS: u64 = LANES as u64 - 1;
 pub struct BlockHash(pub(crate) u64);
 
 impl BlockHash {
+    /// The hash as a number (for a caller's own index, e.g. a router's).
+    #[inline]
+    pub fn value(self) -> u64 {
+        self.0
+    }
+
     /// The hash of lane `lane` (below `LANES`) of group `group` (a mixed
     /// value; its low bits are dropped).
     #[inline]
@@ -34,15 +40,17 @@ impl BlockHash {
         BlockHash(if g == 0 { LANE_BITS + 1 } else { g } | lane)
     }
 
-    /// The group: shared by the blocks ending inside one trace block. Never 0.
+    /// The group: shared by the blocks ending inside one trace block (up to
+    /// `LANES` of them). Never 0. An index may file a group's blocks under
+    /// one entry, as the pool and the kv router do.
     #[inline]
-    pub(crate) fn group(self) -> u64 {
+    pub fn group(self) -> u64 {
         self.0 & !LANE_BITS
     }
 
-    /// The lane within the group, below `LANES`.
+    /// The lane within the group, below 8.
     #[inline]
-    pub(crate) fn lane(self) -> usize {
+    pub fn lane(self) -> usize {
         (self.0 & LANE_BITS) as usize
     }
 }
@@ -102,13 +110,25 @@ pub fn prompt_block_hashes(
     input_length: u32,
     block_size: u32,
 ) -> Vec<BlockHash> {
-    if hash_ids.is_empty() || trace_block_size == 0 || block_size == 0 {
-        return Vec::new();
-    }
+    // Collected from a mapped range, so the vector is sized once and filled
+    // without a capacity check per block.
+    prompt_block_hash_iter(hash_ids, trace_block_size, input_length, block_size).collect()
+}
+
+/// The hashes of `prompt_block_hashes`, computed as they are taken: a
+/// caller that stops at the first miss (a prefix lookup) hashes no further
+/// and allocates nothing.
+pub fn prompt_block_hash_iter<'a>(
+    hash_ids: &'a [u64],
+    trace_block_size: u32,
+    input_length: u32,
+    block_size: u32,
+) -> impl Iterator<Item = BlockHash> + 'a {
+    let hashable = !(hash_ids.is_empty() || trace_block_size == 0 || block_size == 0);
     let t = trace_block_size as u64;
-    let b = block_size as u64;
+    let b = (block_size as u64).max(1);
     let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
-    let full_blocks = covered / b;
+    let full_blocks = if hashable { covered / b } else { 0 };
     // `group` chains the ids of trace blocks `0..=k`; trace block `k` holds
     // tokens `[k_start, k_start + t)`. A block ending inside trace block `k`
     // takes that group, and the lane of how far into `k` it ends: within one
@@ -116,28 +136,26 @@ pub fn prompt_block_hashes(
     // 1) / b` tells them apart. Every prompt whose tokens agree up to the
     // block's end computes the same pair, whatever the rest of it holds.
     let (mut k, mut k_start) = (0usize, 0u64);
-    let mut group = combine_run(CHAIN_SEED, hash_ids[0], t);
+    let mut group = hash_ids
+        .first()
+        .map_or(0, |&id| combine_run(CHAIN_SEED, id, t));
     // The lane number of the block ending at `end`, kept step by step: one
     // division per trace block entered, not per engine block.
     let mut lane = 0u64;
-    // Collected from a range, so the vector is sized once and filled
-    // without a capacity check per block.
-    (1..full_blocks + 1)
-        .map(|j| {
-            let end = j * b;
-            if k_start + t < end {
-                while k_start + t < end {
-                    k += 1;
-                    k_start += t;
-                    group = combine_run(group, hash_ids[k], t);
-                }
-                lane = (end - k_start - 1) / b;
-            } else if j > 1 {
-                lane += 1;
+    (1..full_blocks + 1).map(move |j| {
+        let end = j * b;
+        if k_start + t < end {
+            while k_start + t < end {
+                k += 1;
+                k_start += t;
+                group = combine_run(group, hash_ids[k], t);
             }
-            nth_lane(group, lane)
-        })
-        .collect()
+            lane = (end - k_start - 1) / b;
+        } else if j > 1 {
+            lane += 1;
+        }
+        nth_lane(group, lane)
+    })
 }
 
 /// A run of engine pages `[start, end)` with one source of identity: the

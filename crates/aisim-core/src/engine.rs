@@ -22,13 +22,26 @@ pub struct PassOutcome {
     pub events: Vec<EngineEvent>,
     /// KV events of the pass (only while capture is on).
     pub kv_events: Vec<KvEvent>,
+    /// While capture is on, per rank in rank order: where its events end in
+    /// `kv_events` (rank `r`'s are `kv_events[ends[r - 1]..ends[r]]`).
+    pub kv_event_ends: Vec<usize>,
 }
 
 impl PassOutcome {
-    /// Empties both lists, keeping their capacity.
+    /// Empties the lists, keeping their capacity.
     pub fn clear(&mut self) {
         self.events.clear();
         self.kv_events.clear();
+        self.kv_event_ends.clear();
+    }
+
+    /// Rank `rank`'s KV events (empty when capture is off).
+    pub fn kv_events_of(&self, rank: usize) -> &[KvEvent] {
+        let Some(&end) = self.kv_event_ends.get(rank) else {
+            return &[];
+        };
+        let start = rank.checked_sub(1).map_or(0, |r| self.kv_event_ends[r]);
+        &self.kv_events[start..end]
     }
 }
 
@@ -40,6 +53,8 @@ pub struct Engine {
     plans: Vec<RankPlan>,
     timing: Arc<dyn TimingModel>,
     in_pass: bool,
+    /// Whether the pools record KV events (`capture_kv_events`).
+    capture_kv: bool,
     passes: u64,
     /// A rank's KV capacity in tokens, for the timing model: worked out once
     /// (the budget's division by the block size), not per pass.
@@ -72,6 +87,7 @@ impl Engine {
             ranks,
             timing,
             in_pass: false,
+            capture_kv: false,
             passes: 0,
             quiet_ids: Vec::new(),
             quiet_ends: Vec::new(),
@@ -279,16 +295,21 @@ impl Engine {
         debug_assert!(self.in_pass, "finish_pass without a pass");
         for rank in self.ranks.iter_mut() {
             rank.finish(&mut out.events);
-            rank.pool_mut().drain_events(&mut out.kv_events);
         }
+        self.drain_kv_events(out);
         self.in_pass = false;
     }
 
-    /// Moves the KV events recorded since the last pass end into `out` (for
-    /// a caller that ran `run_decode_passes`, whose passes publish none).
-    pub fn drain_kv_events(&mut self, out: &mut Vec<KvEvent>) {
+    /// Moves the KV events recorded since the last drain into `out` with
+    /// their rank boundaries (nothing while capture is off). `finish_pass`
+    /// does it; call it after `run_decode_passes`, whose passes may evict.
+    pub fn drain_kv_events(&mut self, out: &mut PassOutcome) {
+        if !self.capture_kv {
+            return;
+        }
         for rank in self.ranks.iter_mut() {
-            rank.pool_mut().drain_events(out);
+            rank.pool_mut().drain_events(&mut out.kv_events);
+            out.kv_event_ends.push(out.kv_events.len());
         }
     }
 
@@ -337,6 +358,7 @@ impl Engine {
 
     /// Records KV events from now on (off by default).
     pub fn capture_kv_events(&mut self, on: bool) {
+        self.capture_kv = on;
         for r in &mut self.ranks {
             r.pool_mut().capture_events(on);
         }

@@ -1,6 +1,6 @@
 //! Requests as the engines see them: lengths plus a prefix identity, never tokens.
 
-use crate::block_hash::{prompt_block_hashes, BlockHash};
+use crate::block_hash::{prompt_block_hash_iter, prompt_block_hashes, BlockHash};
 use crate::time::SimTime;
 
 /// Identity of a request, stable across the whole run (trace order).
@@ -57,6 +57,17 @@ impl Request {
     /// tokens. O(engine blocks + trace blocks).
     pub fn block_hashes(&self, block_size: u32) -> Vec<BlockHash> {
         prompt_block_hashes(
+            &self.hash_ids,
+            self.trace_block_size,
+            self.input_length,
+            block_size,
+        )
+    }
+
+    /// The same hashes, computed as they are taken (no allocation; a prefix
+    /// lookup that stops at its first miss hashes no further).
+    pub fn block_hash_iter(&self, block_size: u32) -> impl Iterator<Item = BlockHash> + '_ {
+        prompt_block_hash_iter(
             &self.hash_ids,
             self.trace_block_size,
             self.input_length,

@@ -1,5 +1,5 @@
 //! Replay benchmarks (release, single thread):
-//! `cargo bench -p aisim-replay --bench replay [-- mooncake|mooncake_sglang|disagg|million|ten_million|turns]`.
+//! `cargo bench -p aisim-replay --bench replay [-- mooncake|mooncake_sglang|disagg|million|ten_million|turns|routers]`.
 //!
 //! - `mooncake`: the shared Mooncake synthetic trace (3,993 requests) with the
 //!   default engine on 8 workers, in process, best of several runs;
@@ -12,14 +12,18 @@
 //! - `ten_million`: the same with 10,000,000 requests, past the exact limit
 //!   (its percentiles come from the sketch); run it alone for its peak RSS;
 //! - `turns`: one synthetic session of 100,000 turns (what
-//!   `aisim replay --synthetic --requests 1 --turns 100000` runs).
+//!   `aisim replay --synthetic --requests 1 --turns 100000` runs);
+//! - `routers`: the shared Mooncake trace on 8 workers under each placement
+//!   policy (round robin, kv, lpwl, sticky), runs interleaved, best and
+//!   median, and each one's best against round robin's (the issue's bound:
+//!   at most 2x).
 
 use std::path::Path;
 use std::time::Instant;
 
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::{
-    ArrivalSpec, KvTransferSpec, PoolSpec, SyntheticSpec, TopologySpec, WorkloadSpec,
+    ArrivalSpec, KvTransferSpec, PoolSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::read_trace;
 use aisim_replay::{ReplaySpec, Replayer};
@@ -89,6 +93,44 @@ fn mooncake(name: &str, configure: impl Fn(&mut aisim_core::EngineConfig)) {
         "{name} (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
          of which reading the trace best {read_best:.1} ms, median {read_median:.1} ms"
     );
+}
+
+fn routers() {
+    let Some(path) = mooncake_path() else {
+        return;
+    };
+    let policies = [
+        RouterKind::RoundRobin,
+        RouterKind::Kv,
+        RouterKind::Lpwl,
+        RouterKind::Sticky,
+    ];
+    let replayers: Vec<_> = policies
+        .iter()
+        .map(|&p| {
+            let mut spec = mooncake_spec(&path, TopologySpec::Aggregated { workers: 8 });
+            spec.router.policy = p;
+            Replayer::new(spec, SpecComposition).unwrap()
+        })
+        .collect();
+    let mut times = vec![Vec::new(); policies.len()];
+    // Interleaved, so that a slow spell of the machine hits every policy.
+    for _ in 0..11 {
+        for (r, t) in replayers.iter().zip(&mut times) {
+            let t0 = Instant::now();
+            let out = r.run().unwrap();
+            t.push(t0.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(out.report.outcomes.completed, 3993);
+        }
+    }
+    let figures: Vec<(f64, f64)> = times.iter_mut().map(|t| best_median(t)).collect();
+    for (p, (best, median)) in policies.iter().zip(&figures) {
+        println!(
+            "routers (3,993 requests, 8 workers): {:<11} best {best:.1} ms, median {median:.1} ms, {:.2}x round robin's best",
+            p.name(),
+            best / figures[0].0
+        );
+    }
 }
 
 /// Disaggregated 4 + 4 against aggregated 8 on the Mooncake trace, runs
@@ -213,6 +255,9 @@ fn main() {
     }
     if want("turns") {
         turns();
+    }
+    if want("routers") {
+        routers();
     }
     // Not in the default set: two minutes, and best run alone for its RSS.
     if which.iter().any(|w| w == "ten_million") {

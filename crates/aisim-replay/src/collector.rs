@@ -74,6 +74,10 @@ pub struct RequestRecord {
     pub reused_first: u32,
     /// Prompt tokens reused over every admission.
     pub reused_total: u64,
+    /// Prompt tokens the placement policy expected the chosen rank to serve
+    /// from its cache (only policies that guess, such as `kv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_cached_tokens: Option<u32>,
     /// Times preempted.
     pub preemptions: u32,
     /// Worker it ran on.
@@ -128,6 +132,7 @@ impl RequestRecord {
             tokens: 0,
             reused_first: 0,
             reused_total: 0,
+            expected_cached_tokens: None,
             preemptions: 0,
             worker: 0,
             rank: 0,
@@ -274,6 +279,13 @@ impl TraceCollector {
         if let Some(r) = self.get(id) {
             r.worker = worker;
             r.rank = rank;
+        }
+    }
+
+    /// The placement policy expected `tokens` of its prompt to be cached there.
+    pub fn expected_cached(&mut self, id: u64, tokens: u32) {
+        if let Some(r) = self.get(id) {
+            r.expected_cached_tokens = Some(tokens);
         }
     }
 

@@ -62,6 +62,24 @@ pub enum ReplayError {
         /// What broke.
         reason: String,
     },
+    /// A placement policy chose a worker or DP rank that does not exist: a
+    /// bug in the policy (built-in or injected), not in the input.
+    #[error("internal error: placement policy `{policy}` chose worker {worker} rank {rank} of the {pool} pool, but there are {workers} workers of {dp_size} ranks; this is a bug in the policy")]
+    Placement {
+        /// The policy's `name()`.
+        policy: String,
+        /// The pool it placed on (`workers` when aggregated, `prefill` or
+        /// `decode` when disaggregated).
+        pool: String,
+        /// The worker it chose.
+        worker: u32,
+        /// The rank it chose.
+        rank: u32,
+        /// Workers in the topology.
+        workers: u32,
+        /// DP ranks per worker.
+        dp_size: u32,
+    },
     /// Streamed per-request records could not be written (the run stopped).
     #[error("cannot write the per-request records: {0}")]
     Output(#[source] std::io::Error),
@@ -71,7 +89,7 @@ impl ReplayError {
     /// Whether this is aisim's bug (exit 1) rather than the user's input (exit 2).
     pub fn is_internal(&self) -> bool {
         match self {
-            ReplayError::Internal { .. } => true,
+            ReplayError::Internal { .. } | ReplayError::Placement { .. } => true,
             ReplayError::Core(e) => e.is_internal(),
             ReplayError::Trace { .. }
             | ReplayError::TraceFile { .. }

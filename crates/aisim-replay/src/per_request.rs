@@ -90,10 +90,18 @@ pub struct RequestRow {
     pub worker: u32,
     /// Attention-DP rank within the worker.
     pub rank: u32,
+    /// Disaggregated: the decode worker it was handed to (`worker` is then
+    /// its prefill worker); `null` when aggregated or never handed off.
+    pub decode_worker: Option<u32>,
+    /// Disaggregated: prompt tokens whose KV was sent to the decode worker.
+    pub kv_transfer_tokens: Option<u32>,
     /// Prompt tokens reused from the prefix cache at first admission.
     pub reused_tokens: u32,
     /// Prompt tokens reused over every admission (readmissions included).
     pub reused_tokens_all: u64,
+    /// Prompt tokens the placement policy expected the chosen rank to serve
+    /// from its cache (`null`: the policy made no guess; only `kv` does).
+    pub expected_cached_tokens: Option<u32>,
     /// Times preempted (vLLM) or retracted (SGLang).
     pub preemptions: u32,
 }
@@ -133,8 +141,11 @@ impl RequestRow {
             tokens: r.tokens,
             worker: r.worker,
             rank: r.rank,
+            decode_worker: r.decode_worker,
+            kv_transfer_tokens: r.kv_transfer_tokens,
             reused_tokens: r.reused_first,
             reused_tokens_all: r.reused_total,
+            expected_cached_tokens: r.expected_cached_tokens,
             preemptions: r.preemptions,
         }
     }

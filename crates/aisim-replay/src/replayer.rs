@@ -10,7 +10,7 @@ use aisim_core::{Engine, EngineConfig};
 use crate::collector::{Collected, CollectorOptions, RequestRecord};
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
-use crate::report::{ReplayReport, RunTotals};
+use crate::report::{PolicyNames, ReplayReport, RunTotals};
 use crate::runtime::{
     AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Silent, Topology, Workers,
 };
@@ -109,7 +109,8 @@ impl<C: ReplayComposition> Replayer<C> {
             backend = ?spec.engine.backend
         )
         .entered();
-        let timing = spec.timing.build()?;
+        let timing = self.composition.timing(spec)?;
+        let timing_name = timing.name().to_string();
         let source = match &spec.workload {
             WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
@@ -122,7 +123,12 @@ impl<C: ReplayComposition> Replayer<C> {
             "workload ready"
         );
         let placement = self.composition.placement(spec);
-        let _scaling = self.composition.scaling(spec);
+        let scaling = self.composition.scaling(spec);
+        let policies = PolicyNames {
+            placement: placement.name().to_string(),
+            scaling: scaling.name().to_string(),
+            timing: timing_name.clone(),
+        };
         let options = CollectorOptions {
             keep_records: self.keep_records,
             trace_rows: self
@@ -165,6 +171,7 @@ impl<C: ReplayComposition> Replayer<C> {
             }
         };
         totals.source = source;
+        totals.policies = policies;
         let wall_s = started.elapsed().as_secs_f64();
         let report = ReplayReport::derive(spec, collected.tally, collected.itl, &totals, wall_s);
         tracing::info!(

@@ -22,6 +22,9 @@ pub struct ReplayReport {
     pub schema_version: u32,
     /// The spec that produced it.
     pub spec: ReplaySpec,
+    /// The `name()` of the policies that ran (an injected policy's own name,
+    /// not the spec's choice).
+    pub policies: PolicyNames,
     /// Where the requests came from.
     pub workload: WorkloadInfo,
     /// The declared measurement discipline.
@@ -68,6 +71,17 @@ pub struct ReplayReport {
     pub seeds: Option<crate::seeds::SeedsReport>,
     /// How long the simulation took on this machine (differs between runs).
     pub host: HostReport,
+}
+
+/// The policies that ran, by their `name()`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyNames {
+    /// Placement policy.
+    pub placement: String,
+    /// Scaling policy.
+    pub scaling: String,
+    /// Timing model of the engines (`TimingModel::name`).
+    pub timing: String,
 }
 
 /// Where the requests came from.
@@ -262,6 +276,27 @@ pub struct CacheReport {
     pub reused_tokens: u64,
     /// Preemptions (vLLM) or retractions (SGLang).
     pub preemptions: u64,
+    /// The placement policy's cache guesses beside the engines' reuse; only
+    /// when the policy makes them (`kv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_expected: Option<RouterExpectedReuse>,
+}
+
+/// Over the requests the placement policy guessed for (every request, as
+/// the rest of the cache report counts): expected against achieved reuse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterExpectedReuse {
+    /// Requests with a guess.
+    pub requests: u64,
+    /// Prompt tokens the policy expected the chosen rank to have cached.
+    pub expected_tokens: u64,
+    /// Prompt tokens the engines reused at first admission, same requests.
+    pub reused_tokens: u64,
+    /// `reused_tokens / expected_tokens` (0 when nothing was expected).
+    pub achieved_ratio: f64,
+    /// Requests that reused fewer tokens than expected (evicted meanwhile,
+    /// or a prefix still being computed when they were admitted).
+    pub fell_short: u64,
 }
 
 /// Requests in flight.
@@ -394,6 +429,8 @@ pub struct RunTotals {
     pub exact_limit: usize,
     /// Source name.
     pub source: String,
+    /// The policies that ran.
+    pub policies: PolicyNames,
 }
 
 /// What the router queue held.
@@ -622,6 +659,16 @@ impl ReplayReport {
             prompt_tokens: stats.prompt_tokens_first,
             reused_tokens: stats.reused_tokens_first,
             preemptions,
+            router_expected: {
+                let e = tally.expected_reuse;
+                (e.requests > 0).then(|| RouterExpectedReuse {
+                    requests: e.requests,
+                    expected_tokens: e.expected_tokens,
+                    reused_tokens: e.reused_tokens,
+                    achieved_ratio: ratio(e.reused_tokens, e.expected_tokens),
+                    fell_short: e.fell_short,
+                })
+            },
         };
 
         let named = totals.pools.len() > 1;
@@ -646,6 +693,7 @@ impl ReplayReport {
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
+            policies: totals.policies.clone(),
             workload: WorkloadInfo { source: totals.source.clone(), skipped_rows: totals.skipped_rows, notes: totals.notes },
             discipline: DisciplineReport {
                 cohort: format!(

@@ -430,17 +430,138 @@ pub enum RouterKind {
     Random,
     /// Fewest running + waiting; ties to the lowest id.
     LeastLoaded,
+    /// Cache-aware: the router's own index of each rank's blocks, fed by KV
+    /// events; lowest `prefill_load_scale × blocks to prefill + active blocks`.
+    Kv,
+    /// Least prefill work left: pending prefill tokens + this prompt's
+    /// uncached tokens; ties to fewer requests, then round robin.
+    Lpwl,
+    /// A session's later turns where its first went (first turn by `inner`).
+    Sticky,
+}
+
+impl RouterKind {
+    /// The policy's name in specs, reports and `--router`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RouterKind::RoundRobin => "round_robin",
+            RouterKind::Random => "random",
+            RouterKind::LeastLoaded => "least_loaded",
+            RouterKind::Kv => "kv",
+            RouterKind::Lpwl => "lpwl",
+            RouterKind::Sticky => "sticky",
+        }
+    }
+}
+
+fn default_prefill_load_scale() -> f64 {
+    1.0
 }
 
 /// Placement policy and its parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterSpec {
     /// Which policy.
     pub policy: RouterKind,
+    /// `kv`: 0 takes the lowest cost; above 0, samples workers with
+    /// probability ∝ exp(−(c − c_min) / ((c_max − c_min) × T)).
+    pub temperature: f64,
+    /// `kv`: weight of the blocks still to prefill against the blocks active
+    /// on the worker.
+    pub prefill_load_scale: f64,
+    /// `sticky`: the policy that places a session's first turn (and every
+    /// request without a session); round robin when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inner: Option<RouterKind>,
     /// A queue in front of the policy, for when every worker is busy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<RouterQueueSpec>,
+}
+
+impl Default for RouterSpec {
+    fn default() -> Self {
+        RouterSpec {
+            policy: RouterKind::default(),
+            temperature: 0.0,
+            prefill_load_scale: default_prefill_load_scale(),
+            inner: None,
+            queue: None,
+        }
+    }
+}
+
+impl RouterSpec {
+    /// The policy that actually places first turns: `inner` under sticky,
+    /// else `policy`.
+    pub fn placing(&self) -> RouterKind {
+        match self.policy {
+            RouterKind::Sticky => self.inner.unwrap_or_default(),
+            other => other,
+        }
+    }
+
+    /// Whether a placement depends on the seed.
+    pub fn is_random(&self) -> bool {
+        match self.placing() {
+            RouterKind::Random => true,
+            RouterKind::Kv => self.temperature > 0.0,
+            _ => false,
+        }
+    }
+
+    /// Range and consistency checks: every parameter given is one the
+    /// policy reads.
+    pub fn validate(&self) -> Result<(), ReplayError> {
+        let t = self.temperature;
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(ReplayError::spec(
+                "router.temperature",
+                format!("{t} must be a finite number, 0 or more"),
+            ));
+        }
+        let s = self.prefill_load_scale;
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(ReplayError::spec(
+                "router.prefill_load_scale",
+                format!("{s} must be a finite number, 0 or more"),
+            ));
+        }
+        match (self.policy, self.inner) {
+            (RouterKind::Sticky, Some(RouterKind::Sticky)) => {
+                return Err(ReplayError::spec(
+                    "router.inner",
+                    "sticky cannot place its own first turns: give round_robin, random, least_loaded, kv or lpwl",
+                ))
+            }
+            (RouterKind::Sticky, _) | (_, None) => {}
+            (p, Some(_)) => {
+                return Err(ReplayError::spec(
+                    "router.inner",
+                    format!("only the sticky policy has an inner policy, not {}", p.name()),
+                ))
+            }
+        }
+        if self.placing() != RouterKind::Kv {
+            let unread = [
+                ("router.temperature", t != 0.0),
+                (
+                    "router.prefill_load_scale",
+                    s != default_prefill_load_scale(),
+                ),
+            ];
+            if let Some((field, _)) = unread.iter().find(|(_, set)| *set) {
+                return Err(ReplayError::spec(
+                    *field,
+                    format!(
+                        "only the kv policy reads it, and {} places the requests",
+                        self.placing().name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The router's queue: a request arriving while every worker (of the pool
@@ -857,6 +978,7 @@ impl ReplaySpec {
                 ));
             }
         }
+        self.router.validate()?;
         check_positive("admission.speedup", self.admission.speedup)?;
         if self.admission.concurrency == Some(0) {
             return Err(ReplayError::spec(

@@ -195,6 +195,23 @@ pub struct Tally {
     pub input_tokens: u64,
     /// Output tokens of completed cohort requests.
     pub output_tokens: u64,
+    /// The placement policy's cache guesses against the engines' reuse.
+    pub expected_reuse: ExpectedReuse,
+}
+
+/// Over every request the placement policy made a cache guess for (cohort
+/// or not, as the cache report counts reuse): what it expected and what
+/// the engine reused at first admission.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ExpectedReuse {
+    /// Requests with a guess.
+    pub requests: u64,
+    /// Prompt tokens the policy expected cached.
+    pub expected_tokens: u64,
+    /// Prompt tokens the engines reused at first admission, same requests.
+    pub reused_tokens: u64,
+    /// Requests that reused fewer tokens than expected.
+    pub fell_short: u64,
 }
 
 impl Tally {
@@ -250,6 +267,13 @@ impl Tally {
     /// A request ended (or the run did, at `end_ns`, with it in flight).
     pub fn ended(&mut self, r: &RequestRecord, end_ns: u64) {
         self.in_flight.ended(r.dispatch_ns, end_ns);
+        if let Some(expected) = r.expected_cached_tokens {
+            let e = &mut self.expected_reuse;
+            e.requests += 1;
+            e.expected_tokens += u64::from(expected);
+            e.reused_tokens += u64::from(r.reused_first);
+            e.fell_short += u64::from(r.reused_first < expected);
+        }
         if !r.in_cohort {
             return;
         }

@@ -60,6 +60,10 @@ fn fast_forward_changes_nothing_but_speed() {
         (RouterKind::RoundRobin, None),
         (RouterKind::LeastLoaded, Some(0.5)),
         (RouterKind::Random, None),
+        // The kv router hears of evictions by decode passes as they end,
+        // fast-forwarded or not.
+        (RouterKind::Kv, None),
+        (RouterKind::Lpwl, Some(0.5)),
     ] {
         let mut spec = ReplaySpec {
             workload: WorkloadSpec::Synthetic(SyntheticSpec {

@@ -88,13 +88,28 @@ pub fn render_replay(r: &ReplayReport) -> String {
             ),
         ]);
     }
-    run.row(["router".to_string(), name_of(&spec.router.policy)]);
+    // The policies that ran (an injected one's own name), not the spec's.
+    run.row(["router", r.policies.placement.as_str()]);
     if let (Some(q), Some(t)) = (spec.router.queue, r.router_queue) {
         run.row([
             "router queue".to_string(),
             format!(
                 "at {} requests a worker, up to {}: {} queued, {} at most at once",
                 q.threshold, q.capacity, t.queued, t.peak
+            ),
+        ]);
+    }
+    run.row(["scaling", r.policies.scaling.as_str()]);
+    if let Some(e) = &r.cache.router_expected {
+        run.row([
+            "router's cache guess".to_string(),
+            format!(
+                "{} prompt tokens expected cached over {} requests; the engines reused {} ({}%), {} requests fell short",
+                e.expected_tokens,
+                e.requests,
+                e.reused_tokens,
+                num(e.achieved_ratio * 100.0, 1),
+                e.fell_short
             ),
         ]);
     }

@@ -55,6 +55,30 @@ fn replay_tables_cut_off_and_sketched() {
     insta::assert_snapshot!(aisim_report::replay::render_replay(&r));
 }
 
+/// The demo under `--router sticky --router-inner kv`: the router row names
+/// the policy that ran, and the cache guess row says what it expected.
+#[test]
+fn replay_tables_kv_router() {
+    let mut spec = ReplaySpec {
+        topology: TopologySpec::Aggregated { workers: 4 },
+        ..ReplaySpec::default()
+    };
+    spec.router.policy = aisim_replay::spec::RouterKind::Sticky;
+    spec.router.inner = Some(aisim_replay::spec::RouterKind::Kv);
+    let r = Replayer::new(spec, SpecComposition)
+        .unwrap()
+        .run()
+        .unwrap()
+        .report;
+    let tables = aisim_report::replay::render_replay(&r);
+    let run_table: String = tables
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(run_table);
+}
+
 /// The demo disaggregated 2 + 2: the pools, the link and the transfers.
 #[test]
 fn replay_tables_disaggregated() {

@@ -66,6 +66,22 @@ enum RouterArg {
     RoundRobin,
     Random,
     LeastLoaded,
+    Kv,
+    Lpwl,
+    Sticky,
+}
+
+impl RouterArg {
+    fn kind(self) -> RouterKind {
+        match self {
+            RouterArg::RoundRobin => RouterKind::RoundRobin,
+            RouterArg::Random => RouterKind::Random,
+            RouterArg::LeastLoaded => RouterKind::LeastLoaded,
+            RouterArg::Kv => RouterKind::Kv,
+            RouterArg::Lpwl => RouterKind::Lpwl,
+            RouterArg::Sticky => RouterKind::Sticky,
+        }
+    }
 }
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -178,9 +194,18 @@ pub struct ReplayArgs {
     #[arg(long, value_enum)]
     kv_transfer_mode: Option<TransferModeArg>,
 
-    /// Placement policy [default: round_robin].
+    /// Placement policy [default: round_robin]. kv: cache-aware (the router's own index of each rank's blocks, fed by KV events); lpwl: least prefill work left; sticky: a session's turns where its first went.
     #[arg(long, value_enum)]
     router: Option<RouterArg>,
+    /// kv: 0 takes the lowest cost; above 0, samples ranks with probability ∝ exp(-(c - c_min) / ((c_max - c_min) × T)), seeded [default: 0].
+    #[arg(long, value_name = "T")]
+    router_temperature: Option<f64>,
+    /// kv: weight of the blocks still to prefill against the blocks active on the rank [default: 1.0].
+    #[arg(long)]
+    prefill_load_scale: Option<f64>,
+    /// sticky: the policy that places first turns and requests without a session [default: round_robin].
+    #[arg(long, value_enum, value_name = "POLICY")]
+    router_inner: Option<RouterArg>,
     /// Router queue: a request waits in the router while every worker holds N or more requests (running + waiting).
     #[arg(long, value_name = "N")]
     router_queue_threshold: Option<u32>,
@@ -217,7 +242,8 @@ pub struct ReplayArgs {
     seed: Option<u64>,
     /// Also run seeds --seed + 1 .. --seed + N - 1 (N in all, in parallel) and
     /// add each figure's mean and 95 % interval over them (a generated
-    /// workload or --router random; at most 10000).
+    /// workload, --router random, or --router kv with --router-temperature
+    /// above 0; at most 10000).
     #[arg(long, value_name = "N")]
     seeds: Option<u64>,
 
@@ -312,11 +338,16 @@ impl ReplayArgs {
         self.set_pools(&mut spec);
         spec.apply_profile()?;
         if let Some(r) = self.router {
-            spec.router.policy = match r {
-                RouterArg::RoundRobin => RouterKind::RoundRobin,
-                RouterArg::Random => RouterKind::Random,
-                RouterArg::LeastLoaded => RouterKind::LeastLoaded,
-            };
+            spec.router.policy = r.kind();
+        }
+        if let Some(r) = self.router_inner {
+            spec.router.inner = Some(r.kind());
+        }
+        if let Some(t) = self.router_temperature {
+            spec.router.temperature = t;
+        }
+        if let Some(s) = self.prefill_load_scale {
+            spec.router.prefill_load_scale = s;
         }
         match (self.router_queue_threshold, self.router_queue_capacity, &mut spec.router.queue) {
             (Some(threshold), capacity, q) => {
@@ -522,6 +553,21 @@ impl ReplayArgs {
                 "--max-sim-time",
                 self.max_sim_time.is_some(),
             ),
+            (
+                "router.temperature",
+                "--router-temperature",
+                self.router_temperature.is_some(),
+            ),
+            (
+                "router.prefill_load_scale",
+                "--prefill-load-scale",
+                self.prefill_load_scale.is_some(),
+            ),
+            (
+                "router.inner",
+                "--router-inner",
+                self.router_inner.is_some(),
+            ),
             ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
             ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
             ("sla.e2e_ms", "--sla-e2e-ms", self.sla_e2e_ms.is_some()),
@@ -705,15 +751,27 @@ impl ReplayArgs {
             anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
         }
         if !seeds::seed_matters(spec) {
-            let router = serde_json::to_value(spec.router.policy)?;
-            let router = router.as_str().unwrap_or_default();
+            let router = spec.router.placing().name();
             let given = [
                 ("--seed", self.seed.is_some()),
                 ("--seeds", self.seeds.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
-                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, and --router random's choices)");
+                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, --router random's choices and --router kv's at --router-temperature above 0)");
             }
+        }
+        let kv_flags = [
+            ("--router-temperature", self.router_temperature.is_some()),
+            ("--prefill-load-scale", self.prefill_load_scale.is_some()),
+        ];
+        if let Some((flag, _)) = kv_flags.iter().find(|(_, given)| *given) {
+            let placing = spec.router.placing();
+            if placing != RouterKind::Kv {
+                anyhow::bail!("{flag} has no effect with the {} router: only --router kv (or sticky over --router-inner kv) reads it", placing.name());
+            }
+        }
+        if self.router_inner.is_some() && spec.router.policy != RouterKind::Sticky {
+            anyhow::bail!("--router-inner has no effect with the {} router: only --router sticky has an inner policy", spec.router.policy.name());
         }
         // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
         // core has its own.

@@ -26,6 +26,10 @@ pub(crate) trait PageStore: KvCache {
     fn available(&self) -> u32;
     /// The longest cached run of leading pages, at most `max`. Read-only.
     fn longest_prefix_of(&self, pages: &Self::Pages, max: u32) -> PrefixMatch;
+    /// The longest cached run of `req`'s leading prompt pages, at most
+    /// `max`, for a request not yet enqueued (its pages not yet named).
+    /// Read-only.
+    fn prompt_prefix(&self, req: &Request, block_size: u32, max: u32) -> PrefixMatch;
     /// Takes the first `n` cached pages into an empty hold (a prefix hit).
     fn take_prefix(&mut self, hold: &mut Self::Hold, pages: &Self::Pages, n: u32);
     /// Adds `n` fresh pages to the hold; false (taking nothing) when fewer
@@ -98,6 +102,11 @@ impl PageStore for KvBlockPool {
 
     fn longest_prefix_of(&self, pages: &BlockPages, max: u32) -> PrefixMatch {
         self.longest_prefix((0..).map(|j| pages.hash_of(j)), max)
+    }
+
+    fn prompt_prefix(&self, req: &Request, block_size: u32, max: u32) -> PrefixMatch {
+        // Hashed as the lookup goes: no allocation, nothing past the first miss.
+        self.longest_prefix(req.block_hash_iter(block_size), max)
     }
 
     fn take_prefix(&mut self, hold: &mut BlockHold, pages: &BlockPages, n: u32) {
@@ -191,6 +200,13 @@ impl PageStore for RadixCache {
     }
 
     fn longest_prefix_of(&self, pages: &SpanPages, max: u32) -> PrefixMatch {
+        self.longest_prefix(&pages.0, max)
+    }
+
+    fn prompt_prefix(&self, req: &Request, block_size: u32, max: u32) -> PrefixMatch {
+        // Spans cost what the trace blocks do, so naming them is cheap.
+        let mut pages = SpanPages::default();
+        Self::identify(&mut pages, req, block_size, true);
         self.longest_prefix(&pages.0, max)
     }
 

@@ -442,8 +442,6 @@ pub(crate) fn cached_prefix<K: PageStore>(
     if !prefix_caching || req.input_length == 0 {
         return 0;
     }
-    let mut pages = K::Pages::default();
-    K::identify(&mut pages, req, block_size, true);
     let max_blocks = (req.input_length - 1) / block_size;
-    pool.longest_prefix_of(&pages, max_blocks).blocks * block_size
+    pool.prompt_prefix(req, block_size, max_blocks).blocks * block_size
 }

@@ -1,17 +1,34 @@
 //! Placement and scaling policies: the narrow traits a runtime consults, and the
 //! built-ins.
 
+mod candidates;
+mod hooks;
+mod kv;
+mod kv_index;
+mod lpwl;
 mod placement;
 mod scaling;
+mod sticky;
 
+use std::sync::Arc;
+
+use aisim_core::timing::TimingModel;
+
+pub(crate) use hooks::{deliver_kv_events, place_checked};
+pub use kv::{KvRouter, KvRouterConfig};
+pub use kv_index::RouterIndex;
+pub use lpwl::LeastPrefillWorkLeft;
 pub use placement::{
     LeastLoaded, Placement, PlacementPolicy, RandomPlacement, RoundRobin, WorkerView,
 };
 pub use scaling::{NoScaling, ScalingDecision, ScalingPolicy, ScalingSnapshot};
+pub use sticky::Sticky;
 
+use crate::error::ReplayError;
 use crate::spec::{ReplaySpec, RouterKind, ScalingKind};
 
-/// Supplies the policies of a run. Implement it to inject policies of your own.
+/// Supplies the policies and the timing model of a run. Implement it to
+/// inject your own; each method has the spec's choice as its default.
 pub trait ReplayComposition {
     /// The placement policy for this spec.
     fn placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy>;
@@ -23,6 +40,10 @@ pub trait ReplayComposition {
     /// The scaling policy for this spec.
     fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
         Box::new(NoScaling)
+    }
+    /// The pass timing of every engine (by default the spec's `timing`).
+    fn timing(&self, spec: &ReplaySpec) -> Result<Arc<dyn TimingModel>, ReplayError> {
+        Ok(spec.timing.build()?)
     }
 }
 
@@ -40,13 +61,33 @@ impl ReplayComposition for RoundRobinComposition {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpecComposition;
 
+/// The built-in policy `kind` with the spec's parameters (`sticky` over the
+/// spec's inner policy).
+pub fn builtin_placement(kind: RouterKind, spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+    let r = &spec.router;
+    match kind {
+        RouterKind::RoundRobin => Box::new(RoundRobin::default()),
+        RouterKind::Random => Box::new(RandomPlacement::new(spec.seed)),
+        RouterKind::LeastLoaded => Box::new(LeastLoaded),
+        RouterKind::Kv => Box::new(KvRouter::new(KvRouterConfig {
+            block_size: spec.engine.effective_block_size(),
+            prefill_load_scale: r.prefill_load_scale,
+            temperature: r.temperature,
+            seed: spec.seed,
+        })),
+        RouterKind::Lpwl => Box::new(LeastPrefillWorkLeft::default()),
+        // `validate` refuses sticky over sticky; were it to get here, the
+        // inner policy would be round robin.
+        RouterKind::Sticky => Box::new(Sticky::new(match r.inner {
+            Some(RouterKind::Sticky) | None => Box::new(RoundRobin::default()),
+            Some(inner) => builtin_placement(inner, spec),
+        })),
+    }
+}
+
 impl ReplayComposition for SpecComposition {
     fn placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
-        match spec.router.policy {
-            RouterKind::RoundRobin => Box::new(RoundRobin::default()),
-            RouterKind::Random => Box::new(RandomPlacement::new(spec.seed)),
-            RouterKind::LeastLoaded => Box::new(LeastLoaded),
-        }
+        builtin_placement(spec.router.policy, spec)
     }
 
     fn scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
@@ -55,3 +96,8 @@ impl ReplayComposition for SpecComposition {
         }
     }
 }
+
+#[cfg(test)]
+mod test_view;
+#[cfg(test)]
+mod tests;

@@ -5,13 +5,29 @@ use aisim_core::{RankLoad, Request};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 
-/// A worker and attention-DP rank.
+/// A worker and attention-DP rank, and what the policy expected to find
+/// there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
     /// Worker index.
     pub worker: u32,
     /// DP rank within the worker.
     pub rank: u32,
+    /// Prompt tokens the policy expected that rank to serve from its prefix
+    /// cache (`None`: it made no such guess). The report sets it beside the
+    /// reuse the engine achieved.
+    pub expected_cached_tokens: Option<u32>,
+}
+
+impl Placement {
+    /// Rank `rank` of worker `worker`, with no expectation about its cache.
+    pub fn at(worker: u32, rank: u32) -> Placement {
+        Placement {
+            worker,
+            rank,
+            expected_cached_tokens: None,
+        }
+    }
 }
 
 /// What a policy may look at: the live state of every worker, computed on demand
@@ -56,18 +72,19 @@ pub trait WorkerView {
 pub trait PlacementPolicy {
     /// Name for reports.
     fn name(&self) -> &str;
-    /// The placement of `req`. Must return an accepting worker.
+    /// The placement of `req`. Must return an accepting worker and a rank
+    /// below `dp_size`; anything else stops the replay with
+    /// `ReplayError::Placement`.
     fn place(&mut self, req: &Request, view: &dyn WorkerView) -> Placement;
-    /// Whether the policy wants the engines' KV events (`kv_events`). Asked
-    /// once, before the run: engines capture events only when it says so, so
-    /// a policy that does not look (the default) pays nothing.
+    /// Whether the policy reads the engines' KV events (`on_kv_events`).
+    /// Asked once, before the run; engines record events only when it says
+    /// yes, so a policy that does not read them pays nothing.
     fn wants_kv_events(&self) -> bool {
         false
     }
-    /// The KV events worker `worker` published (blocks that became findable
-    /// or were evicted, in order), after each of its passes; only called when
-    /// `wants_kv_events`.
-    fn kv_events(&mut self, _worker: u32, _events: &[KvEvent]) {}
+    /// The KV events of rank `rank` of `worker`, in order, at the end of the
+    /// pass that caused them (only when `wants_kv_events`).
+    fn on_kv_events(&mut self, _worker: u32, _rank: u32, _events: &[KvEvent]) {}
 }
 
 /// The next accepting worker on every request, and within a worker its DP
@@ -98,10 +115,7 @@ impl PlacementPolicy for RoundRobin {
             let dp = view.dp_size().max(1);
             if dp == 1 {
                 // No rank counters to keep: memory stays O(1) at any worker count.
-                return Placement {
-                    worker: worker as u32,
-                    rank: 0,
-                };
+                return Placement::at(worker as u32, 0);
             }
             if self.next_rank.len() <= worker {
                 self.next_rank.resize(worker + 1, 0);
@@ -109,12 +123,9 @@ impl PlacementPolicy for RoundRobin {
             // The counter is kept modulo dp (at most 1,024), so 2 bytes a worker.
             let rank = u32::from(self.next_rank[worker]) % dp;
             self.next_rank[worker] = ((rank + 1) % dp) as u16;
-            return Placement {
-                worker: worker as u32,
-                rank,
-            };
+            return Placement::at(worker as u32, rank);
         }
-        Placement { worker: 0, rank: 0 }
+        Placement::at(0, 0)
     }
 }
 
@@ -141,10 +152,10 @@ impl PlacementPolicy for RandomPlacement {
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
         let dp = view.dp_size() as u64;
         let pick = self.rng.next_u64() % (view.accepting_count().max(1) as u64 * dp);
-        Placement {
-            worker: view.nth_accepting((pick / dp) as u32).unwrap_or(0),
-            rank: (pick % dp) as u32,
-        }
+        Placement::at(
+            view.nth_accepting((pick / dp) as u32).unwrap_or(0),
+            (pick % dp) as u32,
+        )
     }
 }
 
@@ -171,8 +182,8 @@ impl PlacementPolicy for LeastLoaded {
                 }
             }
         });
-        best.map_or(Placement { worker: 0, rank: 0 }, |(_, worker, rank)| {
-            Placement { worker, rank }
+        best.map_or(Placement::at(0, 0), |(_, worker, rank)| {
+            Placement::at(worker, rank)
         })
     }
 }
@@ -180,70 +191,22 @@ impl PlacementPolicy for LeastLoaded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::test_view::{load, CraftedView};
     use proptest::prelude::*;
-    use std::cell::Cell;
-
-    /// Workers `0..n` with the given loads on the used ones (all others idle);
-    /// `lazy` says whether it tells policies which are used.
-    struct Fleet {
-        n: u32,
-        dp: u32,
-        used: Vec<(u32, Vec<u32>)>,
-        lazy: bool,
-        looks: Cell<u64>,
-    }
-
-    impl WorkerView for Fleet {
-        fn workers(&self) -> u32 {
-            self.n
-        }
-        fn dp_size(&self) -> u32 {
-            self.dp
-        }
-        fn accepting(&self, _worker: u32) -> bool {
-            true
-        }
-        fn load(&self, worker: u32, rank: u32) -> RankLoad {
-            self.looks.set(self.looks.get() + 1);
-            let waiting = self
-                .used
-                .iter()
-                .find(|(w, _)| *w == worker)
-                .map_or(0, |(_, l)| l[rank as usize]);
-            RankLoad {
-                waiting,
-                ..RankLoad::default()
-            }
-        }
-        fn cached_prefix_tokens(&self, _: u32, _: u32, _: &Request) -> u32 {
-            0
-        }
-        fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
-            if !self.lazy {
-                return (0..self.n).for_each(visit);
-            }
-            for (w, _) in &self.used {
-                visit(*w);
-            }
-        }
-        fn first_unused(&self) -> Option<u32> {
-            if !self.lazy {
-                return None;
-            }
-            (0..self.n).find(|w| self.used.iter().all(|(u, _)| u != w))
-        }
-    }
 
     fn request() -> Request {
-        Request {
-            id: aisim_core::RequestId(0),
-            arrival: aisim_core::SimTime::ZERO,
-            input_length: 1,
-            output_length: 1,
-            hash_ids: Vec::new(),
-            trace_block_size: 512,
-            session: None,
+        Request::new(0, aisim_core::SimTime::ZERO, 1, 1)
+    }
+
+    /// `n` workers of `dp` ranks, the used ones waiting as `used` says.
+    fn fleet(n: u32, dp: u32, used: &[(u32, Vec<u32>)]) -> CraftedView {
+        let mut view = CraftedView::new(n, dp);
+        for (w, waiting) in used {
+            for (r, &q) in waiting.iter().enumerate() {
+                view = view.with(*w, r as u32, load(0, q, 0, 0), 0);
+            }
         }
+        view
     }
 
     proptest! {
@@ -253,10 +216,12 @@ mod tests {
             dp in 1u32..3,
             used in prop::collection::btree_map(0u32..40, prop::collection::vec(0u32..4, 2), 0..12),
         ) {
-            let used: Vec<(u32, Vec<u32>)> =
-                used.into_iter().filter(|(w, _)| *w < n).collect();
-            let fleet = |lazy| Fleet { n, dp, used: used.clone(), lazy, looks: Cell::new(0) };
-            let (lazy, eager) = (fleet(true), fleet(false));
+            let used: Vec<(u32, Vec<u32>)> = used
+                .into_iter()
+                .filter(|(w, _)| *w < n)
+                .map(|(w, l)| (w, l[..dp as usize].to_vec()))
+                .collect();
+            let (lazy, eager) = (fleet(n, dp, &used), fleet(n, dp, &used).eager());
             let a = LeastLoaded.place(&request(), &lazy);
             let b = LeastLoaded.place(&request(), &eager);
             prop_assert_eq!(a, b);
@@ -266,15 +231,9 @@ mod tests {
 
     #[test]
     fn placement_looks_at_used_workers_only() {
-        let fleet = Fleet {
-            n: 1_000_000,
-            dp: 2,
-            used: vec![(0, vec![1, 1]), (1, vec![0, 2])],
-            lazy: true,
-            looks: Cell::new(0),
-        };
+        let fleet = fleet(1_000_000, 2, &[(0, vec![1, 1]), (1, vec![0, 2])]);
         let p = LeastLoaded.place(&request(), &fleet);
-        assert_eq!(p, Placement { worker: 1, rank: 0 }, "lowest tie at load 0");
+        assert_eq!(p, Placement::at(1, 0), "lowest tie at load 0");
         assert_eq!(fleet.looks.get(), 4, "two used workers of two ranks");
         let mut rr = RoundRobin::default();
         assert_eq!(rr.place(&request(), &fleet).worker, 0);
@@ -286,43 +245,12 @@ mod tests {
             "round robin and random look at no load"
         );
     }
-}
 
-#[cfg(test)]
-mod round_robin_order {
-    use super::*;
-
-    /// `workers` workers of `dp` ranks; `closed` does not accept.
-    struct Fixed {
-        workers: u32,
-        dp: u32,
-        closed: Option<u32>,
-    }
-
-    impl WorkerView for Fixed {
-        fn workers(&self) -> u32 {
-            self.workers
-        }
-        fn dp_size(&self) -> u32 {
-            self.dp
-        }
-        fn accepting(&self, worker: u32) -> bool {
-            self.closed != Some(worker)
-        }
-        fn load(&self, _: u32, _: u32) -> RankLoad {
-            RankLoad::default()
-        }
-        fn cached_prefix_tokens(&self, _: u32, _: u32, _: &Request) -> u32 {
-            0
-        }
-    }
-
-    fn placements(view: &Fixed, n: u64) -> Vec<(u32, u32)> {
+    fn placements(view: &CraftedView, n: u64) -> Vec<(u32, u32)> {
         let mut rr = RoundRobin::default();
-        let req = Request::new(0, aisim_core::SimTime::ZERO, 1, 1);
         (0..n)
             .map(|_| {
-                let p = rr.place(&req, view);
+                let p = rr.place(&request(), view);
                 (p.worker, p.rank)
             })
             .collect()
@@ -330,24 +258,14 @@ mod round_robin_order {
 
     #[test]
     fn round_robin_moves_to_the_next_worker_on_every_request_and_turns_its_ranks() {
-        let view = Fixed {
-            workers: 4,
-            dp: 2,
-            closed: None,
-        };
-        let got = placements(&view, 24);
+        let got = placements(&CraftedView::new(4, 2), 24);
         let want: Vec<(u32, u32)> = (0..24u32).map(|k| (k % 4, (k / 4) % 2)).collect();
         assert_eq!(got, want);
     }
 
     #[test]
     fn round_robin_skips_a_closed_worker_without_turning_its_ranks() {
-        let view = Fixed {
-            workers: 3,
-            dp: 2,
-            closed: Some(1),
-        };
-        let got = placements(&view, 6);
+        let got = placements(&CraftedView::new(3, 2).closed(1), 6);
         assert_eq!(got, vec![(0, 0), (2, 0), (0, 1), (2, 1), (0, 0), (2, 0)]);
     }
 }

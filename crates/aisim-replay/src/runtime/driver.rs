@@ -480,6 +480,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             router_queue: front.spec.router.queue.map(|_| front.queue_totals),
             exact_limit: front.collector.exact_limit(),
             source: String::new(),
+            policies: Default::default(),
         };
         if !self.stream_records {
             return Ok((front.collector.finish(end.0), totals));

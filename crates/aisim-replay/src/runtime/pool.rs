@@ -12,7 +12,7 @@ use super::workers::{KvSampler, Workers};
 use crate::collector::{Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
-use crate::policy::{Placement, PlacementPolicy};
+use crate::policy::{deliver_kv_events, place_checked, Placement, PlacementPolicy};
 use crate::report::PoolTotals;
 
 /// What a pool's engines do with a request, and so what their events mean.
@@ -154,31 +154,18 @@ impl Pool {
         self.role
     }
 
-    /// Where `placement` puts `req`, checked against the pool.
+    /// Where `placement` puts `req`, checked against the pool (out of it is
+    /// `ReplayError::Placement`, the policy's bug).
     pub fn place(
         &self,
         placement: &mut dyn PlacementPolicy,
         req: &Request,
     ) -> Result<Placement, ReplayError> {
-        let p = placement.place(req, &self.workers.view());
-        let (count, dp) = (self.workers.count(), self.workers.dp_size());
-        if p.worker >= count || p.rank >= dp {
-            return Err(ReplayError::spec(
-                "router",
-                format!(
-                    "{} placed request {} on worker {} rank {} of the {} pool, which has {count} workers of {dp} ranks",
-                    placement.name(),
-                    req.id.0,
-                    p.worker,
-                    p.rank,
-                    self.name
-                ),
-            ));
-        }
-        Ok(p)
+        place_checked(placement, req, &self.workers.view(), self.name)
     }
 
-    /// Where `placement` puts a request as it arrives, recorded as its worker.
+    /// Where `placement` puts a request as it arrives, recorded as its worker
+    /// (with the prompt tokens the policy expected cached there, if it guessed).
     pub fn place_arrival(
         &self,
         front: &mut Front<'_>,
@@ -187,6 +174,9 @@ impl Pool {
     ) -> Result<Placement, ReplayError> {
         let at = self.place(placement, req)?;
         front.collector.placed(req.id.0, at.worker, at.rank);
+        if let Some(tokens) = at.expected_cached_tokens {
+            front.collector.expected_cached(req.id.0, tokens);
+        }
         Ok(at)
     }
 
@@ -271,7 +261,7 @@ impl Pool {
             }
         }
         if self.kv_events {
-            placement.kv_events(w, &out.kv_events);
+            deliver_kv_events(placement, w, &out);
         }
         out.clear();
         self.out = out;
@@ -376,9 +366,10 @@ impl Pool {
         let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
         front.latest = run.latest;
         if self.kv_events && end != at {
-            worker.engine.drain_kv_events(&mut self.out.kv_events);
-            placement.kv_events(w, &self.out.kv_events);
-            self.out.kv_events.clear();
+            // Decode passes evict too; the policy hears of it as they end.
+            worker.engine.drain_kv_events(&mut self.out);
+            deliver_kv_events(placement, w, &self.out);
+            self.out.clear();
         }
         // No sessions while fast-forwarding, so the order in which ended
         // requests release their slots cannot matter.

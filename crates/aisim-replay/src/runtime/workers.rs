@@ -112,11 +112,6 @@ impl Workers {
         }
     }
 
-    /// Attention-DP ranks of a worker.
-    pub fn dp_size(&self) -> u32 {
-        self.dp_size
-    }
-
     /// Worker `w`, if it is in use.
     pub fn get_used_mut(&mut self, w: u32) -> Option<&mut Worker> {
         let slot = *self.slot_of.get(w as usize)?;

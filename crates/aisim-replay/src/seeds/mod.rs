@@ -24,7 +24,7 @@ pub use pool::{available_threads, run_seeds, run_seeds_on};
 
 use crate::policy::ReplayComposition;
 use crate::report::ReplayReport;
-use crate::spec::{ArrivalSpec, LengthSpec, ReplaySpec, RouterKind, WorkloadSpec};
+use crate::spec::{ArrivalSpec, LengthSpec, ReplaySpec, WorkloadSpec};
 use crate::{ReplayError, Replayer};
 
 /// Most seeds of one run.
@@ -61,8 +61,9 @@ impl SeedsError {
     }
 }
 
-/// Whether the seed changes anything in a run of `spec`: the random router
-/// draws from it, and so does a generated workload unless nothing in it is
+/// Whether the seed changes anything in a run of `spec`: a random placement
+/// draws from it (the random router, kv at a temperature above 0, sticky
+/// over either), and so does a generated workload unless nothing in it is
 /// drawn (constant arrivals, fixed lengths, at most one prefix group).
 pub fn seed_matters(spec: &ReplaySpec) -> bool {
     let workload = match &spec.workload {
@@ -76,7 +77,9 @@ pub fn seed_matters(spec: &ReplaySpec) -> bool {
         }
         WorkloadSpec::Demo | WorkloadSpec::Trace { .. } => false,
     };
-    workload || spec.router.policy == RouterKind::Random
+    // A random placement: random, or kv sampling at a temperature above 0
+    // (sticky's first turns by either count too).
+    workload || spec.router.is_random()
 }
 
 /// Refuses a seed count outside `1 ..= MAX_SEEDS` (before anything runs).
