@@ -6,6 +6,7 @@ use std::time::Instant;
 use aisim_core::Engine;
 
 use crate::collector::{CollectorOptions, RequestRecord};
+use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
 use crate::report::ReplayReport;
@@ -20,6 +21,8 @@ pub struct ReplayOutput {
     pub report: ReplayReport,
     /// Per-request records, by id (empty unless `Replayer::with_records`).
     pub records: Vec<RequestRecord>,
+    /// The latency curves, when asked for (`Replayer::with_cdfs`).
+    pub cdfs: Option<ReportCdfs>,
 }
 
 /// Runs one spec with the policies of a composition.
@@ -30,6 +33,7 @@ pub struct Replayer<C: ReplayComposition> {
     keep_records: bool,
     stream_records: bool,
     exact_limit: Option<usize>,
+    cdfs: bool,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
@@ -45,6 +49,7 @@ impl<C: ReplayComposition> Replayer<C> {
             keep_records: false,
             stream_records: false,
             exact_limit: None,
+            cdfs: false,
         })
     }
 
@@ -64,6 +69,14 @@ impl<C: ReplayComposition> Replayer<C> {
     pub fn stream_records(mut self) -> Self {
         self.keep_records = true;
         self.stream_records = true;
+        self
+    }
+
+    /// Whether to derive the latency curves for `ReplayOutput::cdfs` (the
+    /// HTML report's): read from the values the percentiles come from, so
+    /// they keep nothing more in memory.
+    pub fn with_cdfs(mut self, on: bool) -> Self {
+        self.cdfs = on;
         self
     }
 
@@ -136,7 +149,8 @@ impl<C: ReplayComposition> Replayer<C> {
         let mut runtime = AggRuntime::new(spec, workers, workload, placement, options);
         runtime.set_fast_forward(self.fast_forward);
         runtime.set_stream_records(self.stream_records);
-        let (collected, mut totals) = runtime.run(observer)?;
+        let (mut collected, mut totals) = runtime.run(observer)?;
+        let cdfs = self.cdfs.then(|| ReportCdfs::of(&mut collected.tally));
         totals.source = source;
         let wall_s = started.elapsed().as_secs_f64();
         let report = ReplayReport::derive(spec, collected.tally, collected.itl, &totals, wall_s);
@@ -154,6 +168,7 @@ impl<C: ReplayComposition> Replayer<C> {
         Ok(ReplayOutput {
             report,
             records: collected.records,
+            cdfs,
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::metrics::{Summary, ESTIMATOR};
 use crate::sketch::RELATIVE_ACCURACY;
 use crate::spec::ReplaySpec;
 use crate::tally::Tally;
+use crate::timeseries::{TimeSeries, WorkerSeries};
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
 
@@ -50,6 +51,8 @@ pub struct ReplayReport {
     pub pools: Vec<PoolReport>,
     /// Per worker.
     pub workers: Vec<WorkerReport>,
+    /// The run in fixed bins of simulated time (`timeseries.rs`).
+    pub time_series: TimeSeries,
     /// How long the simulation took on this machine (differs between runs).
     pub host: HostReport,
 }
@@ -311,6 +314,8 @@ pub struct WorkerTotals {
     pub kv_peak: u64,
     /// ∫ blocks in use dt, block-ns.
     pub kv_block_ns: f64,
+    /// KV occupancy and tokens over time.
+    pub series: WorkerSeries,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -325,7 +330,7 @@ impl ReplayReport {
     /// Derives the report from the run's totals.
     pub fn derive(
         spec: &ReplaySpec,
-        tally: Tally,
+        mut tally: Tally,
         itl: GapCounts,
         totals: &RunTotals,
         wall_s: f64,
@@ -438,6 +443,17 @@ impl ReplayReport {
                 / n_workers.max(1) as f64,
         }];
         let warmup = spec.discipline.warmup_requests;
+        let time_series = TimeSeries::derive(
+            std::mem::take(&mut tally.series),
+            totals
+                .workers
+                .iter()
+                .map(|w| (w.worker, w.series.clone()))
+                .collect(),
+            totals.end_ns,
+            kv_capacity_blocks,
+            n_workers,
+        );
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
@@ -473,6 +489,7 @@ impl ReplayReport {
             duration_s,
             pools,
             workers,
+            time_series,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }

@@ -10,6 +10,7 @@ use aisim_core::RejectReason;
 use crate::collector::{Outcome, RequestRecord};
 use crate::distribution::Distribution;
 use crate::spec::SlaSpec;
+use crate::timeseries::RequestSeries;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 * 1e-6
@@ -140,6 +141,8 @@ pub struct Tally {
     pub input_tokens: u64,
     /// Output tokens of completed cohort requests.
     pub output_tokens: u64,
+    /// Every request over time.
+    pub series: RequestSeries,
 }
 
 impl Tally {
@@ -195,6 +198,9 @@ impl Tally {
     /// A request ended (or the run did, at `end_ns`, with it in flight).
     pub fn ended(&mut self, r: &RequestRecord, end_ns: u64) {
         self.in_flight.ended(r.dispatch_ns, end_ns);
+        let admitted = RequestRecord::at(r.first_admit_ns);
+        self.series
+            .request(r.dispatch_ns, admitted, end_ns, r.outcome);
         if !r.in_cohort {
             return;
         }

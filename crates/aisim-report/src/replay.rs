@@ -42,6 +42,16 @@ fn summary_row(t: &mut Table, name: &str, s: &Summary, offered: bool) {
 
 /// The whole report as tables.
 pub fn render_replay(r: &ReplayReport) -> String {
+    replay_tables(r)
+        .iter()
+        .map(Table::render)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The report's tables, in the order the terminal shows them (the HTML
+/// report shows the same).
+pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
@@ -239,9 +249,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ]);
     }
 
-    let mut out = [run, outcomes, lat, offered, tp, cache, pools]
-        .map(|t| t.render())
-        .join("\n");
+    let mut out = vec![run, outcomes, lat, offered, tp, cache, pools];
     if let Some(s) = &r.sessions {
         let mut t = Table::new(header).titled(format!(
             "Sessions (dispatch {}; {} sessions, {} later turns, {} think-time fallbacks)",
@@ -249,16 +257,14 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ));
         summary_row(&mut t, "realized gap", &s.realized_gap_ms, false);
         summary_row(&mut t, "trace gap", &s.trace_gap_ms, false);
-        out.push('\n');
-        out.push_str(&t.render());
+        out.push(t);
     }
     if !r.rejections.is_empty() {
         let mut t = Table::new(["rejected", "reason"]).titled("Rejections");
         for (reason, n) in &r.rejections {
             t.row([n.to_string(), reason.clone()]);
         }
-        out.push('\n');
-        out.push_str(&t.render());
+        out.push(t);
     }
     out
 }

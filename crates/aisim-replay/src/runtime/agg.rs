@@ -38,10 +38,13 @@ struct DecodeRun<'a> {
     kv: &'a mut KvSampler,
     completed: &'a mut Vec<u64>,
     latest: SimTime,
+    /// Tokens of the pass under way (for the time series).
+    tokens: u64,
 }
 
 impl DecodeSink for DecodeRun<'_> {
     fn token(&mut self, id: RequestId, at: SimTime) {
+        self.tokens += 1;
         self.collector.token(id.0, at);
     }
     fn completed(&mut self, id: RequestId, at: SimTime) {
@@ -53,13 +56,15 @@ impl DecodeSink for DecodeRun<'_> {
         // The samples `start_passes` and `finish_pass` take, in their order.
         self.kv.sample(start, kv_during as u64);
         self.latest = self.latest.max(end);
-        self.kv.sample(end, kv_after as u64);
+        self.kv
+            .sample_emitted(end, kv_after as u64, std::mem::take(&mut self.tokens));
     }
     fn quiet(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime], kv: u32) {
         // The collector's state does not depend on how its token calls
         // interleave across requests, nor the KV samples on the tokens.
         let mut from = start;
         for &end in ends {
+            self.tokens = ids.len() as u64;
             self.pass(from, end, kv, kv);
             from = end;
         }
@@ -302,9 +307,13 @@ impl<'a> AggRuntime<'a> {
         worker.busy = false;
         let pass_start = worker.pass_start;
         let mut out = std::mem::take(&mut self.out);
+        let mut tokens = 0;
         for ev in out.events.drain(..) {
             match ev {
-                EngineEvent::Token { id, .. } => self.collector.token(id.0, now),
+                EngineEvent::Token { id, .. } => {
+                    tokens += 1;
+                    self.collector.token(id.0, now);
+                }
                 EngineEvent::Admitted {
                     id,
                     reused_tokens,
@@ -322,7 +331,7 @@ impl<'a> AggRuntime<'a> {
         }
         out.clear();
         self.out = out;
-        self.workers.get_mut(w).sample_kv(now);
+        self.workers.get_mut(w).sample_kv_emitted(now, tokens);
         self.mark_dirty(w);
     }
 
@@ -517,6 +526,7 @@ impl<'a> AggRuntime<'a> {
             kv: &mut worker.kv,
             completed: &mut self.decode_completed,
             latest: self.latest,
+            tokens: 0,
         };
         let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
         self.latest = run.latest;
