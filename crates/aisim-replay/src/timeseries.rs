@@ -273,6 +273,13 @@ impl WorkerSeries {
         self.open.tokens += tokens;
     }
 
+    /// Whether `t_ns` falls in the bin being filled (a sample there takes
+    /// the fast path).
+    #[inline]
+    pub fn is_open_at(&self, t_ns: u64) -> bool {
+        t_ns < self.open_end
+    }
+
     /// Closes the open bin at its end, fills the bins `held` spans whole,
     /// and opens the one holding `now_ns`.
     #[cold]

@@ -62,11 +62,10 @@ impl DecodeSink for DecodeRun<'_> {
     fn quiet(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime], kv: u32) {
         // The collector's state does not depend on how its token calls
         // interleave across requests, nor the KV samples on the tokens.
-        let mut from = start;
-        for &end in ends {
-            self.tokens = ids.len() as u64;
-            self.pass(from, end, kv, kv);
-            from = end;
+        if let Some(&last) = ends.last() {
+            self.kv
+                .sample_passes(start, ends, kv as u64, ids.len() as u64);
+            self.latest = self.latest.max(last);
         }
         for id in ids {
             self.collector.tokens(id.0, ends);

@@ -77,6 +77,52 @@ impl KvSampler {
     pub(super) fn sample_emitted(&mut self, now: SimTime, level: u64, tokens: u64) {
         self.series
             .sample(self.last.0, now.0, self.level, level, tokens);
+        self.integrate(now, level);
+    }
+
+    /// The samples of `ends.len()` passes in a row from `start`, each
+    /// holding `level` and emitting `tokens`: those of each pass's start and
+    /// end, with the series taken at once when the run stays within its
+    /// open bin (the totals still pass by pass, for the same rounding).
+    pub(super) fn sample_passes(
+        &mut self,
+        start: SimTime,
+        ends: &[SimTime],
+        level: u64,
+        tokens: u64,
+    ) {
+        let Some(&last_end) = ends.last() else {
+            return;
+        };
+        if self.series.is_open_at(last_end.0) {
+            self.series
+                .sample(self.last.0, start.0, self.level, level, 0);
+            self.series.sample(
+                start.0,
+                last_end.0,
+                level,
+                level,
+                tokens * ends.len() as u64,
+            );
+            let mut from = start;
+            for &end in ends {
+                self.integrate(from, level);
+                self.integrate(end, level);
+                from = end;
+            }
+        } else {
+            let mut from = start;
+            for &end in ends {
+                self.sample(from, level);
+                self.sample_emitted(end, level, tokens);
+                from = end;
+            }
+        }
+    }
+
+    /// The totals' part of a sample: integral, level, peak.
+    #[inline]
+    fn integrate(&mut self, now: SimTime, level: u64) {
         // Through i64 (exact below 2^63): one instruction per conversion
         // instead of a branchy sequence, twice per pass.
         let held_ns = now.since(self.last).0 as i64 as f64;
