@@ -76,10 +76,31 @@ pub trait BinValue: Default + Clone {
 }
 
 /// Values in bins of one width from time 0, coarsened as later times come.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Binned<T> {
     width: BinWidth,
+    /// The width in ns, and the end of the last bin it allows (cached: a
+    /// lookup is then a comparison and a division).
+    width_ns: u64,
+    limit_ns: u64,
     bins: Vec<T>,
+}
+
+impl<T> Default for Binned<T> {
+    fn default() -> Binned<T> {
+        Binned::of_width(BinWidth::default(), Vec::new())
+    }
+}
+
+impl<T> Binned<T> {
+    fn of_width(width: BinWidth, bins: Vec<T>) -> Binned<T> {
+        Binned {
+            width,
+            width_ns: width.ns(),
+            limit_ns: width.ns().saturating_mul(MAX_BINS),
+            bins,
+        }
+    }
 }
 
 impl<T: BinValue> Binned<T> {
@@ -97,10 +118,11 @@ impl<T: BinValue> Binned<T> {
     /// `MAX_BINS` bins), with the time its bin ends.
     #[inline]
     pub fn at(&mut self, t_ns: u64) -> (&mut T, u64) {
-        while !self.width.holds(t_ns) {
+        // (A limit saturated at the end of the clock holds every time.)
+        while t_ns >= self.limit_ns && self.limit_ns < u64::MAX {
             self.coarsen();
         }
-        let w = self.width.ns();
+        let w = self.width_ns;
         let i = (t_ns / w) as usize;
         if i >= self.bins.len() {
             self.bins.resize(i + 1, T::default());
@@ -110,8 +132,8 @@ impl<T: BinValue> Binned<T> {
 
     fn coarsen(&mut self) {
         let (next, factor) = self.width.next();
-        let w = self.width.ns();
-        self.bins = self
+        let w = self.width_ns;
+        let bins = self
             .bins
             .chunks(factor)
             .map(|group| {
@@ -122,7 +144,7 @@ impl<T: BinValue> Binned<T> {
                 merged
             })
             .collect();
-        self.width = next;
+        *self = Binned::of_width(next, bins);
     }
 
     /// The bins at width `w` (at least the current one), padded with empty
@@ -132,7 +154,7 @@ impl<T: BinValue> Binned<T> {
         while self.width < w {
             self.coarsen();
         }
-        let width_ns = self.width.ns() as i64;
+        let width_ns = self.width_ns as i64;
         let mut bins = self.bins;
         while bins.len() > len.max(1) {
             let extra = bins.pop().expect("longer than len");
@@ -297,7 +319,7 @@ impl WorkerSeries {
             let (bin, end) = self.bins.at(t);
             if now_ns < end {
                 // The bin holding `now_ns` opens; `held` filled it from `t`.
-                self.open_start = end - self.bins.width().ns();
+                self.open_start = end - self.bins.width_ns;
                 self.open_end = end;
                 self.open = WorkerBin {
                     block_ns: held as u128 * (now_ns.max(t) - t) as u128,
