@@ -38,13 +38,16 @@ impl BinWidth {
     /// The width in nanoseconds (saturating far past any simulated clock).
     pub fn ns(self) -> u64 {
         let decade = 10u64.saturating_pow(self.0 / 2);
-        let mantissa = if self.0 % 2 == 0 { 1 } else { 2 };
+        let mantissa = if self.0.is_multiple_of(2) { 1 } else { 2 };
         NS_PER_MS.saturating_mul(decade).saturating_mul(mantissa)
     }
 
     /// The next width, and how many bins of this one make one of it.
     fn next(self) -> (BinWidth, usize) {
-        (BinWidth(self.0 + 1), if self.0 % 2 == 0 { 2 } else { 5 })
+        (
+            BinWidth(self.0 + 1),
+            if self.0.is_multiple_of(2) { 2 } else { 5 },
+        )
     }
 
     /// The width of a run ending at `end_ns`: the smallest at which

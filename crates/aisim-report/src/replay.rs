@@ -270,7 +270,7 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
 }
 
 /// The serde name of a unit enum variant (`round_robin`, `vllm`).
-fn name_of<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn name_of<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
