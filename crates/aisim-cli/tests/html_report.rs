@@ -259,10 +259,23 @@ fn the_page_renders_in_headless_chromium() {
         "replay.html",
     );
     std::fs::write(&page, &html).unwrap();
+    let console_errors = |log: &str| {
+        ["Uncaught", "ERROR:CONSOLE", "Refused to", "net::ERR"]
+            .into_iter()
+            .filter(|bad| log.contains(bad))
+            .count()
+    };
+    // The check sees a console error when there is one.
+    let broken = dir.join("broken.html");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><html><body><script>throw new Error('x')</script></body></html>",
+    )
+    .unwrap();
+    let (_, log) = headless(&browser, &broken, "--dump-dom", &dir);
+    assert!(console_errors(&log) > 0, "a thrown error is logged:\n{log}");
     let (dom, log) = headless(&browser, &page, "--dump-dom", &dir);
-    for bad in ["Uncaught", "ERROR:CONSOLE", "Refused to", "net::ERR"] {
-        assert!(!log.contains(bad), "console: {bad} in\n{log}");
-    }
+    assert_eq!(console_errors(&log), 0, "console:\n{log}");
     // The browser parsed every chart and every curve.
     assert_eq!(dom.matches("<svg").count(), html.matches("<svg").count());
     assert_eq!(
