@@ -282,6 +282,8 @@ pub struct WorkerSeries {
     open: WorkerBin,
     open_start: u64,
     open_end: u64,
+    /// Index of the open bin among `bins` (when it is one of their width).
+    open_index: usize,
 }
 
 impl WorkerSeries {
@@ -309,6 +311,30 @@ impl WorkerSeries {
     /// and opens the one holding `now_ns`.
     #[cold]
     fn roll(&mut self, last_ns: u64, now_ns: u64, held: u64) {
+        let w = self.bins.width_ns;
+        let next_end = self.open_end.saturating_add(w);
+        if self.open_end == self.open_start + w
+            && now_ns < next_end
+            && next_end <= self.bins.limit_ns
+        {
+            // The usual step: into the next bin, at the same width.
+            let from = last_ns.max(self.open_start);
+            self.open.block_ns += held as u128 * (self.open_end - from) as u128;
+            let bins = &mut self.bins.bins;
+            if self.open_index >= bins.len() {
+                bins.resize(self.open_index + 1, WorkerBin::default());
+            }
+            bins[self.open_index].absorb(&self.open, 0);
+            self.open_index += 1;
+            self.open_start = self.open_end;
+            self.open_end = next_end;
+            self.open = WorkerBin {
+                block_ns: held as u128 * (now_ns - self.open_start) as u128,
+                peak_blocks: if now_ns > self.open_start { held } else { 0 },
+                tokens: 0,
+            };
+            return;
+        }
         let t = last_ns.max(self.open_start);
         if self.open_end > t {
             self.open.block_ns += held as u128 * (self.open_end - t) as u128;
@@ -324,6 +350,7 @@ impl WorkerSeries {
                 // The bin holding `now_ns` opens; `held` filled it from `t`.
                 self.open_start = end - self.bins.width_ns;
                 self.open_end = end;
+                self.open_index = (end / self.bins.width_ns) as usize - 1;
                 self.open = WorkerBin {
                     block_ns: held as u128 * (now_ns.max(t) - t) as u128,
                     peak_blocks: if t < now_ns { held } else { 0 },
