@@ -218,11 +218,6 @@ impl BinValue for RequestBin {
 pub struct RequestSeries(Binned<RequestBin>);
 
 impl RequestSeries {
-    fn edge(&mut self, t_ns: u64, sign: i64, level: fn(&mut RequestBin) -> &mut LevelEdges) {
-        let (bin, end) = self.0.at(t_ns);
-        level(bin).edge(sign, end - t_ns);
-    }
-
     /// A request that was dispatched at `dispatch_ns`, first scheduled at
     /// `first_admit_ns` (if ever) and ended at `end_ns`: waiting from its
     /// dispatch to its first scheduling, running from then to its end (a
@@ -234,15 +229,21 @@ impl RequestSeries {
         end_ns: u64,
         outcome: Outcome,
     ) {
-        self.0.at(dispatch_ns).0.arrivals += 1;
+        // One lookup per instant (a lookup may coarsen: none is held).
+        let (bin, end) = self.0.at(dispatch_ns);
+        bin.arrivals += 1;
+        bin.waiting.edge(1, end - dispatch_ns);
         let admitted = first_admit_ns.map(|a| a.min(end_ns));
-        self.edge(dispatch_ns, 1, |b| &mut b.waiting);
-        self.edge(admitted.unwrap_or(end_ns), -1, |b| &mut b.waiting);
-        if let Some(a) = admitted {
-            self.edge(a, 1, |b| &mut b.running);
-            self.edge(end_ns, -1, |b| &mut b.running);
+        let at = admitted.unwrap_or(end_ns);
+        let (bin, end) = self.0.at(at);
+        bin.waiting.edge(-1, end - at);
+        if admitted.is_some() {
+            bin.running.edge(1, end - at);
         }
-        let (bin, _) = self.0.at(end_ns);
+        let (bin, end) = self.0.at(end_ns);
+        if admitted.is_some() {
+            bin.running.edge(-1, end - end_ns);
+        }
         match outcome {
             Outcome::Completed => bin.completed += 1,
             Outcome::TimedOut => bin.timed_out += 1,
