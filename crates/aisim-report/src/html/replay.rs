@@ -184,7 +184,7 @@ pub fn replay_charts(runs: &[ReplayRun]) -> Vec<Chart> {
     ));
     let mut kv_chart = time_chart(
         "KV cache occupancy",
-        "blocks in use (% of a worker's capacity, mean over the bin)",
+        "KV blocks in use (% of capacity)",
         ts0,
         kv,
     );

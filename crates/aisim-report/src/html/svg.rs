@@ -9,7 +9,7 @@ use super::escape;
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 72.0;
-const RIGHT: f64 = 16.0;
+const RIGHT: f64 = 32.0;
 const TOP: f64 = 16.0;
 const BOTTOM: f64 = 48.0;
 const LEGEND_ROW: f64 = 18.0;
@@ -91,8 +91,8 @@ pub struct Chart {
     pub y_range: Option<(f64, f64)>,
 }
 
-/// Ticks of an axis over `[lo, hi]`: about five at a 1, 2 or 5 × 10^k step,
-/// with the decimals that step needs.
+/// Ticks of an axis over `[lo, hi]`: about five, at the 1, 2 or 5 × 10^k
+/// step nearest a fifth of the span, with the decimals that step needs.
 pub fn ticks(lo: f64, hi: f64) -> (Vec<f64>, usize) {
     let span = (hi - lo).max(f64::MIN_POSITIVE);
     let raw = span / 5.0;
@@ -100,8 +100,8 @@ pub fn ticks(lo: f64, hi: f64) -> (Vec<f64>, usize) {
     let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+        .min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs()))
+        .unwrap_or(mag);
     let decimals = (-step.log10().floor()).max(0.0) as usize;
     let first = (lo / step).ceil() as i64;
     let last = (hi / step + 1e-9).floor() as i64;
@@ -251,8 +251,10 @@ mod tests {
             (vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0], 1)
         );
         let (t, d) = ticks(0.0, 1234.0);
-        assert_eq!((t.first(), t.last(), d), (Some(&0.0), Some(&1000.0), 0));
-        assert_eq!(range([3.0, 7.0].into_iter(), true), (0.0, 8.0));
+        assert_eq!((t.first(), t.last(), d), (Some(&0.0), Some(&1200.0), 0));
+        // A run of 1,022.8 s reads on an axis to 1,200 s, not 1,500.
+        assert_eq!(range([0.0, 1022.8].into_iter(), true), (0.0, 1200.0));
+        assert_eq!(range([3.0, 7.0].into_iter(), true), (0.0, 7.0));
         assert_eq!(range(std::iter::empty(), true), (0.0, 1.0));
         assert_eq!(range([5.0].into_iter(), false), (5.0, 10.0));
     }
