@@ -106,6 +106,10 @@ fn is_internal(e: &anyhow::Error) -> bool {
                 .is_some_and(|r| r.is_internal())
             || c.downcast_ref::<aisim_replay::fidelity::FidelityError>()
                 .is_some_and(|r| r.is_internal())
+            || c.downcast_ref::<aisim_core::cache_lab::CacheLabError>()
+                .is_some_and(|r| r.is_internal())
+            || c.downcast_ref::<aisim_replay::seeds::SeedsError>()
+                .is_some_and(|r| r.is_internal())
     })
 }
 

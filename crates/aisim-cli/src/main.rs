@@ -127,8 +127,32 @@ enum Command {
     ///   aisim calibrate rtx4090.json pro6000.json --out fitted.json
     #[command(verbatim_doc_comment)]
     Calibrate(commands::calibrate::CalibrateArgs),
+    /// Two replay reports side by side: every figure with its delta.
+    ///
+    /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). Each
+    /// figure outside `host`, `spec` and `workers` is shown for both runs with
+    /// B - A and the change in %; a warning says when the runs' disciplines
+    /// or workloads differ.
+    ///
+    /// Example:
+    ///   aisim replay --out a.json && aisim replay --workers 8 --out b.json
+    ///   aisim compare a.json b.json
+    #[command(verbatim_doc_comment)]
+    Compare(commands::compare::CompareArgs),
     /// Measured runs: import them from per-request measurements.
     Measured(commands::measured::MeasuredArgs),
+    /// The deterministic prefix-cache lab: hits of an LRU cache, no clock.
+    ///
+    /// Request i (0-based) reads the one-block prefix of session i mod S from
+    /// the engines' own LRU prefix cache (a KV pool of C one-block prefixes);
+    /// it hits when that prefix is resident. Every run starts from an empty
+    /// cache; playback stops at 4096 requests.
+    ///
+    /// Examples:
+    ///   aisim cache-lab -C 4 -s 4 --steps 2
+    ///   aisim cache-lab -C 3 -s 4 --requests 100 --format json
+    #[command(verbatim_doc_comment)]
+    CacheLab(commands::cache_lab::CacheLabArgs),
     /// List hardware, models and GPU profiles with their derived numbers.
     ///
     /// Profiles are named elsewhere by key: a manual profile (a100, h100, a10g)
@@ -200,9 +224,11 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::TokPerWatt(a) => commands::fleet::run_tok_per_watt(a),
         Command::GridFlex(a) => commands::fleet::run_grid_flex(a),
         Command::Profiles(args) => commands::profiles::run(args),
+        Command::CacheLab(args) => commands::cache_lab::run(args),
         Command::Validate(args) => commands::validate::run(args),
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Measured(args) => commands::measured::run(args),
+        Command::Compare(args) => commands::compare::run(args),
     }
 }
 

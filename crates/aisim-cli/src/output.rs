@@ -117,6 +117,11 @@ impl OutputArgs {
         Err(input(anyhow::Error::msg(why)))
     }
 
+    /// Whether stdout carries the JSON (`--format json` or `--out -`), not the table.
+    pub fn json_on_stdout(&self) -> bool {
+        self.format == Some(Format::Json) || self.out == Some(Target::Stdout)
+    }
+
     /// Writes `json` to `--out`, then the rendering `--format` chooses to
     /// stdout: `table()`, or `json` with `--format json` or `--out -`.
     pub fn emit(&self, table: impl FnOnce() -> String, json: &str) -> Result<(), CliError> {
@@ -138,8 +143,7 @@ impl OutputArgs {
         if other.is_some() {
             return Ok(());
         }
-        let json_on_stdout = self.format == Some(Format::Json) || self.out == Some(Target::Stdout);
-        if json_on_stdout {
+        if self.json_on_stdout() {
             Target::Stdout.write("the JSON report", json.as_bytes())
         } else {
             Target::Stdout.write("the report", table().as_bytes())

@@ -22,13 +22,7 @@ fn tour_commands() -> Vec<String> {
         .split("## Tour")
         .nth(1)
         .expect("README has a ## Tour");
-    let block = tour
-        .split("```sh")
-        .nth(1)
-        .unwrap()
-        .split("```")
-        .next()
-        .unwrap();
+    let block = common::first_sh_block(tour);
     assert!(
         block.contains("out=$(mktemp -d)"),
         "the tour writes into a scratch folder $out"

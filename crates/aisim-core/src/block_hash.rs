@@ -140,6 +140,88 @@ pub fn prompt_block_hashes(
         .collect()
 }
 
+/// A run of engine pages `[start, end)` with one source of identity: the
+/// pages of a prompt ending inside one trace block (their identity is that
+/// block's chain and their index), or a request's private pages. The radix
+/// cache files and matches spans, never single pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The chain of trace ids up to the span's trace block, or a request's
+    /// private key: with a page index, it names one page's content.
+    pub key: u64,
+    pub start: u32,
+    pub end: u32,
+    /// The lane number of page `start` (see `nth_lane`); the next pages
+    /// count on from it.
+    pub lane: u32,
+    pub private: bool,
+}
+
+impl Span {
+    /// The `BlockHash` `prompt_block_hashes` (or `private_block_hash`) gives
+    /// page `j` of this span: KV events name pages as the block pool does.
+    pub(crate) fn page_hash(&self, j: u32) -> BlockHash {
+        let n = (self.lane + (j - self.start)) as u64;
+        if self.private {
+            let lanes = LANES as u64;
+            BlockHash::in_group(combine(self.key, n / lanes), n % lanes)
+        } else {
+            nth_lane(self.key, n)
+        }
+    }
+}
+
+/// The spans of `prompt_block_hashes`' pages, appended to `out`: one per
+/// trace block a page ends in, so O(trace blocks) whatever the page size.
+pub(crate) fn prompt_spans(
+    hash_ids: &[u64],
+    trace_block_size: u32,
+    input_length: u32,
+    block_size: u32,
+    out: &mut Vec<Span>,
+) {
+    if hash_ids.is_empty() || trace_block_size == 0 || block_size == 0 {
+        return;
+    }
+    let (t, b) = (trace_block_size as u64, block_size as u64);
+    let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
+    let full_blocks = covered / b;
+    let mut group = CHAIN_SEED;
+    for (k, &id) in hash_ids.iter().enumerate() {
+        let k_start = k as u64 * t;
+        if k_start >= covered {
+            break;
+        }
+        group = combine_run(group, id, t);
+        // Pages ending in `(k_start, k_start + t]`.
+        let start = k_start / b;
+        let end = ((k_start + t) / b).min(full_blocks);
+        if start < end {
+            out.push(Span {
+                key: group,
+                start: start as u32,
+                end: end as u32,
+                lane: (((start + 1) * b - k_start - 1) / b) as u32,
+                private: false,
+            });
+        }
+    }
+}
+
+/// The span of every page of request `request_salt` from `start` on: what
+/// `private_block_hash` names.
+pub(crate) fn private_span(request_salt: u64, start: u32) -> Span {
+    Span {
+        key: mix64(request_salt ^ PRIVATE_SALT),
+        start,
+        end: u32::MAX,
+        lane: start,
+        private: true,
+    }
+}
+
+const PRIVATE_SALT: u64 = 0xa5a5_5a5a_dead_beef;
+
 /// Hash of a block that only one request can ever hold (its generated tokens, or a
 /// prompt without identity): unique per request and block index, so a preempted
 /// request finds its own blocks again and nobody else does. Eight consecutive
@@ -149,7 +231,7 @@ pub fn private_block_hash(request_salt: u64, block_index: u32) -> BlockHash {
     let lanes = LANES as u64;
     let j = block_index as u64;
     BlockHash::in_group(
-        combine(mix64(request_salt ^ 0xa5a5_5a5a_dead_beef), j / lanes),
+        combine(mix64(request_salt ^ PRIVATE_SALT), j / lanes),
         j % lanes,
     )
 }
@@ -268,6 +350,34 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn spans_name_the_pages_prompt_block_hashes_names() {
+        let ids: Vec<u64> = (0..12).map(|i| i * 17 + 3).collect();
+        for t in [1u32, 7, 16, 48, 512] {
+            for b in [1u32, 3, 16, 48, 64, 1000] {
+                for len in [1u32, 15, 16, 17, 500, 4096, 9_000] {
+                    let want = prompt_block_hashes(&ids, t, len, b);
+                    let mut spans = Vec::new();
+                    prompt_spans(&ids, t, len, b, &mut spans);
+                    let mut got = Vec::new();
+                    let mut next = 0;
+                    for s in &spans {
+                        assert_eq!(s.start, next, "spans are contiguous from page 0");
+                        got.extend((s.start..s.end).map(|j| s.page_hash(j)));
+                        next = s.end;
+                    }
+                    assert_eq!(got, want, "t {t} b {b} len {len}");
+                    // At most one span per trace block.
+                    assert!(spans.len() <= ids.len());
+                }
+            }
+        }
+        let p = private_span(9, 5);
+        for j in 5..40 {
+            assert_eq!(p.page_hash(j), private_block_hash(9, j));
         }
     }
 

@@ -19,13 +19,27 @@ pub enum Backend {
 
 impl Backend {
     /// The backend's default block (page) size: vLLM 64, TensorRT-LLM 32,
-    /// SGLang 16 (see docs/engine.md for why SGLang's page is 16 rather than 1).
+    /// SGLang 1 (SGLang's own `page_size`; its radix cache costs what a
+    /// request's trace blocks do, whatever the page, see docs/engine.md).
     pub fn default_block_size(self) -> u32 {
         match self {
             Backend::Vllm => 64,
             Backend::Trtllm => 32,
-            Backend::Sglang => 16,
+            Backend::Sglang => 1,
         }
+    }
+
+    /// The KV memory of one rank by default, in tokens: `DEFAULT_GPU_BLOCKS`
+    /// blocks of 64 (vLLM), 32 (TensorRT-LLM) or 16 (SGLang) tokens, i.e.
+    /// 1,048,576, 524,288 and 262,144, whatever the block size in effect
+    /// (SGLang's default page moved from 16 to 1 with its capacity kept).
+    pub fn default_kv_budget_tokens(self) -> u64 {
+        let tokens_per_block: u64 = match self {
+            Backend::Vllm => 64,
+            Backend::Trtllm => 32,
+            Backend::Sglang => 16,
+        };
+        DEFAULT_GPU_BLOCKS as u64 * tokens_per_block
     }
 }
 
@@ -74,8 +88,9 @@ pub struct EngineConfig {
     /// `num_gpu_blocks_override`). `None`: `kv_budget_tokens / block_size`.
     pub num_gpu_blocks: Option<u32>,
     /// KV memory of one rank, in tokens: what the GPU memory left for KV holds,
-    /// whatever the block size. `None`: 16,384 blocks of the backend's default
-    /// block size (a GPU profile's capacity when the timing comes from one).
+    /// whatever the block size. `None`: the backend's default
+    /// (`Backend::default_kv_budget_tokens`; a GPU profile's capacity when the
+    /// timing comes from one).
     pub kv_budget_tokens: Option<u64>,
     /// Most requests running at once per rank.
     pub max_num_seqs: u32,
@@ -136,7 +151,8 @@ impl Default for EngineConfig {
 }
 
 /// KV blocks per rank when neither `num_gpu_blocks` nor `kv_budget_tokens` is
-/// given, at the backend's default block size.
+/// given, at vLLM's and TensorRT-LLM's default block size (SGLang: 16,384
+/// blocks of 16 tokens, as 262,144 one-token pages).
 pub const DEFAULT_GPU_BLOCKS: u32 = 16_384;
 
 /// The most attention-DP ranks, and the most tensor-parallel GPUs per rank:
@@ -153,17 +169,16 @@ pub const MAX_GPU_BLOCKS: u32 = 1 << 26;
 
 impl EngineConfig {
     /// The block (page) size in effect: the configured one or the backend default
-    /// (vLLM 64, TensorRT-LLM 32, SGLang 16; see docs/engine.md for why SGLang's
-    /// page is 16 rather than 1).
+    /// (vLLM 64, TensorRT-LLM 32, SGLang 1).
     pub fn effective_block_size(&self) -> u32 {
         self.block_size.unwrap_or(self.backend.default_block_size())
     }
 
-    /// The KV memory of one rank in tokens: the configured budget or
-    /// `DEFAULT_GPU_BLOCKS` of the backend's default block size.
+    /// The KV memory of one rank in tokens: the configured budget or the
+    /// backend's default.
     pub fn kv_budget(&self) -> u64 {
         self.kv_budget_tokens
-            .unwrap_or(DEFAULT_GPU_BLOCKS as u64 * self.backend.default_block_size() as u64)
+            .unwrap_or(self.backend.default_kv_budget_tokens())
     }
 
     /// KV blocks of one rank: `num_gpu_blocks` when given, else as many blocks
@@ -283,9 +298,20 @@ mod tests {
                 assert_eq!(c.gpu_blocks() as u64, tokens / bs as u64);
             }
         }
-        // The defaults stay what they were: 16,384 blocks.
+        // The defaults stay what they were: 16,384 blocks; SGLang's page is
+        // 1 token by default, so 262,144 pages.
         assert_eq!(config(Backend::Vllm, None).gpu_blocks(), DEFAULT_GPU_BLOCKS);
+        assert_eq!(
+            config(Backend::Trtllm, None).gpu_blocks(),
+            DEFAULT_GPU_BLOCKS
+        );
+        assert_eq!(config(Backend::Sglang, None).effective_block_size(), 1);
+        assert_eq!(config(Backend::Sglang, None).gpu_blocks(), 262_144);
         assert_eq!(config(Backend::Sglang, Some(1)).gpu_blocks(), 262_144);
+        assert_eq!(
+            config(Backend::Sglang, Some(16)).gpu_blocks(),
+            DEFAULT_GPU_BLOCKS
+        );
     }
 
     #[test]

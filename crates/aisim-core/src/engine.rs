@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use crate::config::{Backend, EngineConfig};
 use crate::error::CoreError;
-use crate::kv::{KvBlockPool, KvEvent};
+use crate::kv::{KvCache, KvEvent};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
-use crate::scheduler::{DecodeBatch, RankPlan, SchedulerCore, SglangCore, VllmCore};
+use crate::scheduler::{DecodeBatch, Handoff, RankPlan, SchedulerCore, SglangCore, VllmCore};
 use crate::time::{SimDuration, SimTime};
 use crate::timing::{PassShape, PassTime, TimingModel};
 
@@ -94,6 +94,56 @@ impl Engine {
     /// When `rank` is not below `dp_size` (a programming error, not user input).
     pub fn add_request(&mut self, req: &Request, rank: usize) -> Result<(), RejectReason> {
         self.ranks[rank].enqueue(req)
+    }
+
+    /// Queues `req` on `rank` as a disaggregated prefill worker runs it: a
+    /// hidden job that computes the prompt and emits one token (the output
+    /// is not the request's), whose KV blocks stay held once it completes,
+    /// until `release_held` (when the transfer to the decode worker ends).
+    /// The outer error: this backend does not model the handoff.
+    ///
+    /// # Panics
+    /// When `rank` is not below `dp_size`.
+    pub fn add_prefill_job(
+        &mut self,
+        req: &Request,
+        rank: usize,
+    ) -> Result<Result<(), RejectReason>, CoreError> {
+        self.check_handoff()?;
+        Ok(self.ranks[rank].enqueue_handoff(req, Handoff::PrefillJob))
+    }
+
+    /// Queues `req` on `rank` as a disaggregated decode worker receives it:
+    /// its prompt's KV is transferred in, so at admission it takes its
+    /// blocks (its own prefix hits, the rest allocated for the transfer)
+    /// and only the prompt's last token is computed, with the first decode
+    /// pass, as vLLM's KV connector does. It then decodes all its output.
+    ///
+    /// # Panics
+    /// When `rank` is not below `dp_size`.
+    pub fn add_transferred(
+        &mut self,
+        req: &Request,
+        rank: usize,
+    ) -> Result<Result<(), RejectReason>, CoreError> {
+        self.check_handoff()?;
+        Ok(self.ranks[rank].enqueue_handoff(req, Handoff::Transferred))
+    }
+
+    /// Frees the blocks a completed prefill job held; false when none were.
+    pub fn release_held(&mut self, id: RequestId) -> bool {
+        self.ranks.iter_mut().any(|r| r.release_held(id))
+    }
+
+    fn check_handoff(&self) -> Result<(), CoreError> {
+        match self.config.backend {
+            Backend::Vllm | Backend::Trtllm => Ok(()),
+            Backend::Sglang => Err(CoreError::InvalidConfig {
+                field: "backend",
+                value: "sglang".into(),
+                reason: "a disaggregated handoff (a held prefill job, a transferred request) is modelled on the vLLM and TensorRT-LLM schedulers".into(),
+            }),
+        }
     }
 
     /// Whether any rank has waiting or running requests.
@@ -234,6 +284,14 @@ impl Engine {
         self.in_pass = false;
     }
 
+    /// Moves the KV events recorded since the last pass end into `out` (for
+    /// a caller that ran `run_decode_passes`, whose passes publish none).
+    pub fn drain_kv_events(&mut self, out: &mut Vec<KvEvent>) {
+        for rank in self.ranks.iter_mut() {
+            rank.pool_mut().drain_events(out);
+        }
+    }
+
     /// Removes a request wherever it is (used for timeouts); true when found.
     pub fn abort(&mut self, id: RequestId) -> bool {
         self.ranks.iter_mut().any(|r| r.abort(id))
@@ -242,6 +300,11 @@ impl Engine {
     /// Load of one rank.
     pub fn rank_load(&self, rank: usize) -> RankLoad {
         self.ranks[rank].load()
+    }
+
+    /// Requests running and waiting over the ranks (cheaper than `load`).
+    pub fn requests(&self) -> u32 {
+        self.ranks.iter().map(|r| r.requests()).sum()
     }
 
     /// Load summed over the ranks.
@@ -254,7 +317,7 @@ impl Engine {
     }
 
     /// The KV pool of one rank.
-    pub fn pool(&self, rank: usize) -> &KvBlockPool {
+    pub fn pool(&self, rank: usize) -> &dyn KvCache {
         self.ranks[rank].pool()
     }
 

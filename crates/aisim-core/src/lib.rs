@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod block_hash;
+pub mod cache_lab;
 mod config;
 mod engine;
 mod error;

@@ -1,8 +1,12 @@
 //! Replay benchmarks (release, single thread):
-//! `cargo bench -p aisim-replay --bench replay [-- mooncake|million|ten_million|turns]`.
+//! `cargo bench -p aisim-replay --bench replay [-- mooncake|mooncake_sglang|disagg|million|ten_million|turns]`.
 //!
 //! - `mooncake`: the shared Mooncake synthetic trace (3,993 requests) with the
 //!   default engine on 8 workers, in process, best of several runs;
+//! - `mooncake_sglang`: the same trace on SGLang at its default one-token
+//!   pages, 1,048,576 of them a rank (what `aisim replay TRACE --workers 8
+//!   --backend sglang --block-size 1 --num-gpu-blocks 1048576` runs);
+//! - `disagg`: the same trace disaggregated 4 + 4 against aggregated 8;
 //! - `million`: 1,000,000 synthetic requests (1,024 in / 128 out, Poisson at
 //!   1,000 req/s) on 64 workers, with the process's peak resident memory;
 //! - `ten_million`: the same with 10,000,000 requests, past the exact limit
@@ -14,7 +18,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{ArrivalSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{
+    ArrivalSpec, KvTransferSpec, PoolSpec, SyntheticSpec, TopologySpec, WorkloadSpec,
+};
 use aisim_replay::trace::read_trace;
 use aisim_replay::{ReplaySpec, Replayer};
 
@@ -27,22 +33,43 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn mooncake() {
+/// The shared Mooncake trace, if it is there.
+fn mooncake_path() -> Option<std::path::PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
-    if !path.exists() {
+    if path.exists() {
+        Some(path)
+    } else {
         println!("mooncake: skipped, {} not found", path.display());
-        return;
+        None
     }
-    let spec = ReplaySpec {
+}
+
+/// The Mooncake trace on `topology`, default engine and timing.
+fn mooncake_spec(path: &Path, topology: TopologySpec) -> ReplaySpec {
+    ReplaySpec {
         workload: WorkloadSpec::Trace {
-            path: path.clone(),
+            path: path.to_path_buf(),
             format: None,
             trace_block_size: None,
         },
-        topology: TopologySpec::Aggregated { workers: 8 },
+        topology,
         ..ReplaySpec::default()
+    }
+}
+
+fn best_median(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[0], v[v.len() / 2])
+}
+
+/// The shared trace on 8 workers with the engine `configure` sets.
+fn mooncake(name: &str, configure: impl Fn(&mut aisim_core::EngineConfig)) {
+    let Some(path) = mooncake_path() else {
+        return;
     };
+    let mut spec = mooncake_spec(&path, TopologySpec::Aggregated { workers: 8 });
+    configure(&mut spec.engine);
     let replayer = Replayer::new(spec, SpecComposition).unwrap();
     // Runs and reads interleaved, so that a slow spell of the machine hits both.
     let (mut runs, mut reads) = (Vec::new(), Vec::new());
@@ -56,15 +83,56 @@ fn mooncake() {
         reads.push(t0.elapsed().as_secs_f64() * 1e3);
         assert_eq!(trace.records.len(), 3993);
     }
-    let best_median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (v[0], v[v.len() / 2])
-    };
     let (run_best, run_median) = best_median(&mut runs);
     let (read_best, read_median) = best_median(&mut reads);
     println!(
-        "mooncake (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
+        "{name} (3,993 requests, 8 workers): read + replay + report best {run_best:.1} ms, median {run_median:.1} ms; \
          of which reading the trace best {read_best:.1} ms, median {read_median:.1} ms"
+    );
+}
+
+/// Disaggregated 4 + 4 against aggregated 8 on the Mooncake trace, runs
+/// interleaved (Llama-3.1-8B-sized KV, 131,072 bytes a token, over the
+/// default 50 GB/s link).
+fn disagg() {
+    let Some(path) = mooncake_path() else {
+        return;
+    };
+    let agg = Replayer::new(
+        mooncake_spec(&path, TopologySpec::Aggregated { workers: 8 }),
+        SpecComposition,
+    )
+    .unwrap();
+    let disagg = Replayer::new(
+        mooncake_spec(
+            &path,
+            TopologySpec::Disaggregated {
+                prefill: PoolSpec::new(4),
+                decode: PoolSpec::new(4),
+                kv_transfer: KvTransferSpec {
+                    bytes_per_token: Some(131_072),
+                    ..KvTransferSpec::default()
+                },
+            },
+        ),
+        SpecComposition,
+    )
+    .unwrap();
+    let (mut aggs, mut disaggs) = (Vec::new(), Vec::new());
+    for _ in 0..21 {
+        for (replayer, times) in [(&agg, &mut aggs), (&disagg, &mut disaggs)] {
+            let t0 = Instant::now();
+            let out = replayer.run().unwrap();
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(out.report.outcomes.completed, 3993);
+        }
+    }
+    let (agg_best, agg_median) = best_median(&mut aggs);
+    let (dis_best, dis_median) = best_median(&mut disaggs);
+    println!(
+        "disagg (3,993 requests): 4 + 4 best {dis_best:.1} ms, median {dis_median:.1} ms; \
+         aggregated 8 best {agg_best:.1} ms, median {agg_median:.1} ms; ratio of medians {:.2}",
+        dis_median / agg_median
     );
 }
 
@@ -128,7 +196,17 @@ fn main() {
         .collect();
     let want = |name: &str| which.is_empty() || which.iter().any(|w| w == name);
     if want("mooncake") {
-        mooncake();
+        mooncake("mooncake", |_| {});
+    }
+    if want("mooncake_sglang") {
+        mooncake("mooncake_sglang", |engine| {
+            engine.backend = aisim_core::Backend::Sglang;
+            engine.block_size = Some(1);
+            engine.num_gpu_blocks = Some(1 << 20);
+        });
+    }
+    if want("disagg") {
+        disagg();
     }
     if want("million") {
         synthetic_run("million", 1_000_000);

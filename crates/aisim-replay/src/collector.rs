@@ -2,19 +2,21 @@
 //! nothing else; every metric is derived once at the end (`report.rs`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aisim_core::hashing::IntHashBuilder;
 use aisim_core::{RejectReason, SimTime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::distribution::EXACT_LIMIT;
 use crate::gaps::GapCounts;
+use crate::per_request::{TraceRow, TraceRows};
 use crate::spec::SlaSpec;
 use crate::tally::{reject_kind, Tally};
 use crate::window::IdWindow;
 
 /// How a request ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Emitted every token.
@@ -78,6 +80,13 @@ pub struct RequestRecord {
     pub worker: u32,
     /// DP rank it ran on.
     pub rank: u32,
+    /// Disaggregated: the decode worker it was handed to (`worker` is then
+    /// its prefill worker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_worker: Option<u32>,
+    /// Disaggregated: prompt tokens whose KV was sent to the decode worker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_transfer_tokens: Option<u32>,
     /// Whether it is in the measured cohort (not warm-up).
     pub in_cohort: bool,
     /// Why it was rejected.
@@ -86,6 +95,10 @@ pub struct RequestRecord {
     /// Why it was rejected, as the report counts it.
     #[serde(skip)]
     pub reject_kind: Option<&'static str>,
+    /// The trace row it came from, set on a record that is kept (boxed: a
+    /// record in flight stays small).
+    #[serde(skip)]
+    pub trace: Option<Box<TraceRow>>,
 }
 
 fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -118,9 +131,12 @@ impl RequestRecord {
             preemptions: 0,
             worker: 0,
             rank: 0,
+            decode_worker: None,
+            kv_transfer_tokens: None,
             in_cohort: false,
             reject_reason: None,
             reject_kind: None,
+            trace: None,
         }
     }
 
@@ -178,6 +194,8 @@ pub struct TraceCollector {
     /// Every token-emitting request will complete: pool gaps as they come
     /// instead of holding them until the outcome is known.
     pool_gaps_at_once: bool,
+    /// The trace rows kept records are joined to.
+    trace_rows: Option<Arc<TraceRows>>,
 }
 
 /// What a collector hands over at the end.
@@ -204,6 +222,8 @@ pub struct CollectorOptions {
     pub exact_limit: Option<usize>,
     /// The SLA goodput is measured against.
     pub sla: SlaSpec,
+    /// The workload's trace rows, to join kept records to (by request id).
+    pub trace_rows: Option<Arc<TraceRows>>,
 }
 
 impl TraceCollector {
@@ -217,6 +237,7 @@ impl TraceCollector {
             pending_gaps: HashMap::default(),
             kept: options.keep_records.then(Vec::new),
             pool_gaps_at_once: options.every_request_completes,
+            trace_rows: options.trace_rows,
         }
     }
 
@@ -253,6 +274,15 @@ impl TraceCollector {
         if let Some(r) = self.get(id) {
             r.worker = worker;
             r.rank = rank;
+        }
+    }
+
+    /// Its prefill ended and its KV (`tokens` prompt tokens of it) is sent
+    /// to decode worker `worker`.
+    pub fn handed_off(&mut self, id: u64, worker: u32, tokens: u32) {
+        if let Some(r) = self.get(id) {
+            r.decode_worker = Some(worker);
+            r.kv_transfer_tokens = Some(tokens);
         }
     }
 
@@ -331,19 +361,28 @@ impl TraceCollector {
             }
         }
         self.tally.ended(&r, at.0);
-        if let Some(kept) = &mut self.kept {
-            kept.push(r);
-        }
+        self.keep(r);
         true
     }
 
     /// It can never be served.
     pub fn rejected(&mut self, id: u64, at: SimTime, reason: &RejectReason) {
+        self.refused(id, at, reject_kind(reason), || reason.to_string());
+    }
+
+    /// It was rejected, counted as `kind`, for the reason `message` says.
+    pub fn refused(
+        &mut self,
+        id: u64,
+        at: SimTime,
+        kind: &'static str,
+        message: impl FnOnce() -> String,
+    ) {
         let keep = self.kept.is_some();
         if let Some(r) = self.get(id) {
-            r.reject_kind = Some(reject_kind(reason));
+            r.reject_kind = Some(kind);
             // The message only for a record that is kept.
-            r.reject_reason = keep.then(|| reason.to_string());
+            r.reject_reason = keep.then(message);
         }
         self.terminal(id, at, Outcome::Rejected);
     }
@@ -351,6 +390,11 @@ impl TraceCollector {
     /// The worker a request in flight was placed on.
     pub fn worker_of(&self, id: u64) -> Option<u32> {
         self.live.get(id).map(|r| r.worker)
+    }
+
+    /// The decode worker a request in flight was handed to, if any.
+    pub fn decode_worker_of(&self, id: u64) -> Option<u32> {
+        self.live.get(id).and_then(|r| r.decode_worker)
     }
 
     /// Values each distribution keeps exactly.
@@ -387,14 +431,25 @@ impl TraceCollector {
         self.kept.as_ref().map_or(0, Vec::len)
     }
 
+    /// Keeps an ended request's record, when records are asked for, joined
+    /// to its trace row.
+    fn keep(&mut self, mut r: RequestRecord) {
+        if let Some(kept) = &mut self.kept {
+            r.trace = self
+                .trace_rows
+                .as_ref()
+                .and_then(|rows| rows.get(r.id))
+                .map(|row| Box::new(row.clone()));
+            kept.push(r);
+        }
+    }
+
     /// Ends the run at `end_ns`: requests still in flight are folded in as
     /// incomplete.
     pub fn finish(mut self, end_ns: u64) -> Collected {
         for (_, r) in self.live.drain_in_order() {
             self.tally.ended(&r, end_ns);
-            if let Some(kept) = &mut self.kept {
-                kept.push(r);
-            }
+            self.keep(r);
         }
         let mut records = self.kept.unwrap_or_default();
         records.sort_unstable_by_key(|r| r.id);

@@ -16,6 +16,11 @@ pub enum EventKind {
         /// The worker.
         worker: u32,
     },
+    /// A KV transfer from a prefill to a decode worker ends.
+    TransferComplete {
+        /// Index into the runtime's transfer table.
+        transfer: u32,
+    },
     /// A session's next turn is due for dispatch.
     TurnDue {
         /// Index into the runtime's pending-turn table.
@@ -57,6 +62,11 @@ impl EventHeap {
             kind,
             seq_no: self.seq,
         }));
+    }
+
+    /// The earliest event.
+    pub fn peek(&self) -> Option<&SimulationEvent> {
+        self.heap.peek().map(|r| &r.0)
     }
 
     /// Time of the earliest event.

@@ -3,7 +3,7 @@
 //! beyond.
 
 use crate::distribution::EXACT_LIMIT;
-use crate::metrics::Summary;
+use crate::metrics::{ms, Summary};
 use crate::sketch::LogSketch;
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
@@ -26,11 +26,6 @@ impl Default for GapCounts {
     fn default() -> GapCounts {
         GapCounts::with_limit(EXACT_LIMIT)
     }
-}
-
-/// A gap in milliseconds, as the report states it.
-fn ms(gap_ns: u64) -> f64 {
-    gap_ns as f64 * 1e-6
 }
 
 /// Gaps buffered before folding (4 MiB).

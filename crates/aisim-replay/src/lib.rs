@@ -35,12 +35,14 @@ pub mod event;
 pub mod fidelity;
 pub mod gaps;
 pub mod metrics;
+pub mod per_request;
 pub mod policy;
 #[cfg(feature = "progress")]
 pub mod progress;
 mod replayer;
 pub mod report;
 pub mod runtime;
+pub mod seeds;
 pub mod sketch;
 pub mod spec;
 pub mod tally;

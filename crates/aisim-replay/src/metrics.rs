@@ -1,7 +1,7 @@
 //! Distribution summaries with the declared percentile estimator: nearest rank,
 //! `rank = ceil(p/100 × n)`, computed in integers (per-mille percentiles).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sketch::LogSketch;
 
@@ -14,7 +14,7 @@ const PERMILLE: [u64; 6] = [500, 750, 900, 950, 990, 999];
 /// Mean, extremes, percentiles and standard deviation of one metric. A field is
 /// `null` when there are no values, or (offered view) when it lands on a request
 /// that did not complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Summary {
     /// Values summarized.
     pub count: u64,
@@ -56,6 +56,13 @@ pub fn rank_index(p: f64, n: u64) -> u64 {
         return rank_index_permille(permille.round() as u64, n);
     }
     ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n.max(1)) - 1
+}
+
+/// Nanoseconds as milliseconds, as every reported time is stated: a
+/// division, correctly rounded, so 10132103327 ns reads 10132.103327 (a
+/// product with `1e-6` carries its rounding into the last digits).
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
 }
 
 fn finite(v: f64) -> Option<f64> {
@@ -192,12 +199,47 @@ mod tests {
             prop_assert_eq!(s.max, sorted.last().copied());
         }
 
+        /// Random samples of any size up to 10,000 against the sorted
+        /// reference: the value at 1-based position `ceil(q × n / 1000)`,
+        /// the position found by search (no division) over the sort.
+        #[test]
+        fn percentiles_match_a_sort_based_reference_up_to_ten_thousand_values(
+            v in prop::collection::vec(-1e6f64..1e6, 1..=10_000),
+        ) {
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let n = sorted.len() as u64;
+            let mut values = v;
+            let s = Summary::of(&mut values);
+            let got = [s.p50, s.p75, s.p90, s.p95, s.p99, s.p999];
+            for (q, g) in PERMILLE.iter().zip(got) {
+                let position = (1..=n).find(|&i| i * 1000 >= q * n).expect("n qualifies");
+                prop_assert_eq!(g, Some(sorted[position as usize - 1]), "p{} of {}", *q as f64 / 10.0, n);
+            }
+        }
+
         #[test]
         fn rank_of_p999_is_exact_at_multiples_of_a_thousand(k in 1u64..100_000) {
             let n = 1000 * k;
             prop_assert_eq!(rank_index_permille(999, n), 999 * k - 1);
             prop_assert_eq!(rank_index(99.9, n), 999 * k - 1);
             prop_assert_eq!(rank_index(99.0, n), 990 * k - 1);
+        }
+    }
+
+    /// Every count up to 10,000 and every reported percentile: the integer
+    /// rank is the smallest 1-based position holding at least q per mille,
+    /// found by stepping (it never decreases as n grows), not by division.
+    #[test]
+    fn ranks_are_exact_for_every_count_up_to_ten_thousand() {
+        let mut position = [1u64; PERMILLE.len()];
+        for n in 1..=10_000u64 {
+            for (q, p) in PERMILLE.iter().zip(position.iter_mut()) {
+                while *p * 1000 < q * n {
+                    *p += 1;
+                }
+                assert_eq!(rank_index_permille(*q, n), *p - 1, "p{q} per mille of {n}");
+            }
         }
     }
 

@@ -1,18 +1,22 @@
 //! `Replayer`: validates a spec, builds engines, workload and policies, runs the
 //! runtime and derives the report.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use aisim_core::Engine;
+use aisim_core::timing::TimingModel;
+use aisim_core::{Engine, EngineConfig};
 
-use crate::collector::{CollectorOptions, RequestRecord};
+use crate::collector::{Collected, CollectorOptions, RequestRecord};
 use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
-use crate::report::ReplayReport;
-use crate::runtime::{AggRuntime, EngineFactory, ReplayObserver, Silent, Workers};
-use crate::spec::{ReplaySpec, WorkloadSpec};
-use crate::workload::{build_workload, DEMO_TRACE_NAME};
+use crate::report::{ReplayReport, RunTotals};
+use crate::runtime::{
+    AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Silent, Topology, Workers,
+};
+use crate::spec::{ReplaySpec, TopologySpec, WorkloadSpec};
+use crate::workload::{build_workload, Workload, DEMO_TRACE_NAME};
 
 /// A finished replay: the report and, when asked for, every request's record.
 #[derive(Debug)]
@@ -119,15 +123,6 @@ impl<C: ReplayComposition> Replayer<C> {
         )
         .entered();
         let timing = spec.timing.build()?;
-        let config = spec.engine.clone();
-        // One engine now, to refuse a bad configuration before anything runs;
-        // the others when their worker gets its first request.
-        let timing_name = timing.name().to_string();
-        let first = Engine::new(config.clone(), timing.clone())?;
-        let make: EngineFactory =
-            Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
-        let workers = Workers::new(spec.workers(), first, make);
-        tracing::info!(timing = timing_name, "engines built");
         let source = match &spec.workload {
             WorkloadSpec::Demo => DEMO_TRACE_NAME.to_string(),
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
@@ -143,20 +138,57 @@ impl<C: ReplayComposition> Replayer<C> {
         let _scaling = self.composition.scaling(spec);
         let options = CollectorOptions {
             keep_records: self.keep_records,
+            trace_rows: self
+                .keep_records
+                .then(|| workload.trace_rows().map(Arc::new))
+                .flatten(),
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };
-        let mut runtime = AggRuntime::new(spec, workers, workload, placement, options);
-        runtime.set_fast_forward(self.fast_forward);
-        runtime.set_stream_records(self.stream_records);
-        let (mut collected, mut totals) = runtime.run(observer)?;
+        let (mut collected, mut totals) = match &spec.topology {
+            TopologySpec::Aggregated { workers } => {
+                let topo = AggTopology::new(
+                    pool_workers(*workers, &spec.engine, &timing)?,
+                    &spec.engine,
+                    placement,
+                );
+                self.run_topology(topo, workload, options, observer)?
+            }
+            TopologySpec::Disaggregated {
+                prefill,
+                decode,
+                kv_transfer,
+            } => {
+                let pools = spec.pools();
+                let (prefill_engine, decode_engine) = (pools[0].engine, pools[1].engine);
+                let topo = DisaggTopology::new(
+                    (
+                        pool_workers(prefill.workers, prefill_engine, &timing)?,
+                        prefill_engine,
+                        placement,
+                    ),
+                    (
+                        pool_workers(decode.workers, decode_engine, &timing)?,
+                        decode_engine,
+                        self.composition.decode_placement(spec),
+                    ),
+                    kv_transfer,
+                );
+                self.run_topology(topo, workload, options, observer)?
+            }
+        };
         let cdfs = self.cdfs.then(|| ReportCdfs::of(&mut collected.tally));
         totals.source = source;
         let wall_s = started.elapsed().as_secs_f64();
         let report = ReplayReport::derive(spec, collected.tally, collected.itl, &totals, wall_s);
         tracing::info!(
             requests = report.outcomes.offered,
-            passes = totals.workers.iter().map(|w| w.passes).sum::<u64>(),
+            passes = totals
+                .pools
+                .iter()
+                .flat_map(|p| &p.workers)
+                .map(|w| w.passes)
+                .sum::<u64>(),
             simulated_s = totals.end_ns as f64 * 1e-9,
             wall_s,
             "replay finished"
@@ -171,4 +203,32 @@ impl<C: ReplayComposition> Replayer<C> {
             cdfs,
         })
     }
+
+    fn run_topology<T: Topology>(
+        &self,
+        topo: T,
+        workload: Box<dyn Workload>,
+        options: CollectorOptions,
+        observer: &mut dyn ReplayObserver,
+    ) -> Result<(Collected, RunTotals), ReplayError> {
+        let mut runtime = Runtime::new(&self.spec, topo, workload, options);
+        runtime.set_fast_forward(self.fast_forward);
+        runtime.set_stream_records(self.stream_records);
+        runtime.run(observer)
+    }
+}
+
+/// `count` workers of `engine`: one engine now, to refuse a bad
+/// configuration before anything runs; the others when their worker gets
+/// its first request.
+fn pool_workers(
+    count: u32,
+    engine: &EngineConfig,
+    timing: &Arc<dyn TimingModel>,
+) -> Result<Workers, ReplayError> {
+    let first = Engine::new(engine.clone(), timing.clone())?;
+    tracing::info!(timing = timing.name(), workers = count, "engines built");
+    let (config, timing) = (engine.clone(), timing.clone());
+    let make: EngineFactory = Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
+    Ok(Workers::new(count, first, make))
 }

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use aisim_core::EngineStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::gaps::GapCounts;
 use crate::metrics::{Summary, ESTIMATOR};
 use crate::sketch::RELATIVE_ACCURACY;
-use crate::spec::ReplaySpec;
+use crate::spec::{KvTransferMode, ReplaySpec};
 use crate::tally::Tally;
 use crate::timeseries::{TimeSeries, WorkerSeries};
 use crate::trace::TraceNotes;
@@ -17,7 +17,7 @@ use crate::SCHEMA_VERSION;
 
 /// The result of a replay. Everything but `host` is identical between runs of
 /// the same spec.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
     /// Report schema version.
     pub schema_version: u32,
@@ -29,6 +29,8 @@ pub struct ReplayReport {
     pub discipline: DisciplineReport,
     /// Outcome counts over the measured cohort.
     pub outcomes: Outcomes,
+    /// Prompt and output lengths of the offered cohort, tokens.
+    pub lengths: CohortLengths,
     /// Latency of the cohort's completed requests.
     pub latency: Latency,
     /// TTFT and E2E over the whole offered cohort, unfinished requests counting
@@ -36,6 +38,8 @@ pub struct ReplayReport {
     pub latency_offered: OfferedLatency,
     /// Rates.
     pub throughput: Throughput,
+    /// The SLA thresholds behind goodput, and how much of the cohort meets each.
+    pub sla: SlaReport,
     /// Prefix cache and preemption.
     pub cache: CacheReport,
     /// Requests in flight (dispatched, not yet ended).
@@ -49,16 +53,28 @@ pub struct ReplayReport {
     pub duration_s: f64,
     /// Per pool: workers, worker-seconds, GPU-hours, KV occupancy.
     pub pools: Vec<PoolReport>,
-    /// Per worker.
+    /// KV transfers between the pools, when disaggregated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_transfer: Option<TransferReport>,
+    /// The router queue (`spec.router.queue`), when there is one: requests
+    /// that waited in it (`queued`) and the most at once (`peak`); those
+    /// refused for a full queue are `rejections.router_queue_full`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router_queue: Option<RouterQueueTotals>,
+    /// Per worker (pool by pool).
     pub workers: Vec<WorkerReport>,
     /// The run in fixed bins of simulated time (`timeseries.rs`).
     pub time_series: TimeSeries,
+    /// With `--seeds N`: every figure's mean and 95 % interval over the seeds
+    /// (the rest of the report is the first seed's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<crate::seeds::SeedsReport>,
     /// How long the simulation took on this machine (differs between runs).
     pub host: HostReport,
 }
 
 /// Where the requests came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadInfo {
     /// Trace name or `synthetic`.
     pub source: String,
@@ -71,7 +87,7 @@ pub struct WorkloadInfo {
 }
 
 /// The discipline, stated with the results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisciplineReport {
     /// Which requests are measured.
     pub cohort: String,
@@ -87,8 +103,14 @@ pub struct DisciplineReport {
     pub max_sim_time_s: Option<f64>,
     /// Session dispatch mode.
     pub dispatch: String,
+    /// Whether arrivals wait for completions: `open` (at planned times,
+    /// whatever the service), `closed` (concurrency mode: a request arrives
+    /// when one in flight ends) or `open_with_closed_sessions` (first turns
+    /// open; a later turn waits for its session's previous turn to end).
+    #[serde(rename = "loop")]
+    pub arrival_loop: ArrivalLoop,
     /// Percentile estimator.
-    pub percentile_estimator: &'static str,
+    pub percentile_estimator: String,
     /// Values a distribution keeps exactly (for ITL: distinct gaps); past it
     /// its percentiles come from a log-linear sketch.
     pub exact_values_limit: u64,
@@ -97,12 +119,72 @@ pub struct DisciplineReport {
     pub sketch_relative_accuracy: f64,
     /// The distributions that went past the limit (empty: every percentile
     /// is exact).
-    pub sketched: Vec<&'static str>,
+    pub sketched: Vec<String>,
+}
+
+/// Whether arrivals depend on completions (see `DisciplineReport::arrival_loop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalLoop {
+    /// Every request at its planned time.
+    Open,
+    /// A fixed number in flight: a request arrives when one ends.
+    Closed,
+    /// First turns at their planned time; later turns after the previous one.
+    OpenWithClosedSessions,
+}
+
+impl ArrivalLoop {
+    /// A sentence for a report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArrivalLoop::Open => "open: requests arrive at their planned times, whatever the service",
+            ArrivalLoop::Closed => "closed: a request arrives when one in flight ends",
+            ArrivalLoop::OpenWithClosedSessions => "open for first turns; a later turn waits for its session's previous turn (closed within a session)",
+        }
+    }
+}
+
+/// Token lengths of every offered cohort request, whatever its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CohortLengths {
+    /// Prompt tokens.
+    pub input_tokens: Summary,
+    /// Output tokens asked for (`output_length`).
+    pub output_tokens: Summary,
+}
+
+/// The goodput thresholds and their attainment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlaReport {
+    /// TTFT threshold, ms (`null`: none given).
+    pub ttft_ms: Option<f64>,
+    /// TPOT threshold, ms.
+    pub tpot_ms: Option<f64>,
+    /// E2E threshold, ms.
+    pub e2e_ms: Option<f64>,
+    /// Fraction of the offered cohort meeting each threshold.
+    pub attainment: SlaAttainment,
+}
+
+/// Fractions of the offered cohort (0 to 1) that completed within each
+/// threshold; a request that did not complete misses every one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlaAttainment {
+    /// Within the TTFT threshold (`null` when none was given).
+    pub ttft: Option<f64>,
+    /// Within the TPOT threshold.
+    pub tpot: Option<f64>,
+    /// Within the E2E threshold.
+    pub e2e: Option<f64>,
+    /// Within every threshold given: goodput requests / offered (with no
+    /// threshold, completed / offered).
+    pub all: f64,
 }
 
 /// Outcome counts: completed + timed_out + rejected + incomplete = offered;
 /// `not_offered` lies outside the cohort.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Outcomes {
     /// Requests offered in the cohort.
     pub offered: u64,
@@ -122,7 +204,7 @@ pub struct Outcomes {
 }
 
 /// Latency distributions, milliseconds (output speed in tokens/s).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// First token − planned arrival.
     pub ttft_ms: Summary,
@@ -143,7 +225,7 @@ pub struct Latency {
 }
 
 /// The offered-cohort view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OfferedLatency {
     /// TTFT with unfinished requests at infinity.
     pub ttft_ms: Summary,
@@ -152,7 +234,7 @@ pub struct OfferedLatency {
 }
 
 /// Rates over the simulated duration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
     /// Offered requests per second.
     pub offered_rps: f64,
@@ -171,7 +253,7 @@ pub struct Throughput {
 }
 
 /// Prefix cache reuse and preemption, over every request.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheReport {
     /// Reused prompt tokens / prompt tokens, at first admission.
     pub prefix_reuse_ratio: f64,
@@ -186,7 +268,7 @@ pub struct CacheReport {
 }
 
 /// Requests in flight.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Concurrency {
     /// Time-averaged over the duration.
     pub mean: f64,
@@ -195,7 +277,7 @@ pub struct Concurrency {
 }
 
 /// Multi-turn dispatch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionReport {
     /// Dispatch mode.
     pub dispatch: String,
@@ -212,7 +294,7 @@ pub struct SessionReport {
 }
 
 /// One pool of workers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolReport {
     /// Pool name.
     pub pool: String,
@@ -229,6 +311,8 @@ pub struct PoolReport {
     pub worker_seconds: f64,
     /// GPUs × duration, hours.
     pub gpu_hours: f64,
+    /// Passes its workers ran.
+    pub passes: u64,
     /// Tokens per KV block.
     pub kv_block_size: u32,
     /// KV blocks per worker (all its ranks).
@@ -243,11 +327,29 @@ pub struct PoolReport {
     pub kv_mean_occupancy: f64,
 }
 
+/// KV transfers from prefill to decode workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferReport {
+    /// What is sent: `full_prompt` or `destination_missing`.
+    pub mode: KvTransferMode,
+    /// Transfers (one per request that reached its decode worker).
+    pub transfers: u64,
+    /// Prompt tokens sent.
+    pub transferred_tokens: u64,
+    /// Bytes sent, gigabytes (1e9).
+    pub transferred_gb: f64,
+    /// Mean transfer time (bytes over bandwidth plus latency), ms.
+    pub mean_ms: f64,
+}
+
 /// One worker.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerReport {
-    /// Worker index.
+    /// Worker index (within its pool).
     pub worker: u32,
+    /// Its pool, when the topology has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// Passes run.
     pub passes: u64,
     /// Requests completed.
@@ -263,7 +365,7 @@ pub struct WorkerReport {
 }
 
 /// Machine-dependent figures, ignored by comparisons.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostReport {
     /// Wall time of the simulation, s.
     pub wall_s: f64,
@@ -284,19 +386,63 @@ pub struct RunTotals {
     pub notes: TraceNotes,
     /// Later turns that fell back to the trace gap.
     pub think_time_fallbacks: u64,
-    /// Per worker that received a request, by index: counters, passes, KV
-    /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
-    pub workers: Vec<WorkerTotals>,
-    /// Workers in the topology.
+    /// KV transfers, when disaggregated.
+    pub transfer: Option<TransferTotals>,
+    /// The router queue, when there is one.
+    pub router_queue: Option<RouterQueueTotals>,
+    /// Per pool: its workers and what each did (one pool when aggregated;
+    /// prefill then decode when disaggregated).
+    pub pools: Vec<PoolTotals>,
+    /// Values each distribution kept exactly.
+    pub exact_limit: usize,
+    /// Source name.
+    pub source: String,
+}
+
+/// What the router queue held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouterQueueTotals {
+    /// Requests that waited in it.
+    pub queued: u64,
+    /// Most requests in it at once.
+    pub peak: u64,
+}
+
+/// KV transfers of a disaggregated run.
+#[derive(Debug, Clone, Copy)]
+pub struct TransferTotals {
+    /// Transfer mode.
+    pub mode: KvTransferMode,
+    /// Transfers started.
+    pub transfers: u64,
+    /// Prompt tokens sent.
+    pub tokens: u64,
+    /// Bytes sent.
+    pub bytes: f64,
+    /// Sum of the transfer times, ns.
+    pub busy_ns: f64,
+}
+
+/// End-of-run figures of one pool.
+#[derive(Debug, Clone, Default)]
+pub struct PoolTotals {
+    /// Pool name (`workers`, `prefill`, `decode`).
+    pub name: &'static str,
+    /// Whether its engines compute prompts, so its prefix cache saves
+    /// compute (the report's `cache` section counts these pools only; a
+    /// decode pool's cache hits only shorten transfers).
+    pub computes_prompts: bool,
+    /// Workers in the pool.
     pub worker_count: u32,
     /// KV blocks of one worker (all ranks).
     pub kv_capacity_per_worker: u64,
-    /// Values each distribution kept exactly.
-    pub exact_limit: usize,
+    /// Tokens per KV block.
+    pub kv_block_size: u32,
     /// GPUs per worker.
     pub gpus_per_worker: u32,
-    /// Source name.
-    pub source: String,
+    /// Per worker that received a request, by index: counters, passes, KV
+    /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
+    pub workers: Vec<WorkerTotals>,
 }
 
 /// End-of-run figures of one worker.
@@ -316,6 +462,51 @@ pub struct WorkerTotals {
     pub kv_block_ns: f64,
     /// KV occupancy and tokens over time.
     pub series: WorkerSeries,
+}
+
+impl PoolReport {
+    /// A pool's section and its workers' rows over `duration_ns`.
+    fn derive(p: &PoolTotals, duration_ns: u64) -> (PoolReport, Vec<WorkerReport>) {
+        let block_size = p.kv_block_size as u64;
+        let duration_s = duration_ns as f64 * 1e-9;
+        let workers: Vec<WorkerReport> = p
+            .workers
+            .iter()
+            .map(|w| WorkerReport {
+                worker: w.worker,
+                pool: None,
+                passes: w.passes,
+                completed: w.stats.completed,
+                preemptions: w.stats.preemptions,
+                kv_peak_blocks: w.kv_peak,
+                kv_peak_tokens: w.kv_peak * block_size,
+                kv_mean_occupancy: w.kv_block_ns
+                    / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
+            })
+            .collect();
+        let n_workers = p.worker_count;
+        let gpus = n_workers as u64 * p.gpus_per_worker as u64;
+        let kv_capacity_blocks = p.kv_capacity_per_worker;
+        let kv_peak_blocks = p.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
+        let pool = PoolReport {
+            pool: p.name.into(),
+            workers: n_workers,
+            workers_used: workers.len() as u32,
+            gpus_per_worker: p.gpus_per_worker,
+            gpus,
+            worker_seconds: n_workers as f64 * duration_s,
+            gpu_hours: gpus as f64 * duration_s / 3600.0,
+            passes: p.workers.iter().map(|w| w.passes).sum(),
+            kv_block_size: p.kv_block_size,
+            kv_capacity_blocks,
+            kv_capacity_tokens: kv_capacity_blocks * block_size,
+            kv_peak_blocks,
+            kv_peak_tokens: kv_peak_blocks * block_size,
+            kv_mean_occupancy: workers.iter().map(|w| w.kv_mean_occupancy).sum::<f64>()
+                / n_workers.max(1) as f64,
+        };
+        (pool, workers)
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -343,14 +534,14 @@ impl ReplayReport {
             incomplete: tally.incomplete,
             not_offered: totals.not_offered,
         };
-        let mut sketched: Vec<&'static str> = tally
+        let mut sketched: Vec<String> = tally
             .distributions()
             .into_iter()
             .filter(|(_, d)| d.is_sketched())
-            .map(|(name, _)| name)
+            .map(|(name, _)| name.to_string())
             .collect();
         if itl.is_sketched() {
-            sketched.push("latency.itl_ms");
+            sketched.push("latency.itl_ms".into());
         }
         sketched.sort_unstable();
 
@@ -395,65 +586,89 @@ impl ReplayReport {
             e2e_ms: tally.offered_e2e.summary(),
         };
 
+        let lengths = CohortLengths {
+            input_tokens: tally.input_lengths.summary(),
+            output_tokens: tally.output_lengths.summary(),
+        };
+        let attained = |limit: Option<f64>, met: u64| limit.map(|_| ratio(met, outcomes.offered));
+        let sla = SlaReport {
+            ttft_ms: spec.sla.ttft_ms,
+            tpot_ms: spec.sla.tpot_ms,
+            e2e_ms: spec.sla.e2e_ms,
+            attainment: SlaAttainment {
+                ttft: attained(spec.sla.ttft_ms, tally.sla_met.ttft),
+                tpot: attained(spec.sla.tpot_ms, tally.sla_met.tpot),
+                e2e: attained(spec.sla.e2e_ms, tally.sla_met.e2e),
+                all: ratio(tally.goodput, outcomes.offered),
+            },
+        };
+        let arrival_loop = if spec.admission.concurrency.is_some() {
+            ArrivalLoop::Closed
+        } else if tally.later_turns > 0 {
+            ArrivalLoop::OpenWithClosedSessions
+        } else {
+            ArrivalLoop::Open
+        };
+
+        // Prefix reuse where it saves compute: the pools that compute prompts.
         let mut stats = EngineStats::default();
-        for w in &totals.workers {
-            stats += w.stats;
+        let mut preemptions = 0;
+        for p in &totals.pools {
+            for w in &p.workers {
+                preemptions += w.stats.preemptions;
+                if p.computes_prompts {
+                    stats += w.stats;
+                }
+            }
         }
         let cache = CacheReport {
             prefix_reuse_ratio: ratio(stats.reused_tokens_first, stats.prompt_tokens_first),
             prefix_reuse_ratio_overall: ratio(stats.reused_tokens_all, stats.prompt_tokens_all),
             prompt_tokens: stats.prompt_tokens_first,
             reused_tokens: stats.reused_tokens_first,
-            preemptions: stats.preemptions,
+            preemptions,
         };
 
-        let block_size = spec.engine.effective_block_size() as u64;
-        let workers: Vec<WorkerReport> = totals
-            .workers
-            .iter()
-            .map(|w| WorkerReport {
-                worker: w.worker,
-                passes: w.passes,
-                completed: w.stats.completed,
-                preemptions: w.stats.preemptions,
-                kv_peak_blocks: w.kv_peak,
-                kv_peak_tokens: w.kv_peak * block_size,
-                kv_mean_occupancy: w.kv_block_ns
-                    / (w.kv_capacity.max(1) as f64 * duration_ns as f64),
-            })
-            .collect();
-        let n_workers = totals.worker_count;
-        let gpus = n_workers as u64 * totals.gpus_per_worker as u64;
-        let kv_capacity_blocks = totals.kv_capacity_per_worker;
-        let kv_peak_blocks = totals.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
-        let pools = vec![PoolReport {
-            pool: "workers".into(),
-            workers: n_workers,
-            workers_used: workers.len() as u32,
-            gpus_per_worker: totals.gpus_per_worker,
-            gpus,
-            worker_seconds: n_workers as f64 * duration_s,
-            gpu_hours: gpus as f64 * duration_s / 3600.0,
-            kv_block_size: spec.engine.effective_block_size(),
-            kv_capacity_blocks,
-            kv_capacity_tokens: kv_capacity_blocks * block_size,
-            kv_peak_blocks,
-            kv_peak_tokens: kv_peak_blocks * block_size,
-            kv_mean_occupancy: workers.iter().map(|w| w.kv_mean_occupancy).sum::<f64>()
-                / n_workers.max(1) as f64,
-        }];
+        let named = totals.pools.len() > 1;
+        let mut workers = Vec::new();
+        let mut pools = Vec::new();
+        for p in &totals.pools {
+            let (pool, pool_workers) = PoolReport::derive(p, duration_ns);
+            workers.extend(pool_workers.into_iter().map(|w| WorkerReport {
+                pool: named.then(|| p.name.to_string()),
+                ..w
+            }));
+            pools.push(pool);
+        }
+        let kv_transfer = totals.transfer.map(|t| TransferReport {
+            mode: t.mode,
+            transfers: t.transfers,
+            transferred_tokens: t.tokens,
+            transferred_gb: t.bytes * 1e-9,
+            mean_ms: t.busy_ns / t.transfers.max(1) as f64 * 1e-6,
+        });
         let warmup = spec.discipline.warmup_requests;
-        let time_series = TimeSeries::derive(
-            std::mem::take(&mut tally.series),
-            totals
-                .workers
-                .iter()
-                .map(|w| (w.worker, w.series.clone()))
-                .collect(),
-            totals.end_ns,
-            kv_capacity_blocks,
-            n_workers,
-        );
+        // Over time, the workers of the pool that emits the output tokens:
+        // the only one when aggregated, the decode pool when disaggregated.
+        let time_series = match totals.pools.last() {
+            Some(p) => TimeSeries::derive(
+                std::mem::take(&mut tally.series),
+                p.workers
+                    .iter()
+                    .map(|w| (w.worker, w.series.clone()))
+                    .collect(),
+                totals.end_ns,
+                p.kv_capacity_per_worker,
+                p.worker_count,
+            ),
+            None => TimeSeries::derive(
+                std::mem::take(&mut tally.series),
+                Vec::new(),
+                totals.end_ns,
+                0,
+                0,
+            ),
+        };
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
@@ -469,15 +684,18 @@ impl ReplayReport {
                 drain_s: spec.discipline.drain_s,
                 max_sim_time_s: spec.discipline.max_sim_time_s,
                 dispatch: spec.dispatch.to_string(),
-                percentile_estimator: ESTIMATOR,
+                arrival_loop,
+                percentile_estimator: ESTIMATOR.to_string(),
                 exact_values_limit: totals.exact_limit as u64,
                 sketch_relative_accuracy: RELATIVE_ACCURACY,
                 sketched,
             },
             outcomes,
+            lengths,
             latency,
             latency_offered,
             throughput,
+            sla,
             cache,
             concurrency,
             sessions,
@@ -488,8 +706,11 @@ impl ReplayReport {
                 .collect(),
             duration_s,
             pools,
+            kv_transfer,
+            router_queue: totals.router_queue,
             workers,
             time_series,
+            seeds: None,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }

@@ -304,6 +304,113 @@ pub enum TopologySpec {
         /// Worker count.
         workers: u32,
     },
+    /// A prefill pool and a decode pool: a request's prompt is computed on a
+    /// prefill worker, its KV sent to a decode worker, which decodes it.
+    Disaggregated {
+        /// The prefill pool.
+        prefill: PoolSpec,
+        /// The decode pool.
+        decode: PoolSpec,
+        /// How the prompt's KV moves between them.
+        #[serde(default)]
+        kv_transfer: KvTransferSpec,
+    },
+}
+
+/// One pool of a disaggregated topology.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    /// Worker count.
+    pub workers: u32,
+    /// The pool's engine; the spec's `engine` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Box<EngineConfig>>,
+}
+
+impl PoolSpec {
+    /// `workers` workers on the spec's engine.
+    pub fn new(workers: u32) -> PoolSpec {
+        PoolSpec {
+            workers,
+            engine: None,
+        }
+    }
+}
+
+/// One pool as a spec describes it (`ReplaySpec::pools`).
+#[derive(Debug, Clone, Copy)]
+pub struct PoolRef<'a> {
+    /// Its spec field (`topology`, `topology.prefill`, `topology.decode`).
+    pub field: &'static str,
+    /// Workers.
+    pub workers: u32,
+    /// Its engine.
+    pub engine: &'a EngineConfig,
+    /// Whether the engine is the pool's own (else the spec's `engine`).
+    pub own_engine: bool,
+}
+
+impl PoolRef<'_> {
+    /// The spec field of one of its engine's settings (`setting` as
+    /// `EngineConfig::validate` names it).
+    pub fn engine_field(&self, setting: &str) -> String {
+        if self.own_engine {
+            format!("{}.engine.{setting}", self.field)
+        } else {
+            format!("engine.{setting}")
+        }
+    }
+}
+
+/// What a KV transfer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum KvTransferMode {
+    /// The whole prompt.
+    #[default]
+    FullPrompt,
+    /// Only the prompt tokens the decode worker does not hold in its prefix
+    /// cache when the transfer starts.
+    DestinationMissing,
+}
+
+impl fmt::Display for KvTransferMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KvTransferMode::FullPrompt => "full_prompt",
+            KvTransferMode::DestinationMissing => "destination_missing",
+        })
+    }
+}
+
+/// The prefill-to-decode KV link: `transfer_s = tokens × bytes_per_token /
+/// (gb_s × 1e9) + latency_ms / 1e3`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KvTransferSpec {
+    /// Bandwidth of one transfer, gigabytes (1e9 bytes) per second. The
+    /// default, 50, is one 400 Gb/s NIC.
+    pub gb_s: f64,
+    /// Fixed cost of a transfer, ms.
+    pub latency_ms: f64,
+    /// KV bytes of one token (all layers, whole model); from the timing's
+    /// GPU profile when absent (`ReplaySpec::apply_profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_token: Option<u64>,
+    /// What is sent.
+    pub mode: KvTransferMode,
+}
+
+impl Default for KvTransferSpec {
+    fn default() -> Self {
+        KvTransferSpec {
+            gb_s: 50.0,
+            latency_ms: 0.0,
+            bytes_per_token: None,
+            mode: KvTransferMode::FullPrompt,
+        }
+    }
 }
 
 impl Default for TopologySpec {
@@ -331,6 +438,24 @@ pub enum RouterKind {
 pub struct RouterSpec {
     /// Which policy.
     pub policy: RouterKind,
+    /// A queue in front of the policy, for when every worker is busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<RouterQueueSpec>,
+}
+
+/// The router's queue: a request arriving while every worker (of the pool
+/// requests arrive at: the prefill pool when disaggregated) holds at least
+/// `threshold` requests, running and waiting, waits in the router, and the
+/// queue releases its requests in arrival order as workers drop below it;
+/// one arriving to a full queue is rejected (`router_queue_full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterQueueSpec {
+    /// Requests on a worker (running + waiting, all ranks) from which it
+    /// counts as busy; at least 1.
+    pub threshold: u32,
+    /// Requests the queue holds; 0 rejects every request that would wait.
+    pub capacity: u32,
 }
 
 /// Built-in scaling policies.
@@ -471,6 +596,77 @@ pub const MAX_WORKERS: u32 = 1 << 24;
 /// far below.
 pub const MAX_DP_SIZE: u32 = 1024;
 
+/// A pool's worker count and engine.
+fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
+    let (workers, engine) = (pool.workers, pool.engine);
+    let field = format!("{}.workers", pool.field);
+    if workers == 0 {
+        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
+    }
+    if workers > MAX_WORKERS {
+        return Err(ReplayError::spec(
+            field,
+            format!(
+                "{workers} workers: at most {MAX_WORKERS} (an idle worker costs a 4-byte slot, {} MiB at this count)",
+                (workers as u64 * 4) >> 20
+            ),
+        ));
+    }
+    if engine.dp_size > MAX_DP_SIZE {
+        return Err(ReplayError::spec(
+            pool.engine_field("dp_size"),
+            format!(
+                "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker runs one scheduler and KV pool per rank; no serving instance comes near)",
+                engine.dp_size
+            ),
+        ));
+    }
+    match engine.validate() {
+        Err(aisim_core::CoreError::InvalidConfig {
+            field,
+            value,
+            reason,
+        }) if pool.own_engine => Err(ReplayError::spec(
+            pool.engine_field(field),
+            format!("{value}: {reason}"),
+        )),
+        other => Ok(other?),
+    }
+}
+
+/// A GPU profile's engine facts written into one engine configuration (see
+/// `ReplaySpec::apply_profile`).
+fn apply_profile_to(
+    e: &mut EngineConfig,
+    profile: &str,
+    p: &dyn aisim_core::profile::GpuProfile,
+    tp: u32,
+) -> Result<(), ReplayError> {
+    if e.tp_size != 1 && e.tp_size != tp {
+        return Err(ReplayError::spec(
+            "engine.tp_size",
+            format!(
+                "{} conflicts with profile {profile}, which is tp {tp}: leave tp_size out or set it to {tp}",
+                e.tp_size
+            ),
+        ));
+    }
+    e.tp_size = tp;
+    if e.kv_budget_tokens.is_none() && e.num_gpu_blocks.is_none() {
+        let tokens = p.total_kv_blks().saturating_mul(p.blk_size() as u64);
+        if tokens == 0 {
+            return Err(ReplayError::spec(
+                "timing.profile",
+                format!(
+                    "{profile}: the weights leave no GPU memory for KV; use more tensor parallelism (/tpN), a smaller dtype (/fp8) or a larger GPU"
+                ),
+            ));
+        }
+        e.kv_budget_tokens = Some(tokens);
+    }
+    Ok(())
+}
+
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
@@ -513,11 +709,50 @@ impl ReplaySpec {
         serde_json::to_string_pretty(self).expect("specs serialize")
     }
 
-    /// Worker count.
+    /// Worker count (both pools when disaggregated).
     pub fn workers(&self) -> u32 {
-        match self.topology {
-            TopologySpec::Aggregated { workers } => workers,
+        match &self.topology {
+            TopologySpec::Aggregated { workers } => *workers,
+            TopologySpec::Disaggregated {
+                prefill, decode, ..
+            } => prefill.workers.saturating_add(decode.workers),
         }
+    }
+
+    /// Every pool: its spec field, worker count and engine.
+    pub fn pools(&self) -> Vec<PoolRef<'_>> {
+        match &self.topology {
+            TopologySpec::Aggregated { workers } => vec![PoolRef {
+                field: "topology",
+                workers: *workers,
+                engine: &self.engine,
+                own_engine: false,
+            }],
+            TopologySpec::Disaggregated {
+                prefill, decode, ..
+            } => [("topology.prefill", prefill), ("topology.decode", decode)]
+                .into_iter()
+                .map(|(field, p)| PoolRef {
+                    field,
+                    workers: p.workers,
+                    engine: p.engine.as_deref().unwrap_or(&self.engine),
+                    own_engine: p.engine.is_some(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Every engine configuration the spec holds (the pools' own ones too).
+    fn engines_mut(&mut self) -> Vec<&mut EngineConfig> {
+        let mut engines = vec![&mut self.engine];
+        if let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut self.topology
+        {
+            engines.extend(prefill.engine.as_deref_mut());
+            engines.extend(decode.engine.as_deref_mut());
+        }
+        engines
     }
 
     /// Fills in the engine facts the timing's GPU profile fixes, when the
@@ -526,35 +761,75 @@ impl ReplaySpec {
     /// (`engine.kv_budget_tokens`, unless given). Idempotent; a no-op for
     /// other timing models. The physics model's profile counts as well. `Replayer::new` calls it.
     pub fn apply_profile(&mut self) -> Result<(), ReplayError> {
-        let Some(profile) = self.timing.profile_key() else {
+        let Some(profile) = self.timing.profile_key().map(str::to_string) else {
             return Ok(());
         };
-        let p = resolve_profile(profile)?;
+        let p = resolve_profile(&profile)?;
         let tp = p.gpus();
-        let e = &mut self.engine;
-        if e.tp_size != 1 && e.tp_size != tp {
-            return Err(ReplayError::spec(
-                "engine.tp_size",
-                format!(
-                    "{} conflicts with profile {profile}, which is tp {tp}: leave tp_size out or set it to {tp}",
-                    e.tp_size
-                ),
-            ));
+        for e in self.engines_mut() {
+            apply_profile_to(e, &profile, &*p, tp)?;
         }
-        e.tp_size = tp;
-        if e.kv_budget_tokens.is_none() && e.num_gpu_blocks.is_none() {
-            let tokens = p.total_kv_blks().saturating_mul(p.blk_size() as u64);
-            if tokens == 0 {
+        if let TopologySpec::Disaggregated { kv_transfer, .. } = &mut self.topology {
+            if kv_transfer.bytes_per_token.is_none() {
+                kv_transfer.bytes_per_token = p
+                    .kv_bytes_per_token()
+                    .filter(|b| b.is_finite() && *b >= 1.0)
+                    .map(|b| b.round() as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// What only a disaggregated topology needs: single-rank vLLM-core
+    /// engines in both pools (the handoff is modelled on vLLM's scheduler:
+    /// the prefill worker holds the prompt's blocks, the decode worker admits
+    /// the request with its KV present) and a complete KV link.
+    fn check_disaggregated(&self, t: &KvTransferSpec) -> Result<(), ReplayError> {
+        for pool in self.pools() {
+            let engine = pool.engine;
+            if engine.dp_size != 1 {
                 return Err(ReplayError::spec(
-                    "timing.profile",
+                    pool.engine_field("dp_size"),
                     format!(
-                        "{profile}: the weights leave no GPU memory for KV; use more tensor parallelism (/tpN), a smaller dtype (/fp8) or a larger GPU"
+                        "{} in {}: a disaggregated pool's workers have one attention-DP rank each (replay.md: a request's handoff between DP ranks is not modelled, and approximating it would be wrong); use more workers instead",
+                        engine.dp_size, pool.field
                     ),
                 ));
             }
-            e.kv_budget_tokens = Some(tokens);
+            if engine.backend == aisim_core::Backend::Sglang {
+                return Err(ReplayError::spec(
+                    pool.engine_field("backend"),
+                    format!("sglang in {}: the disaggregated runtime runs the vLLM and TensorRT-LLM schedulers (use vllm or trtllm)", pool.field),
+                ));
+            }
         }
-        Ok(())
+        check_positive("topology.kv_transfer.gb_s", t.gb_s)?;
+        if !(t.latency_ms.is_finite() && t.latency_ms >= 0.0) {
+            return Err(ReplayError::spec(
+                "topology.kv_transfer.latency_ms",
+                format!("{} must be 0 or more", t.latency_ms),
+            ));
+        }
+        check_clock(
+            "topology.kv_transfer.latency_ms",
+            t.latency_ms,
+            1.0,
+            format!("{} ms", float(t.latency_ms)),
+        )?;
+        match t.bytes_per_token {
+            None => Err(ReplayError::spec(
+                "topology.kv_transfer.bytes_per_token",
+                match self.timing.profile_key() {
+                    Some(p) => format!("missing, and the timing's profile {p} names no model to take it from: a KV transfer's time needs the KV bytes of a token (give it, or a profile of the form GPU/MODEL/tpN)"),
+                    None => "missing: a KV transfer's time needs the KV bytes of a token (give it, or a GPU profile of the form GPU/MODEL/tpN as the timing, whose model gives it)".to_string(),
+                },
+            )),
+            Some(0) => Err(ReplayError::spec(
+                "topology.kv_transfer.bytes_per_token",
+                "0: a token's KV has at least 1 byte",
+            )),
+            Some(_) => Ok(()),
+        }
     }
 
     /// Checks every field before anything runs.
@@ -568,32 +843,20 @@ impl ReplaySpec {
                 ),
             ));
         }
-        if self.workers() == 0 {
-            return Err(ReplayError::spec(
-                "topology.workers",
-                "0 workers: at least 1 is needed",
-            ));
+        for pool in self.pools() {
+            check_pool(&pool)?;
         }
-        if self.workers() > MAX_WORKERS {
-            return Err(ReplayError::spec(
-                "topology.workers",
-                format!(
-                    "{} workers: at most {MAX_WORKERS} (an idle worker costs a 4-byte slot, {} MiB at this count)",
-                    self.workers(),
-                    (self.workers() as u64 * 4) >> 20
-                ),
-            ));
+        if let TopologySpec::Disaggregated { kv_transfer, .. } = &self.topology {
+            self.check_disaggregated(kv_transfer)?;
         }
-        if self.engine.dp_size > MAX_DP_SIZE {
-            return Err(ReplayError::spec(
-                "engine.dp_size",
-                format!(
-                    "{} attention-DP ranks per worker: at most {MAX_DP_SIZE} (a worker runs one scheduler and KV pool per rank; no serving instance comes near)",
-                    self.engine.dp_size
-                ),
-            ));
+        if let Some(q) = self.router.queue {
+            if q.threshold == 0 {
+                return Err(ReplayError::spec(
+                    "router.queue.threshold",
+                    "0: a worker is busy from 1 request on at the least",
+                ));
+            }
         }
-        self.engine.validate()?;
         check_positive("admission.speedup", self.admission.speedup)?;
         if self.admission.concurrency == Some(0) {
             return Err(ReplayError::spec(

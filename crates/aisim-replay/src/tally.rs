@@ -3,18 +3,30 @@
 //! is in flight. Counts and token sums are exact integers; distributions are
 //! exact up to `EXACT_LIMIT` values each (see `distribution.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use aisim_core::hashing::IntHashBuilder;
 
 use aisim_core::RejectReason;
 
 use crate::collector::{Outcome, RequestRecord};
 use crate::distribution::Distribution;
+use crate::metrics::{ms, Summary};
 use crate::spec::SlaSpec;
 use crate::timeseries::RequestSeries;
 
-fn ms(ns: u64) -> f64 {
-    ns as f64 * 1e-6
-}
+/// Every kind a rejection is counted under, as the report spells it: the
+/// engine's reasons, and `router_queue_full` for a request a full router
+/// queue refuses (no router of the aggregated runtime queues today, so it
+/// stays absent until one does). A kind with no rejection is not listed.
+pub const REJECT_KINDS: [&str; 6] = [
+    "empty_prompt",
+    "longer_than_max_model_len",
+    "larger_than_kv_cache",
+    "fills_sglang_pool",
+    "prompt_over_batch_budget",
+    "router_queue_full",
+];
 
 /// The short name a rejection is counted under (the record keeps the details).
 pub fn reject_kind(reason: &RejectReason) -> &'static str {
@@ -95,6 +107,42 @@ pub struct LatencyValues {
     pub dispatch_delay: Distribution,
 }
 
+/// Token lengths counted per distinct value: exact at any request count, in
+/// memory that follows the distinct lengths (a few thousand), not the
+/// requests.
+#[derive(Debug, Default, Clone)]
+pub struct LengthCounts(HashMap<u32, u64, IntHashBuilder>);
+
+impl LengthCounts {
+    /// Counts one length.
+    pub fn add(&mut self, tokens: u32) {
+        *self.0.entry(tokens).or_insert(0) += 1;
+    }
+
+    /// The summary, exact.
+    pub fn summary(&self) -> Summary {
+        let mut runs: Vec<(u32, u64)> = self.0.iter().map(|(&v, &c)| (v, c)).collect();
+        runs.sort_unstable();
+        Summary::of_sorted_runs(runs.into_iter().map(|(v, c)| (v as f64, c)))
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<(u32, u64)>()
+    }
+}
+
+/// Completed cohort requests meeting each SLA threshold on its own.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SlaMet {
+    /// TTFT at or under `sla.ttft_ms`.
+    pub ttft: u64,
+    /// TPOT at or under `sla.tpot_ms`.
+    pub tpot: u64,
+    /// E2E at or under `sla.e2e_ms`.
+    pub e2e: u64,
+}
+
 /// The running totals of a replay.
 #[derive(Debug, Default, Clone)]
 pub struct Tally {
@@ -137,6 +185,13 @@ pub struct Tally {
     pub offered_e2e: Distribution,
     /// Completed cohort requests meeting every SLA threshold.
     pub goodput: u64,
+    /// Completed cohort requests meeting the TTFT, TPOT and E2E thresholds
+    /// (each counted alone; a threshold not given is met by every one).
+    pub sla_met: SlaMet,
+    /// Prompt tokens of every cohort request, as offered.
+    pub input_lengths: LengthCounts,
+    /// Output tokens every cohort request asked for.
+    pub output_lengths: LengthCounts,
     /// Prompt tokens of completed cohort requests.
     pub input_tokens: u64,
     /// Output tokens of completed cohort requests.
@@ -213,6 +268,8 @@ impl Tally {
         if let Some(kind) = r.reject_kind {
             *self.rejections.entry(kind).or_insert(0) += 1;
         }
+        self.input_lengths.add(r.input_length);
+        self.output_lengths.add(r.output_length);
         let done = r.outcome == Outcome::Completed;
         let ttft = (r.tokens > 0).then(|| ms(r.first_token_ns - r.planned_ns));
         let e2e = ms(r.terminal_ns.wrapping_sub(r.planned_ns));
@@ -244,10 +301,15 @@ impl Tally {
         l.dispatch_delay.add(ms(r.dispatch_ns - r.planned_ns));
         let sla = &self.sla;
         let ttft_sla = ms(r.first_token_ns.min(r.terminal_ns) - r.planned_ns);
-        let meets = sla.ttft_ms.is_none_or(|t| ttft_sla <= t)
-            && sla.tpot_ms.is_none_or(|t| tpot.unwrap_or(0.0) <= t)
-            && sla.e2e_ms.is_none_or(|t| e2e <= t);
-        self.goodput += u64::from(meets);
+        let met = [
+            sla.ttft_ms.is_none_or(|t| ttft_sla <= t),
+            sla.tpot_ms.is_none_or(|t| tpot.unwrap_or(0.0) <= t),
+            sla.e2e_ms.is_none_or(|t| e2e <= t),
+        ];
+        self.sla_met.ttft += u64::from(met[0]);
+        self.sla_met.tpot += u64::from(met[1]);
+        self.sla_met.e2e += u64::from(met[2]);
+        self.goodput += u64::from(met.iter().all(|&m| m));
         self.input_tokens += r.input_length as u64;
         self.output_tokens += r.tokens as u64;
     }
@@ -280,6 +342,32 @@ impl Tally {
         self.distributions()
             .iter()
             .map(|(_, d)| d.heap_bytes())
-            .sum()
+            .sum::<usize>()
+            + self.input_lengths.heap_bytes()
+            + self.output_lengths.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Counting lengths per distinct value summarizes as the values do.
+        #[test]
+        fn length_counts_summarize_as_the_lengths_themselves(
+            v in prop::collection::vec(0u32..5000, 1..2000),
+        ) {
+            let mut counts = LengthCounts::default();
+            for &x in &v {
+                counts.add(x);
+            }
+            let mut values: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+            let (a, b) = (counts.summary(), Summary::of(&mut values));
+            prop_assert_eq!((a.count, a.min, a.max, a.p50, a.p90, a.p99, a.p999), (b.count, b.min, b.max, b.p50, b.p90, b.p99, b.p999));
+            let (ma, mb) = (a.mean.unwrap(), b.mean.unwrap());
+            prop_assert!((ma - mb).abs() <= 1e-9 * mb.abs().max(1.0), "{} vs {}", ma, mb);
+        }
     }
 }

@@ -162,3 +162,41 @@ fn mooncake_sglang_page_1_figures_are_pinned() {
         assert_figures(&r, want);
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn mooncake_disaggregated_4_plus_4_conserves_and_repeats() {
+    use aisim_replay::spec::{KvTransferMode, KvTransferSpec, PoolSpec};
+    let spec = || ReplaySpec {
+        topology: TopologySpec::Disaggregated {
+            prefill: PoolSpec::new(4),
+            decode: PoolSpec::new(4),
+            kv_transfer: KvTransferSpec {
+                bytes_per_token: Some(131_072),
+                mode: KvTransferMode::DestinationMissing,
+                ..KvTransferSpec::default()
+            },
+        },
+        ..mooncake_spec(8)
+    };
+    let a = run(spec());
+    assert_eq!(json_without_host(&a), json_without_host(&run(spec())));
+    // Decode workers running ahead between handoffs change nothing.
+    let slow = aisim_replay::Replayer::new(spec(), aisim_replay::policy::SpecComposition)
+        .unwrap()
+        .with_records(true)
+        .with_fast_forward(false)
+        .run()
+        .unwrap();
+    assert_eq!(json_without_host(&a), json_without_host(&slow));
+    let r = &a.report;
+    assert_eq!(r.outcomes.completed, 3993);
+    // Every prompt is computed once, on the prefill pool.
+    assert_eq!(r.cache.prompt_tokens, 61_194_628);
+    let t = r.kv_transfer.as_ref().unwrap();
+    assert_eq!(t.transfers, 3993);
+    assert!(t.transferred_tokens < r.cache.prompt_tokens, "{t:?}");
+    let passes: Vec<u64> = r.pools.iter().map(|p| p.passes).collect();
+    let per_worker: u64 = r.workers.iter().map(|w| w.passes).sum();
+    assert_eq!(passes.iter().sum::<u64>(), per_worker);
+}

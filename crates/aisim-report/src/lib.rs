@@ -13,11 +13,14 @@
 
 #![warn(missing_docs)]
 
+pub mod cache_lab;
+pub mod compare;
 pub mod fidelity;
 pub mod fleet;
 pub mod html;
 pub mod profiles;
 pub mod replay;
+pub mod seeds;
 pub mod table;
 
 /// Pretty JSON of any serializable report, with a trailing newline.

@@ -2,6 +2,7 @@
 
 use aisim_core::timing::TimingSpec;
 use aisim_replay::metrics::Summary;
+use aisim_replay::spec::TopologySpec;
 use aisim_replay::ReplayReport;
 
 use crate::table::{num, Table};
@@ -42,11 +43,16 @@ fn summary_row(t: &mut Table, name: &str, s: &Summary, offered: bool) {
 
 /// The whole report as tables.
 pub fn render_replay(r: &ReplayReport) -> String {
-    replay_tables(r)
+    let mut out = replay_tables(r)
         .iter()
         .map(Table::render)
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if let Some(s) = &r.seeds {
+        out.push('\n');
+        out.push_str(&crate::seeds::render_seeds(s));
+    }
+    out
 }
 
 /// The report's tables, in the order the terminal shows them (the HTML
@@ -55,26 +61,61 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
-    run.row([
-        "workers".to_string(),
-        format!(
-            "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
-            spec.workers(),
-            name_of(&spec.engine.backend),
-            spec.engine.dp_size,
-            spec.engine.tp_size,
-            r.pools[0].gpus_per_worker,
-            if r.pools[0].gpus_per_worker == 1 {
-                ""
-            } else {
-                "s"
-            },
-            r.pools[0].gpus
-        ),
-    ]);
+    if let [prefill, decode] = &r.pools[..] {
+        run.row([
+            "workers".to_string(),
+            format!(
+                "{} prefill + {} decode x {} ({} GPUs in all)",
+                prefill.workers,
+                decode.workers,
+                name_of(&spec.engine.backend),
+                prefill.gpus + decode.gpus
+            ),
+        ]);
+    } else {
+        run.row([
+            "workers".to_string(),
+            format!(
+                "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
+                spec.workers(),
+                name_of(&spec.engine.backend),
+                spec.engine.dp_size,
+                spec.engine.tp_size,
+                r.pools[0].gpus_per_worker,
+                if r.pools[0].gpus_per_worker == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                r.pools[0].gpus
+            ),
+        ]);
+    }
+    if let TopologySpec::Disaggregated { kv_transfer: t, .. } = &spec.topology {
+        run.row([
+            "kv transfer".to_string(),
+            format!(
+                "{}: {} B/token over {} GB/s + {} ms",
+                t.mode,
+                t.bytes_per_token.unwrap_or_default(),
+                t.gb_s,
+                t.latency_ms
+            ),
+        ]);
+    }
     run.row(["router".to_string(), name_of(&spec.router.policy)]);
+    if let (Some(q), Some(t)) = (spec.router.queue, r.router_queue) {
+        run.row([
+            "router queue".to_string(),
+            format!(
+                "at {} requests a worker, up to {}: {} queued, {} at most at once",
+                q.threshold, q.capacity, t.queued, t.peak
+            ),
+        ]);
+    }
     run.row(["timing".to_string(), timing_name(&spec.timing)]);
     run.row(["cohort", r.discipline.cohort.as_str()]);
+    run.row(["arrivals", r.discipline.arrival_loop.describe()]);
     run.row([
         "timeout / drain".to_string(),
         format!(
@@ -85,7 +126,7 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
                 .map_or("until done".to_string(), |d| format!("{d} s"))
         ),
     ]);
-    run.row(["percentiles", r.discipline.percentile_estimator]);
+    run.row(["percentiles", r.discipline.percentile_estimator.as_str()]);
     let d = &r.discipline;
     if !d.sketched.is_empty() {
         run.row([
@@ -203,6 +244,26 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         num(r.duration_s, 3),
     ]);
 
+    let mut sla = Table::new(["threshold", "limit ms", "attainment"]).titled(format!(
+        "Goodput: {} requests met every threshold (attainment over the offered cohort)",
+        t.goodput_requests
+    ));
+    let attainment = &r.sla.attainment;
+    for (name, limit, share) in [
+        ("TTFT", r.sla.ttft_ms, attainment.ttft),
+        ("TPOT", r.sla.tpot_ms, attainment.tpot),
+        ("E2E", r.sla.e2e_ms, attainment.e2e),
+    ] {
+        if let (Some(limit), Some(share)) = (limit, share) {
+            sla.row([name.to_string(), num(limit, 1), percent(share)]);
+        }
+    }
+    sla.row(["all".to_string(), "-".to_string(), percent(attainment.all)]);
+
+    let mut lengths = Table::new(header).titled("Cohort lengths (tokens, every offered request)");
+    summary_row(&mut lengths, "input", &r.lengths.input_tokens, false);
+    summary_row(&mut lengths, "output", &r.lengths.output_tokens, false);
+
     let c = &r.cache;
     let mut cache = Table::new([
         "prefix reuse",
@@ -213,8 +274,8 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     ])
     .titled("Cache and concurrency");
     cache.row([
-        format!("{:.1}%", c.prefix_reuse_ratio * 100.0),
-        format!("{:.1}%", c.prefix_reuse_ratio_overall * 100.0),
+        percent(c.prefix_reuse_ratio),
+        percent(c.prefix_reuse_ratio_overall),
         c.preemptions.to_string(),
         num(r.concurrency.mean, 2),
         r.concurrency.peak.to_string(),
@@ -225,6 +286,7 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         "workers",
         "GPUs",
         "GPU-hours",
+        "passes",
         "KV capacity (tokens / blocks)",
         "KV peak (tokens / blocks)",
         "KV mean",
@@ -240,16 +302,28 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
             },
             p.gpus.to_string(),
             num(p.gpu_hours, 4),
+            p.passes.to_string(),
             format!(
                 "{} / {} x {}",
                 p.kv_capacity_tokens, p.kv_capacity_blocks, p.kv_block_size
             ),
             format!("{} / {}", p.kv_peak_tokens, p.kv_peak_blocks),
-            format!("{:.1}%", p.kv_mean_occupancy * 100.0),
+            percent(p.kv_mean_occupancy),
         ]);
     }
 
-    let mut out = vec![run, outcomes, lat, offered, tp, cache, pools];
+    let mut out = vec![run, outcomes, lengths, lat, offered, tp, sla, cache, pools];
+    if let Some(k) = &r.kv_transfer {
+        let mut t = Table::new(["transfers", "tokens sent", "GB sent", "mean ms"])
+            .titled(format!("KV transfers ({})", k.mode));
+        t.row([
+            k.transfers.to_string(),
+            k.transferred_tokens.to_string(),
+            num(k.transferred_gb, 3),
+            num(k.mean_ms, 3),
+        ]);
+        out.push(t);
+    }
     if let Some(s) = &r.sessions {
         let mut t = Table::new(header).titled(format!(
             "Sessions (dispatch {}; {} sessions, {} later turns, {} think-time fallbacks)",
@@ -260,9 +334,9 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         out.push(t);
     }
     if !r.rejections.is_empty() {
-        let mut t = Table::new(["rejected", "reason"]).titled("Rejections");
+        let mut t = Table::new(["reason", "requests"]).titled("Rejections (cohort, by reason)");
         for (reason, n) in &r.rejections {
-            t.row([n.to_string(), reason.clone()]);
+            t.row([reason.clone(), n.to_string()]);
         }
         out.push(t);
     }
@@ -298,6 +372,11 @@ fn timing_name(t: &TimingSpec) -> String {
         }
         TimingSpec::Layers { dir, .. } => format!("layer profiles in {}", dir.display()),
     }
+}
+
+/// A fraction as a percentage with one decimal.
+fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
 }
 
 fn opt_s(v: Option<f64>) -> String {

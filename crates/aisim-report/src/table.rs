@@ -10,6 +10,9 @@ pub struct Table {
 
 /// Whether a cell reads as a number (right-aligned).
 pub fn is_numeric(cell: &str) -> bool {
+    if cell == "inf" {
+        return true;
+    }
     let c = cell
         .trim_start_matches(['-', '+', '$'])
         .trim_end_matches(['%', 'x', 's']);
@@ -87,7 +90,9 @@ impl Table {
                 if i > 0 {
                     l.push_str("  ");
                 }
-                if i > 0 && is_numeric(c) {
+                // Numbers right-aligned in every column, the first too (a
+                // split's GPU count, a power cut), so their digits line up.
+                if is_numeric(c) {
                     l.push_str(&" ".repeat(pad));
                     l.push_str(c);
                 } else {
@@ -136,6 +141,10 @@ mod tests {
             t.render(),
             "T\nname    value\n------  -----\na         1.5\nlonger  10.25\n"
         );
+        let mut first = Table::new(["cut", "kW"]);
+        first.row(["5%", "1.0"]);
+        first.row(["10%", "12.5"]);
+        assert_eq!(first.render(), "cut  kW\n---  ----\n 5%   1.0\n10%  12.5\n");
         assert_eq!(num(f64::INFINITY, 1), "inf");
         assert_eq!(num(2.0 / 3.0, 3), "0.667");
     }

@@ -8,10 +8,12 @@ use aisim_core::profile::resolve_profile;
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::cdf::Cdf;
 use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
+use aisim_fleet::disagg::{disagg, DisaggParams};
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
 use aisim_fleet::plan::Planner;
-use aisim_fleet::reports::{compare_routers, simulate_seeds};
+use aisim_fleet::power::{grid_flex, tok_per_watt};
+use aisim_fleet::reports::{compare_routers, simulate_seeds, whatif};
 use aisim_fleet::sizing::SizingTargets;
 
 fn planner(cdf: &str, lam: f64, short: &str, long: &str) -> Planner {
@@ -83,4 +85,84 @@ fn simulate_and_compare_tables_over_seeds() {
     ];
     let r = compare_routers(&cfg, &routers, 2, 42, requests).unwrap();
     insta::assert_snapshot!("compare_routers", aisim_report::fleet::render_compare(&r));
+}
+
+/// `disagg` with the command's defaults.
+#[test]
+fn disagg_table() {
+    let cdf = Cdf::builtin("azure").unwrap();
+    let mean = cdf.mean_upper();
+    let p = DisaggParams {
+        lam: 200.0,
+        max_ctx: 8192,
+        mean_isl: 0.75 * mean,
+        mean_osl: 0.25 * mean,
+        slo_ttft_ms: 500.0,
+        slo_tpot_ms: 100.0,
+        max_prefill: 32,
+        max_decode: 64,
+        prefill_efficiency: 0.90,
+        decode_efficiency: 0.92,
+        ttft_multiplier: 1.80,
+    };
+    let (h100, a100) = (
+        resolve_profile("h100").unwrap(),
+        resolve_profile("a100").unwrap(),
+    );
+    let r = disagg(h100.as_ref(), a100.as_ref(), &p).unwrap();
+    insta::assert_snapshot!(aisim_report::fleet::render_disagg(&r));
+}
+
+/// `whatif` over a range of rates, with a GPU comparison.
+#[test]
+fn whatif_table() {
+    let compare = [resolve_profile("h100").unwrap()];
+    let r = whatif(
+        &planner("azure", 50.0, "a100", "a100"),
+        4096,
+        &[50.0, 200.0],
+        &compare,
+    )
+    .unwrap();
+    insta::assert_snapshot!(aisim_report::fleet::render_whatif(&r));
+}
+
+/// `tok-per-watt`, sized for the SLO and over a utilization sweep.
+#[test]
+fn tok_per_watt_tables() {
+    let cdf = Cdf::builtin("azure").unwrap();
+    let profiles: Vec<_> = ["h100", "a100"]
+        .iter()
+        .map(|k| resolve_profile(k).unwrap())
+        .collect();
+    let refs: Vec<_> = profiles.iter().map(|p| p.as_ref()).collect();
+    let targets = SizingTargets::default();
+    let sized = tok_per_watt(&cdf, 100.0, 8192, &refs, &targets, None).unwrap();
+    insta::assert_snapshot!(
+        "tok_per_watt",
+        aisim_report::fleet::render_tok_per_watt(&sized)
+    );
+    let swept = tok_per_watt(&cdf, 100.0, 8192, &refs, &targets, Some(&[0.2, 0.6])).unwrap();
+    insta::assert_snapshot!(
+        "tok_per_watt_rho_sweep",
+        aisim_report::fleet::render_tok_per_watt(&swept)
+    );
+}
+
+/// `grid-flex`, analytic and verified by the DES.
+#[test]
+fn grid_flex_tables() {
+    let cdf = Cdf::builtin("azure").unwrap();
+    let h100 = resolve_profile("h100").unwrap();
+    let cuts = [0.0, 10.0, 30.0];
+    let analytic = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &cuts, 0, 42).unwrap();
+    insta::assert_snapshot!(
+        "grid_flex",
+        aisim_report::fleet::render_grid_flex(&analytic)
+    );
+    let verified = grid_flex(&cdf, 200.0, 40, &h100, 500.0, 8192, &cuts, 1000, 42).unwrap();
+    insta::assert_snapshot!(
+        "grid_flex_verified",
+        aisim_report::fleet::render_grid_flex(&verified)
+    );
 }

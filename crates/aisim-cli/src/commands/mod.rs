@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
 mod blame;
+pub mod cache_lab;
 pub mod calibrate;
+pub mod compare;
 pub mod fleet;
 pub mod gen_trace;
 pub mod measured;

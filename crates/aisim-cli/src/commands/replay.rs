@@ -6,9 +6,14 @@ use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
 use aisim_replay::collector::RequestRecord;
+use aisim_replay::per_request::{RowFormat, RowWriter};
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
-use aisim_replay::spec::{DispatchMode, RouterKind, TopologySpec, WorkloadSpec};
+use aisim_replay::seeds;
+use aisim_replay::spec::{
+    DispatchMode, KvTransferMode, KvTransferSpec, PoolSpec, RouterKind, RouterQueueSpec,
+    TopologySpec, WorkloadSpec,
+};
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
 use anyhow::Context;
@@ -19,6 +24,9 @@ use super::synthetic::SyntheticArgs;
 use super::timing::timing_flags;
 use crate::exit::{input, CliError};
 use crate::output::{stdout_taker, HtmlArgs, OutputArgs, Target};
+
+/// Requests the router queue holds unless `--router-queue-capacity` says.
+const ROUTER_QUEUE_CAPACITY: u32 = 1024;
 
 /// Workers the built-in demo runs on unless `--workers` says otherwise.
 const DEMO_WORKERS: u32 = 4;
@@ -42,6 +50,14 @@ enum BackendArg {
 enum PreemptionArg {
     Lifo,
     Fifo,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TransferModeArg {
+    /// The whole prompt.
+    FullPrompt,
+    /// Only what the decode worker's prefix cache lacks.
+    DestinationMissing,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -88,7 +104,7 @@ pub struct ReplayArgs {
     /// Tensor-parallel GPUs per rank, for GPU counts and GPU-hours [default: 1, or the profile's tp].
     #[arg(long)]
     tp_size: Option<u32>,
-    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 16 sglang].
+    /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 1 sglang].
     #[arg(long)]
     block_size: Option<u32>,
     /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].
@@ -125,9 +141,52 @@ pub struct ReplayArgs {
     #[arg(long)]
     decode_speedup_ratio: Option<f64>,
 
+    /// Disaggregated: prefill workers (with --decode-workers).
+    #[arg(long, value_name = "P")]
+    prefill_workers: Option<u32>,
+    /// Disaggregated: decode workers (with --prefill-workers).
+    #[arg(long, value_name = "D")]
+    decode_workers: Option<u32>,
+    /// Disaggregated: token budget per pass of a prefill worker [default: --max-num-batched-tokens].
+    #[arg(long)]
+    prefill_max_num_batched_tokens: Option<u32>,
+    /// Disaggregated: most running requests of a prefill worker [default: --max-num-seqs].
+    #[arg(long)]
+    prefill_max_num_seqs: Option<u32>,
+    /// Disaggregated: KV blocks of a prefill worker [default: --num-gpu-blocks].
+    #[arg(long)]
+    prefill_num_gpu_blocks: Option<u32>,
+    /// Disaggregated: token budget per pass of a decode worker [default: --max-num-batched-tokens].
+    #[arg(long)]
+    decode_max_num_batched_tokens: Option<u32>,
+    /// Disaggregated: most running requests of a decode worker [default: --max-num-seqs].
+    #[arg(long)]
+    decode_max_num_seqs: Option<u32>,
+    /// Disaggregated: KV blocks of a decode worker [default: --num-gpu-blocks].
+    #[arg(long)]
+    decode_num_gpu_blocks: Option<u32>,
+    /// Disaggregated: KV transfer bandwidth, gigabytes (1e9 bytes) per second [default: 50, one 400 Gb/s NIC].
+    #[arg(long, value_name = "GB_S")]
+    kv_transfer_gb_s: Option<f64>,
+    /// Disaggregated: fixed cost of a KV transfer, ms [default: 0].
+    #[arg(long, value_name = "MS")]
+    kv_transfer_latency_ms: Option<f64>,
+    /// Disaggregated: KV bytes of one token, whole model [default: the --profile model's].
+    #[arg(long, value_name = "BYTES")]
+    kv_bytes_per_token: Option<u64>,
+    /// Disaggregated: what a KV transfer sends [default: full-prompt].
+    #[arg(long, value_enum)]
+    kv_transfer_mode: Option<TransferModeArg>,
+
     /// Placement policy [default: round_robin].
     #[arg(long, value_enum)]
     router: Option<RouterArg>,
+    /// Router queue: a request waits in the router while every worker holds N or more requests (running + waiting).
+    #[arg(long, value_name = "N")]
+    router_queue_threshold: Option<u32>,
+    /// Router queue: requests it holds; one more is rejected (router_queue_full) [default: 1024].
+    #[arg(long, value_name = "N")]
+    router_queue_capacity: Option<u32>,
 
     /// Warm-up: the first N offered requests are simulated but not measured.
     #[arg(long, value_name = "N")]
@@ -156,6 +215,11 @@ pub struct ReplayArgs {
     /// Seed of every random choice [default: 42].
     #[arg(long)]
     seed: Option<u64>,
+    /// Also run seeds --seed + 1 .. --seed + N - 1 (N in all, in parallel) and
+    /// add each figure's mean and 95 % interval over them (a generated
+    /// workload or --router random; at most 10000).
+    #[arg(long, value_name = "N")]
+    seeds: Option<u64>,
 
     /// Run this spec file (flags given as well override its fields).
     #[arg(long, value_name = "FILE")]
@@ -164,8 +228,10 @@ pub struct ReplayArgs {
     /// exit; its paths are absolute, so it runs from any folder.
     #[arg(long)]
     print_spec: bool,
-    /// Write one JSON line per request to FILE; `-` is stdout, which then
-    /// carries only these lines (the report goes to --out FILE).
+    /// Write one record per request to FILE, trace line and ids, times and
+    /// latencies in ms (docs/report.md): JSON lines, or CSV when FILE ends in
+    /// .csv; `-` is stdout, which then carries only these lines (the report
+    /// goes to --out FILE).
     #[arg(long, value_name = "FILE", value_parser = Target::parser())]
     per_request: Option<Target>,
     #[command(flatten)]
@@ -193,9 +259,7 @@ impl ReplayArgs {
                 workers: DEMO_WORKERS,
             };
         }
-        if let Some(w) = self.workers {
-            spec.topology = TopologySpec::Aggregated { workers: w };
-        }
+        self.set_topology(&mut spec)?;
         if let Some(s) = self.speedup {
             spec.admission.speedup = s;
         }
@@ -247,6 +311,7 @@ impl ReplayArgs {
         if self.num_gpu_blocks.is_some() {
             spec.engine.num_gpu_blocks = self.num_gpu_blocks;
         }
+        self.set_pools(&mut spec);
         spec.apply_profile()?;
         if let Some(r) = self.router {
             spec.router.policy = match r {
@@ -254,6 +319,17 @@ impl ReplayArgs {
                 RouterArg::Random => RouterKind::Random,
                 RouterArg::LeastLoaded => RouterKind::LeastLoaded,
             };
+        }
+        match (self.router_queue_threshold, self.router_queue_capacity, &mut spec.router.queue) {
+            (Some(threshold), capacity, q) => {
+                let capacity = capacity.or(q.map(|q| q.capacity)).unwrap_or(ROUTER_QUEUE_CAPACITY);
+                *q = Some(RouterQueueSpec { threshold, capacity });
+            }
+            (None, Some(capacity), Some(q)) => q.capacity = capacity,
+            (None, Some(_), None) => anyhow::bail!(
+                "--router-queue-capacity has no effect without --router-queue-threshold: the router queues requests only while every worker is at that threshold"
+            ),
+            (None, None, _) => {}
         }
         let d = &mut spec.discipline;
         set!(warmup => d.warmup_requests, warmup_s => d.warmup_s, seed => spec.seed);
@@ -279,6 +355,149 @@ impl ReplayArgs {
         spec.validate()
             .map_err(|e| blame_flag(e, &self.field_flags()))?;
         Ok(spec)
+    }
+
+    /// The topology: `--workers` (aggregated) or `--prefill-workers` and
+    /// `--decode-workers` (disaggregated), with the KV link's flags.
+    fn set_topology(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        let disagg = self.prefill_workers.is_some() || self.decode_workers.is_some();
+        if let (Some(_), true) = (self.workers, disagg) {
+            let flag = if self.prefill_workers.is_some() {
+                "--prefill-workers"
+            } else {
+                "--decode-workers"
+            };
+            anyhow::bail!("--workers and {flag} describe different topologies: give --workers N (aggregated) or --prefill-workers P --decode-workers D (disaggregated)");
+        }
+        if let Some(w) = self.workers {
+            spec.topology = TopologySpec::Aggregated { workers: w };
+        }
+        if disagg && !matches!(spec.topology, TopologySpec::Disaggregated { .. }) {
+            let (Some(p), Some(d)) = (self.prefill_workers, self.decode_workers) else {
+                let (given, missing) = if self.prefill_workers.is_some() {
+                    ("--prefill-workers", "--decode-workers")
+                } else {
+                    ("--decode-workers", "--prefill-workers")
+                };
+                anyhow::bail!("{given} needs {missing}: a disaggregated topology has both pools");
+            };
+            spec.topology = TopologySpec::Disaggregated {
+                prefill: PoolSpec::new(p),
+                decode: PoolSpec::new(d),
+                kv_transfer: KvTransferSpec::default(),
+            };
+        }
+        let TopologySpec::Disaggregated {
+            prefill,
+            decode,
+            kv_transfer: t,
+        } = &mut spec.topology
+        else {
+            if let Some(flag) = self.disagg_flags().first() {
+                anyhow::bail!("{flag} has no effect on an aggregated topology: it applies to disaggregated serving (--prefill-workers P --decode-workers D)");
+            }
+            return Ok(());
+        };
+        if let Some(p) = self.prefill_workers {
+            prefill.workers = p;
+        }
+        if let Some(d) = self.decode_workers {
+            decode.workers = d;
+        }
+        if let Some(v) = self.kv_transfer_gb_s {
+            t.gb_s = v;
+        }
+        if let Some(v) = self.kv_transfer_latency_ms {
+            t.latency_ms = v;
+        }
+        if self.kv_bytes_per_token.is_some() {
+            t.bytes_per_token = self.kv_bytes_per_token;
+        }
+        if let Some(m) = self.kv_transfer_mode {
+            t.mode = match m {
+                TransferModeArg::FullPrompt => KvTransferMode::FullPrompt,
+                TransferModeArg::DestinationMissing => KvTransferMode::DestinationMissing,
+            };
+        }
+        Ok(())
+    }
+
+    /// The flags only a disaggregated topology reads, those given.
+    fn disagg_flags(&self) -> Vec<&'static str> {
+        [
+            (
+                "--prefill-max-num-batched-tokens",
+                self.prefill_max_num_batched_tokens.is_some(),
+            ),
+            (
+                "--prefill-max-num-seqs",
+                self.prefill_max_num_seqs.is_some(),
+            ),
+            (
+                "--prefill-num-gpu-blocks",
+                self.prefill_num_gpu_blocks.is_some(),
+            ),
+            (
+                "--decode-max-num-batched-tokens",
+                self.decode_max_num_batched_tokens.is_some(),
+            ),
+            ("--decode-max-num-seqs", self.decode_max_num_seqs.is_some()),
+            (
+                "--decode-num-gpu-blocks",
+                self.decode_num_gpu_blocks.is_some(),
+            ),
+            ("--kv-transfer-gb-s", self.kv_transfer_gb_s.is_some()),
+            (
+                "--kv-transfer-latency-ms",
+                self.kv_transfer_latency_ms.is_some(),
+            ),
+            ("--kv-bytes-per-token", self.kv_bytes_per_token.is_some()),
+            ("--kv-transfer-mode", self.kv_transfer_mode.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+
+    /// The per-pool engine flags: a pool given one gets its own engine,
+    /// the spec's `engine` (every other flag) with that setting changed.
+    fn set_pools(&self, spec: &mut ReplaySpec) {
+        let base = spec.engine.clone();
+        let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut spec.topology
+        else {
+            return;
+        };
+        let pools = [
+            (
+                prefill,
+                self.prefill_max_num_batched_tokens,
+                self.prefill_max_num_seqs,
+                self.prefill_num_gpu_blocks,
+            ),
+            (
+                decode,
+                self.decode_max_num_batched_tokens,
+                self.decode_max_num_seqs,
+                self.decode_num_gpu_blocks,
+            ),
+        ];
+        for (pool, budget, seqs, blocks) in pools {
+            if budget.is_none() && seqs.is_none() && blocks.is_none() {
+                continue;
+            }
+            let e = pool.engine.get_or_insert_with(|| Box::new(base.clone()));
+            if let Some(v) = budget {
+                e.max_num_batched_tokens = v;
+            }
+            if let Some(v) = seqs {
+                e.max_num_seqs = v;
+            }
+            if blocks.is_some() {
+                e.num_gpu_blocks = blocks;
+            }
+        }
     }
 
     /// The spec (and engine) fields the flags set, for errors to name the flag.
@@ -344,6 +563,71 @@ impl ReplayArgs {
                 self.decode_speedup_ratio.is_some(),
             ),
         ];
+        let pool_flags = [
+            (
+                "topology.prefill.workers",
+                "--prefill-workers",
+                self.prefill_workers.is_some(),
+            ),
+            (
+                "topology.decode.workers",
+                "--decode-workers",
+                self.decode_workers.is_some(),
+            ),
+            (
+                "topology.prefill.engine.max_num_batched_tokens",
+                "--prefill-max-num-batched-tokens",
+                self.prefill_max_num_batched_tokens.is_some(),
+            ),
+            (
+                "topology.prefill.engine.max_num_seqs",
+                "--prefill-max-num-seqs",
+                self.prefill_max_num_seqs.is_some(),
+            ),
+            (
+                "topology.prefill.engine.num_gpu_blocks",
+                "--prefill-num-gpu-blocks",
+                self.prefill_num_gpu_blocks.is_some(),
+            ),
+            (
+                "topology.decode.engine.max_num_batched_tokens",
+                "--decode-max-num-batched-tokens",
+                self.decode_max_num_batched_tokens.is_some(),
+            ),
+            (
+                "topology.decode.engine.max_num_seqs",
+                "--decode-max-num-seqs",
+                self.decode_max_num_seqs.is_some(),
+            ),
+            (
+                "topology.decode.engine.num_gpu_blocks",
+                "--decode-num-gpu-blocks",
+                self.decode_num_gpu_blocks.is_some(),
+            ),
+            (
+                "topology.kv_transfer.gb_s",
+                "--kv-transfer-gb-s",
+                self.kv_transfer_gb_s.is_some(),
+            ),
+            (
+                "topology.kv_transfer.latency_ms",
+                "--kv-transfer-latency-ms",
+                self.kv_transfer_latency_ms.is_some(),
+            ),
+            (
+                "topology.kv_transfer.bytes_per_token",
+                "--kv-bytes-per-token",
+                self.kv_bytes_per_token.is_some(),
+            ),
+            ("engine.dp_size", "--dp-size", self.dp_size.is_some()),
+            (
+                "router.queue.threshold",
+                "--router-queue-threshold",
+                self.router_queue_threshold.is_some(),
+            ),
+            ("engine.backend", "--backend", self.backend.is_some()),
+        ];
+        fields.extend(pool_flags);
         fields.extend(self.workload.field_flags());
         fields
     }
@@ -422,9 +706,16 @@ impl ReplayArgs {
         if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
             anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
         }
-        if self.seed.is_some() && synthetic.is_none() && spec.router.policy != RouterKind::Random {
+        if !seeds::seed_matters(spec) {
             let router = serde_json::to_value(spec.router.policy)?;
-            anyhow::bail!("--seed has no effect on {workload} with the {} router: nothing is random (it seeds --synthetic and --router random)", router.as_str().unwrap_or_default());
+            let router = router.as_str().unwrap_or_default();
+            let given = [
+                ("--seed", self.seed.is_some()),
+                ("--seeds", self.seeds.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, and --router random's choices)");
+            }
         }
         // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
         // core has its own.
@@ -442,6 +733,7 @@ impl ReplayArgs {
                 ("--per-request", self.per_request.is_some()),
                 ("--html", self.html.html.is_some()),
                 ("--format", self.output.format.is_some()),
+                ("--seeds", self.seeds.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
                 anyhow::bail!("{flag} has no effect with --print-spec, which runs nothing (--out FILE writes the spec there)");
@@ -469,6 +761,9 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .then_some("--per-request -");
     let other_on_stdout = stdout_taker(&[per_request_on_stdout, args.html.on_stdout()])?;
     args.output.check_stdout(other_on_stdout)?;
+    if let Some(n) = args.seeds {
+        seeds::check_count(n).map_err(input)?;
+    }
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
     let blamed = |e| input(blame_flag(e, &args.field_flags()));
@@ -478,7 +773,7 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
         .then(aisim_replay::progress::ProgressBarObserver::new);
     let mut written = 0u64;
-    let output = match &args.per_request {
+    let mut output = match &args.per_request {
         None => replayer
             .run_observed(&mut RunObserver {
                 progress: progress.as_mut(),
@@ -490,11 +785,15 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         // at any request count; a write error stops the run.
         Some(target) => {
             let replayer = replayer.stream_records();
+            let format = match target {
+                Target::File(path) => RowFormat::for_file_name(&path.to_string_lossy()),
+                Target::Stdout => RowFormat::Jsonl,
+            };
             let mut result = None;
             target.stream("the per-request records", |w| {
                 let run = replayer.run_observed(&mut RunObserver {
                     progress: progress.as_mut(),
-                    records: Some(w),
+                    records: Some(RowWriter::new(format, w)),
                     written: &mut written,
                 });
                 match run {
@@ -508,6 +807,22 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
             result.expect("set unless writing failed").map_err(blamed)?
         }
     };
+    if let Some(n) = args.seeds {
+        let started = Instant::now();
+        let summary = seeds::replay_seeds(
+            seeds::available_threads(),
+            &output.report,
+            n,
+            &SpecComposition,
+        )
+        .map_err(input)?;
+        tracing::info!(
+            seeds = n,
+            wall_ms = started.elapsed().as_millis() as u64,
+            "seeds finished"
+        );
+        output.report.seeds = Some(summary);
+    }
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
     let json = aisim_report::to_json(&output.report);
@@ -528,10 +843,10 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
 }
 
 /// The replay's observer in the binary: the progress bar on a terminal, and
-/// the per-request records as JSON lines when asked for.
+/// the per-request records when asked for.
 struct RunObserver<'a> {
     progress: Option<&'a mut aisim_replay::progress::ProgressBarObserver>,
-    records: Option<&'a mut dyn std::io::Write>,
+    records: Option<RowWriter<&'a mut dyn std::io::Write>>,
     written: &'a mut u64,
 }
 
@@ -544,10 +859,7 @@ impl ReplayObserver for RunObserver<'_> {
 
     fn records(&mut self, batch: &[RequestRecord]) -> std::io::Result<()> {
         if let Some(w) = &mut self.records {
-            for r in batch {
-                serde_json::to_writer(&mut **w, r)?;
-                w.write_all(b"\n")?;
-            }
+            w.write(batch)?;
             *self.written += batch.len() as u64;
         }
         Ok(())

@@ -41,3 +41,14 @@ pub fn without_host(json: &str) -> serde_json::Value {
     v.as_object_mut().unwrap().remove("host");
     v
 }
+
+/// The body of the first ```sh block of a Markdown text.
+pub fn first_sh_block(markdown: &str) -> &str {
+    markdown
+        .split("```sh")
+        .nth(1)
+        .expect("a ```sh block")
+        .split("```")
+        .next()
+        .unwrap()
+}

@@ -1,10 +1,20 @@
-//! The paged KV cache: a block pool with prefix caching and its events.
+//! The paged KV cache: vLLM's block pool and SGLang's radix cache, with
+//! prefix caching and their events.
 
+mod cache;
 mod event;
 mod index;
 mod pool;
 #[cfg(test)]
 mod pool_props;
+mod radix;
+#[cfg(test)]
+mod radix_props;
+mod store;
 
+pub use cache::KvCache;
 pub use event::KvEvent;
 pub use pool::{BlockId, KvBlockPool, PrefixMatch};
+pub use radix::RadixCache;
+pub(crate) use radix::RadixHold;
+pub(crate) use store::PageStore;

@@ -7,6 +7,7 @@
 //! counts only while its block still holds that hash.
 
 use crate::block_hash::BlockHash;
+use crate::kv::event::EventLog;
 use crate::kv::index::BlockIndex;
 use crate::kv::KvEvent;
 
@@ -57,7 +58,7 @@ pub struct PrefixMatch {
 }
 
 /// Block metadata reserved up front (1 MiB): the default pools (16,384
-/// blocks for vLLM, 65,536 for SGLang) never move their table.
+/// blocks for vLLM and TensorRT-LLM) never move their table.
 const RESERVED_BLOCKS: u32 = 1 << 16;
 
 /// A pool of `capacity` KV blocks with a prefix cache.
@@ -76,7 +77,7 @@ pub struct KvBlockPool {
     index: BlockIndex,
     /// Blocks holding a hash (the index's live entries).
     hashed: u32,
-    events: Option<Vec<KvEvent>>,
+    events: EventLog,
 }
 
 impl KvBlockPool {
@@ -112,7 +113,7 @@ impl KvBlockPool {
             in_use: 0,
             index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
             hashed: 0,
-            events: None,
+            events: EventLog::default(),
         }
     }
 
@@ -144,14 +145,12 @@ impl KvBlockPool {
     /// Start (or stop) recording KV events. Off by default: nobody pays for events
     /// nobody reads.
     pub fn capture_events(&mut self, on: bool) {
-        self.events = if on { Some(Vec::new()) } else { None };
+        self.events.capture(on);
     }
 
     /// Moves the events recorded since the last call into `out`.
     pub fn drain_events(&mut self, out: &mut Vec<KvEvent>) {
-        if let Some(ev) = &mut self.events {
-            out.append(ev);
-        }
+        self.events.drain(out);
     }
 
     /// The block holding `hash`, if any (ignoring stale index entries).
@@ -239,7 +238,7 @@ impl KvBlockPool {
                 // The index entry goes stale; `find` ignores it.
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
                 self.hashed -= 1;
-                if let Some(ev) = &mut self.events {
+                if let Some(ev) = self.events.on() {
                     ev.push(KvEvent::Removed(BlockHash(h)));
                 }
                 b
@@ -304,7 +303,7 @@ impl KvBlockPool {
             }
             self.blocks[block as usize].hash = h.0;
             self.hashed += 1;
-            if let Some(ev) = &mut self.events {
+            if let Some(ev) = self.events.on() {
                 ev.push(KvEvent::Stored(h));
             }
         }
@@ -335,6 +334,7 @@ impl KvBlockPool {
 
     /// Drops one reference. An unreferenced block with a hash becomes cached (the
     /// most recently used); one without becomes free.
+    #[inline]
     pub fn release(&mut self, block: BlockId) {
         let meta = &mut self.blocks[block as usize];
         debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");

@@ -14,7 +14,7 @@ pub(crate) use seq::DecodeBatch;
 pub(crate) use sglang::SglangCore;
 pub(crate) use vllm::VllmCore;
 
-use crate::kv::KvBlockPool;
+use crate::kv::KvCache;
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -39,10 +39,35 @@ impl RankPlan {
     }
 }
 
+/// How a request of a disaggregated run enters a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handoff {
+    /// A prefill worker's hidden one-token job: its blocks stay held after
+    /// it completes, until `release_held`.
+    PrefillJob,
+    /// A decode worker's request, its prompt's KV transferred in.
+    Transferred,
+}
+
 /// One rank's scheduler.
 pub(crate) trait SchedulerCore: Debug + Send {
     /// Queues a request, or says why it can never be served.
     fn enqueue(&mut self, req: &Request) -> Result<(), RejectReason>;
+    /// Queues a request of a disaggregated run (see `Handoff`). Only the
+    /// cores whose backend `Engine::check_handoff` admits implement it.
+    fn enqueue_handoff(&mut self, req: &Request, how: Handoff) -> Result<(), RejectReason> {
+        let _ = (req, how);
+        unreachable!("Engine::check_handoff refuses this backend first")
+    }
+    /// Requests running and waiting (what `load` counts, without its sums).
+    fn requests(&self) -> u32 {
+        let l = self.load();
+        l.running + l.waiting
+    }
+    /// Frees the blocks of a completed prefill job; false when it held none.
+    fn release_held(&mut self, _id: RequestId) -> bool {
+        false
+    }
     /// Whether anything is waiting or running.
     fn has_work(&self) -> bool;
     /// Picks this pass's work into `plan` (cleared by the caller).
@@ -52,9 +77,9 @@ pub(crate) trait SchedulerCore: Debug + Send {
     /// Load as routers see it.
     fn load(&self) -> RankLoad;
     /// The rank's KV pool.
-    fn pool(&self) -> &KvBlockPool;
+    fn pool(&self) -> &dyn KvCache;
     /// The rank's KV pool, for event capture.
-    fn pool_mut(&mut self) -> &mut KvBlockPool;
+    fn pool_mut(&mut self) -> &mut dyn KvCache;
     /// Counters.
     fn stats(&self) -> EngineStats;
     /// Prompt tokens of `req` this rank would reuse from its cache now.

@@ -1,7 +1,6 @@
 //! Per-request scheduler state and the KV operations every core shares.
 
-use crate::block_hash::{private_block_hash, BlockHash};
-use crate::kv::{BlockId, KvBlockPool, PrefixMatch};
+use crate::kv::{PageStore, PrefixMatch};
 use crate::outcome::{DecodeSink, EngineStats, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -54,13 +53,18 @@ impl DecodeBatch {
     /// The batch, unless it is empty or `pool` lacks the `new_blocks` its
     /// tokens need (then the core would preempt or retract).
     #[inline]
-    pub fn within(self, new_blocks: u64, pool: &KvBlockPool) -> Option<DecodeBatch> {
-        (self.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(self)
+    pub fn within<K: PageStore>(self, new_blocks: u64, pool: &K) -> Option<DecodeBatch> {
+        (self.requests > 0 && new_blocks <= pool.available() as u64).then_some(self)
     }
 
     /// Adds a decoding request; returns the blocks it needs for its token.
     #[inline]
-    pub fn add(&mut self, seq: &Seq, block_size: u32, caching: DecodeCaching) -> u64 {
+    pub fn add<K: PageStore>(
+        &mut self,
+        seq: &Seq<K>,
+        block_size: u32,
+        caching: DecodeCaching,
+    ) -> u64 {
         self.requests += 1;
         self.context_tokens += seq.total() as u64;
         let as_filled = caching == DecodeCaching::AsBlocksFill;
@@ -84,10 +88,15 @@ pub(crate) struct Admissibility {
 impl Admissibility {
     /// Why `req` could never be served here, if it could not.
     pub fn check(&self, req: &Request) -> Result<(), RejectReason> {
-        if req.input_length == 0 {
+        self.check_lengths(req.input_length, req.output_length)
+    }
+
+    /// Why a request of these lengths could never be served here.
+    pub fn check_lengths(&self, input_length: u32, output_length: u32) -> Result<(), RejectReason> {
+        if input_length == 0 {
             return Err(RejectReason::EmptyPrompt);
         }
-        let total = req.input_length as u64 + req.output_length as u64;
+        let total = input_length as u64 + output_length as u64;
         if let Some(max) = self.max_model_len {
             if total > max as u64 {
                 return Err(RejectReason::LongerThanMaxModelLen {
@@ -113,9 +122,9 @@ impl Admissibility {
             });
         }
         if let Some(budget) = self.whole_prompt_budget {
-            if req.input_length > budget {
+            if input_length > budget {
                 return Err(RejectReason::PromptOverBatchBudget {
-                    input_length: req.input_length,
+                    input_length,
                     budget,
                 });
             }
@@ -124,9 +133,9 @@ impl Admissibility {
     }
 }
 
-/// A request inside a core.
-#[derive(Debug, Default)]
-pub(crate) struct Seq {
+/// A request inside a core whose pool is a `K`.
+#[derive(Debug)]
+pub(crate) struct Seq<K: PageStore> {
     pub id: RequestId,
     pub input: u32,
     pub output: u32,
@@ -135,15 +144,39 @@ pub(crate) struct Seq {
     pub computed: u32,
     /// Tokens scheduled in the current pass.
     pub scheduled: u32,
-    pub prompt_hashes: Vec<BlockHash>,
-    pub blocks: Vec<BlockId>,
-    /// Leading blocks already registered in (or taken from) the prefix cache.
-    pub hashed_blocks: u32,
+    /// What names its pages.
+    pub pages: K::Pages,
+    /// The pages it holds.
+    pub hold: K::Hold,
     pub admitted_before: bool,
     pub finished: bool,
+    /// Its blocks stay held when it completes (a disaggregated prefill job).
+    pub keeps_blocks: bool,
+    /// Its prompt's KV is transferred in at admission (a disaggregated
+    /// decode request); cleared when its blocks are released.
+    pub transferred: bool,
 }
 
-impl Seq {
+impl<K: PageStore> Default for Seq<K> {
+    fn default() -> Self {
+        Seq {
+            id: RequestId::default(),
+            input: 0,
+            output: 0,
+            generated: 0,
+            computed: 0,
+            scheduled: 0,
+            pages: K::Pages::default(),
+            hold: K::Hold::default(),
+            admitted_before: false,
+            finished: false,
+            keeps_blocks: false,
+            transferred: false,
+        }
+    }
+}
+
+impl<K: PageStore> Seq<K> {
     /// Tokens the request's KV must hold before it emits its next token.
     #[inline]
     pub fn total(&self) -> u32 {
@@ -153,15 +186,13 @@ impl Seq {
     /// Whether this pass it only feeds its last generated token.
     #[inline]
     pub fn is_decoding(&self) -> bool {
-        self.generated > 0 && self.computed + 1 == self.total()
+        (self.generated > 0 || self.transferred) && self.computed + 1 == self.total()
     }
 
+    /// Pages (blocks) held.
     #[inline]
-    fn hash_of(&self, j: u32) -> BlockHash {
-        match self.prompt_hashes.get(j as usize) {
-            Some(&h) => h,
-            None => private_block_hash(self.id.0, j),
-        }
+    pub fn held(&self) -> u32 {
+        K::held(&self.hold)
     }
 
     /// For a decoding request: how many passes from now on it only emits a
@@ -172,8 +203,8 @@ impl Seq {
     /// blocks are cached as they fill): 0.
     #[inline]
     pub fn quiet_passes(&self, block_size: u32, caches_as_filled: bool) -> u32 {
-        let held = self.blocks.len() as u32;
-        if caches_as_filled && self.hashed_blocks + 1 < held {
+        let held = self.held();
+        if caches_as_filled && K::registered(&self.hold) + 1 < held {
             return 0;
         }
         let room = (held * block_size).saturating_sub(self.computed + 1);
@@ -182,68 +213,51 @@ impl Seq {
     }
 
     /// Longest cached prefix, leaving at least one token to compute.
-    pub fn prefix_match(&self, pool: &KvBlockPool, block_size: u32) -> PrefixMatch {
+    pub fn prefix_match(&self, pool: &K, block_size: u32) -> PrefixMatch {
         let max_blocks = (self.total() - 1) / block_size;
-        pool.longest_prefix((0..).map(|j| self.hash_of(j)), max_blocks)
+        pool.longest_prefix_of(&self.pages, max_blocks)
     }
 
     /// Takes references on the first `blocks` cached blocks (a prefix hit).
-    pub fn take_prefix(&mut self, pool: &mut KvBlockPool, blocks: u32, block_size: u32) {
-        debug_assert!(self.blocks.is_empty());
-        for j in 0..blocks {
-            let b = pool
-                .acquire_cached(self.hash_of(j))
-                .expect("prefix block vanished between lookup and admission");
-            self.blocks.push(b);
-        }
-        self.hashed_blocks = blocks;
+    pub fn take_prefix(&mut self, pool: &mut K, blocks: u32, block_size: u32) {
+        pool.take_prefix(&mut self.hold, &self.pages, blocks);
         self.computed = blocks * block_size;
     }
 
     /// Blocks still to allocate for the KV to hold `tokens`.
     #[inline]
     pub fn blocks_short(&self, tokens: u32, block_size: u32) -> u32 {
-        tokens
-            .div_ceil(block_size)
-            .saturating_sub(self.blocks.len() as u32)
+        tokens.div_ceil(block_size).saturating_sub(self.held())
     }
 
     /// Allocates blocks up to `tokens`; false (allocating nothing) when the pool
     /// cannot supply them.
     #[inline]
-    pub fn grow(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) -> bool {
+    pub fn grow(&mut self, pool: &mut K, tokens: u32, block_size: u32) -> bool {
         let need = self.blocks_short(tokens, block_size);
         if need == 0 {
             return true;
         }
-        pool.allocate_into(need, &mut self.blocks)
+        pool.allocate(&mut self.hold, need)
     }
 
     /// Registers the complete blocks among the first `tokens` in the prefix cache.
     #[inline]
-    pub fn register_full(&mut self, pool: &mut KvBlockPool, tokens: u32, block_size: u32) {
-        let full = (tokens / block_size).min(self.blocks.len() as u32);
-        if self.hashed_blocks >= full {
+    pub fn register_full(&mut self, pool: &mut K, tokens: u32, block_size: u32) {
+        let full = (tokens / block_size).min(self.held());
+        if K::registered(&self.hold) >= full {
             return;
         }
-        let from = self.hashed_blocks;
-        pool.register_all(&self.blocks[from as usize..full as usize], |i| {
-            self.hash_of(from + i as u32)
-        });
-        self.hashed_blocks = full;
+        pool.register(&mut self.hold, &self.pages, full);
     }
 
     /// Releases every block (complete ones stay cached) and forgets the computed
     /// tokens: vLLM's recompute preemption, SGLang's retraction, or completion.
-    pub fn release_all(&mut self, pool: &mut KvBlockPool) {
-        // Last blocks first, so a prefix's tail is evicted before its head.
-        for &b in self.blocks.iter().rev() {
-            pool.release(b);
-        }
-        self.blocks.clear();
-        self.hashed_blocks = 0;
+    pub fn release_all(&mut self, pool: &mut K) {
+        pool.release(&mut self.hold);
         self.computed = 0;
         self.scheduled = 0;
+        self.transferred = false;
     }
 
     /// Its KV caught up with its tokens: it emits its next output token, if
@@ -267,7 +281,7 @@ impl Seq {
     /// and counts it.
     pub fn complete(
         &mut self,
-        pool: &mut KvBlockPool,
+        pool: &mut K,
         stats: &mut EngineStats,
         caching: DecodeCaching,
         block_size: u32,
@@ -280,24 +294,43 @@ impl Seq {
         stats.completed += 1;
     }
 
-    /// Tokens of the prompt (and, after preemption, of the output) still to compute.
+    /// Tokens of the prompt (and, after preemption, of the output) still to
+    /// compute (a transferred prompt's, only its last).
     pub fn remaining_prefill(&self) -> u32 {
         if self.is_decoding() {
             0
+        } else if self.transferred {
+            1
         } else {
             self.total() - self.computed
         }
     }
+
+    /// Marks a held job finished and counts it, keeping its blocks until
+    /// `release_all`.
+    pub fn complete_holding(&mut self, stats: &mut EngineStats) {
+        self.finished = true;
+        stats.completed += 1;
+    }
 }
 
 /// Slab of request states with slot reuse (their vectors keep their capacity).
-#[derive(Debug, Default)]
-pub(crate) struct SeqTable {
-    seqs: Vec<Seq>,
+#[derive(Debug)]
+pub(crate) struct SeqTable<K: PageStore> {
+    seqs: Vec<Seq<K>>,
     free: Vec<u32>,
 }
 
-impl SeqTable {
+impl<K: PageStore> Default for SeqTable<K> {
+    fn default() -> Self {
+        SeqTable {
+            seqs: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<K: PageStore> SeqTable<K> {
     pub fn insert(&mut self, req: &Request, block_size: u32, prefix_caching: bool) -> u32 {
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -313,23 +346,14 @@ impl SeqTable {
         s.generated = 0;
         s.computed = 0;
         s.scheduled = 0;
-        s.hashed_blocks = 0;
         s.admitted_before = false;
         s.finished = false;
-        s.blocks.clear();
-        // One allocation for the whole block table instead of repeated doubling.
+        s.keeps_blocks = false;
+        s.transferred = false;
         let max_blocks =
             (req.input_length as u64 + req.output_length as u64).div_ceil(block_size as u64);
-        s.blocks.reserve(max_blocks.min(1 << 20) as usize);
-        s.prompt_hashes.clear();
-        if prefix_caching {
-            s.prompt_hashes = crate::block_hash::prompt_block_hashes(
-                &req.hash_ids,
-                req.trace_block_size,
-                req.input_length,
-                block_size,
-            );
-        }
+        K::reset(&mut s.hold, max_blocks);
+        K::identify(&mut s.pages, req, block_size, prefix_caching);
         slot
     }
 
@@ -338,16 +362,19 @@ impl SeqTable {
     }
 
     #[inline]
-    pub fn get(&self, slot: u32) -> &Seq {
+    pub fn get(&self, slot: u32) -> &Seq<K> {
         &self.seqs[slot as usize]
     }
 
-    /// Takes finished requests out of `running` and frees their slots, in
-    /// running order.
+    /// Takes finished requests out of `running` and frees their slots (not
+    /// those of held jobs), in running order.
     pub fn drop_finished(&mut self, running: &mut Vec<u32>) {
         running.retain(|&s| {
-            if self.get(s).finished {
-                self.remove(s);
+            let seq = self.get(s);
+            if seq.finished {
+                if !seq.keeps_blocks {
+                    self.remove(s);
+                }
                 false
             } else {
                 true
@@ -360,7 +387,7 @@ impl SeqTable {
     pub fn decode_batch(
         &self,
         running: &[u32],
-        pool: &KvBlockPool,
+        pool: &K,
         block_size: u32,
         caching: DecodeCaching,
     ) -> Option<DecodeBatch> {
@@ -385,7 +412,7 @@ impl SeqTable {
     pub fn decode_pass(
         &mut self,
         running: &mut Vec<u32>,
-        pool: &mut KvBlockPool,
+        pool: &mut K,
         stats: &mut EngineStats,
         block_size: u32,
         caching: DecodeCaching,
@@ -399,14 +426,14 @@ impl SeqTable {
             // needs a block only past the last one, and fills a block only at
             // its end.
             let target = seq.computed + 1;
-            let held = seq.blocks.len() as u32;
+            let held = seq.held();
             if target > held * bs {
-                seq.blocks
-                    .push(pool.allocate().expect("steady_decode checked the blocks"));
+                let ok = pool.allocate(&mut seq.hold, 1);
+                assert!(ok, "steady_decode checked the blocks");
             }
-            let held = seq.blocks.len() as u32;
+            let held = seq.held();
             if caching == DecodeCaching::AsBlocksFill
-                && (target == held * bs || seq.hashed_blocks + 1 < held)
+                && (target == held * bs || K::registered(&seq.hold) + 1 < held)
             {
                 seq.register_full(pool, target, bs);
             }
@@ -448,13 +475,17 @@ impl SeqTable {
     }
 
     #[inline]
-    pub fn get_mut(&mut self, slot: u32) -> &mut Seq {
+    pub fn get_mut(&mut self, slot: u32) -> &mut Seq<K> {
         &mut self.seqs[slot as usize]
     }
 }
 
 /// Books an admission in the counters.
-pub(crate) fn count_admission(stats: &mut EngineStats, seq: &Seq, reused_tokens: u32) {
+pub(crate) fn count_admission<K: PageStore>(
+    stats: &mut EngineStats,
+    seq: &Seq<K>,
+    reused_tokens: u32,
+) {
     let tokens = seq.total() as u64;
     stats.admissions += 1;
     stats.prompt_tokens_all += tokens;

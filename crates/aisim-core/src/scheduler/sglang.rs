@@ -14,7 +14,7 @@ use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, Seq
 use super::vllm::cached_prefix;
 use super::{RankPlan, SchedulerCore};
 use crate::config::{EngineConfig, SchedulePolicy};
-use crate::kv::KvBlockPool;
+use crate::kv::{KvCache, RadixCache};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -47,8 +47,8 @@ pub(crate) struct SglangCore {
     decode_caching: DecodeCaching,
     policy: SchedulePolicy,
     admissibility: Admissibility,
-    pool: KvBlockPool,
-    seqs: SeqTable,
+    pool: RadixCache,
+    seqs: SeqTable<RadixCache>,
     waiting: VecDeque<u32>,
     /// Decoding requests.
     running: Vec<u32>,
@@ -92,7 +92,7 @@ impl SglangCore {
                     .then_some(cfg.max_prefill_tokens),
                 below_pool: true,
             },
-            pool: KvBlockPool::for_one_of(cfg.gpu_blocks(), cfg.dp_size),
+            pool: RadixCache::new(cfg.gpu_blocks()),
             seqs: SeqTable::default(),
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -129,7 +129,7 @@ impl SglangCore {
             .iter()
             .map(|&s| self.running_reservation(s))
             .sum();
-        let mut rem_total = (self.pool.available_blocks() as u64 * bs as u64) as f64 - reserved;
+        let mut rem_total = (self.pool.available_pages() as u64 * bs as u64) as f64 - reserved;
         let mut seats = (self.max_num_seqs as usize).saturating_sub(self.running.len());
 
         if let Some(slot) = self.chunked {
@@ -274,7 +274,7 @@ impl SglangCore {
             .map(|&s| self.seqs.get(s).blocks_short(self.seqs.get(s).total(), bs) as u64)
             .sum();
         let mut retracted = false;
-        while short > self.pool.available_blocks() as u64 && !self.running.is_empty() {
+        while short > self.pool.available_pages() as u64 && !self.running.is_empty() {
             let pos = retraction_victim(&self.running, &self.seqs);
             let victim = self.running.remove(pos);
             let seq = self.seqs.get_mut(victim);
@@ -337,14 +337,14 @@ impl SglangCore {
 const CLIP_MAX_NEW_TOKENS: u32 = 4096;
 
 /// A request's output still to come, clipped at `CLIP_MAX_NEW_TOKENS`.
-fn clipped_remaining_output(s: &Seq) -> u32 {
+fn clipped_remaining_output(s: &Seq<RadixCache>) -> u32 {
     (s.output - s.generated.min(s.output)).min(CLIP_MAX_NEW_TOKENS)
 }
 
 /// What an admission whose prompt completes this pass charges for its output:
 /// `min(max_new_tokens, CLIP_MAX_NEW_TOKENS)` (`PrefillAdder._update_prefill_budget`'s
 /// argument in `add_one_req` and `add_chunked_req`), whatever it already generated.
-fn admission_output(s: &Seq) -> i64 {
+fn admission_output(s: &Seq<RadixCache>) -> i64 {
     s.output.min(CLIP_MAX_NEW_TOKENS) as i64
 }
 
@@ -352,7 +352,7 @@ fn admission_output(s: &Seq) -> i64 {
 /// generated tokens, then longest prompt, then latest in the running batch
 /// (SGLang's stable sort by `(len(output_ids), -len(origin_input_ids))`,
 /// reversed, popped from the end).
-fn retraction_victim(running: &[u32], seqs: &SeqTable) -> usize {
+fn retraction_victim(running: &[u32], seqs: &SeqTable<RadixCache>) -> usize {
     let mut best = 0;
     for (pos, &s) in running.iter().enumerate() {
         let (q, b) = (seqs.get(s), seqs.get(running[best]));
@@ -456,11 +456,11 @@ impl SchedulerCore for SglangCore {
         }
     }
 
-    fn pool(&self) -> &KvBlockPool {
+    fn pool(&self) -> &dyn KvCache {
         &self.pool
     }
 
-    fn pool_mut(&mut self) -> &mut KvBlockPool {
+    fn pool_mut(&mut self) -> &mut dyn KvCache {
         &mut self.pool
     }
 
@@ -545,11 +545,12 @@ mod tests {
         fn pass(&mut self, _: SimTime, _: SimTime, _: u32, _: u32) {}
     }
 
-    /// Three requests admitted and decoding, nothing waiting.
+    /// Three requests admitted and decoding, nothing waiting (one-token
+    /// pages, the default: every decode pass allocates).
     fn decoding_core() -> SglangCore {
         let cfg = EngineConfig {
             backend: Backend::Sglang,
-            num_gpu_blocks: Some(400),
+            num_gpu_blocks: Some(6_400),
             ..Default::default()
         };
         let mut core = SglangCore::new(&cfg);
@@ -592,12 +593,12 @@ mod tests {
             slow.new_token_ratio.to_bits(),
             fast.new_token_ratio.to_bits()
         );
-        let state = |c: &SglangCore| -> Vec<(u32, u32, usize)> {
+        let state = |c: &SglangCore| -> Vec<(u32, u32, u32)> {
             c.running
                 .iter()
                 .map(|&s| {
                     let q = c.seqs.get(s);
-                    (q.computed, q.generated, q.blocks.len())
+                    (q.computed, q.generated, q.held())
                 })
                 .collect()
         };
@@ -750,6 +751,39 @@ mod tests {
         core.pool.check_invariants().unwrap();
     }
 
+    /// `RadixCache.cache_unfinished_req` (`python/sglang/srt/mem_cache/radix_cache.py`)
+    /// inserts a prefilled request's tokens; those the tree already holds are
+    /// freed from the request (`kv_indices[len(prefix_indices):new_prefix_len]`)
+    /// and it re-matches, locking the tree's copy. A fully cached prompt
+    /// recomputes its last token (the match leaves one), which is such a copy.
+    #[test]
+    fn a_recomputed_token_the_cache_holds_is_shared_not_kept_twice() {
+        let mut core = page1_cached_core(1_000);
+        let prompt = |id| Request::new(id, SimTime::ZERO, 32, 5).with_hash_ids(vec![7, 8], 16);
+        core.enqueue(&prompt(0)).unwrap();
+        while core.has_work() {
+            core.schedule(&mut RankPlan::default());
+            core.finish(&mut Vec::new());
+        }
+        // Its prompt and 4 of its output tokens are cached.
+        assert_eq!(core.pool.cached_blocks(), 36);
+        core.enqueue(&prompt(1)).unwrap();
+        core.schedule(&mut RankPlan::default());
+        let mut out = Vec::new();
+        core.finish(&mut out);
+        assert!(out.contains(&EngineEvent::Admitted {
+            id: RequestId(1),
+            reused_tokens: 31,
+            readmission: false,
+        }));
+        // It holds the 32 cached prompt tokens (its own copy of the 32nd was
+        // freed); the other 4 cached tokens stay cached; nothing else is held.
+        assert_eq!(core.pool.in_use_blocks(), 32);
+        assert_eq!(core.pool.cached_blocks(), 4);
+        assert_eq!(core.pool.free_blocks(), 1_000 - 36);
+        core.pool.check_invariants().unwrap();
+    }
+
     /// `ScheduleBatch.release_req` (`schedule_batch.py`) frees a retracted
     /// request's KV past its cached prefix without inserting it: what its
     /// prefill inserted (`cache_unfinished_req`) stays, its decoded tokens go.
@@ -798,7 +832,7 @@ mod tests {
         fn the_victim_is_the_end_of_sglangs_retraction_order(
             reqs in proptest::collection::vec((1u32..6, 0u32..4), 1..12)
         ) {
-            let mut seqs = SeqTable::default();
+            let mut seqs = SeqTable::<RadixCache>::default();
             let running: Vec<u32> = reqs
                 .iter()
                 .enumerate()

@@ -9,9 +9,9 @@
 use std::collections::VecDeque;
 
 use super::seq::{count_admission, Admissibility, DecodeBatch, DecodeCaching, SeqTable};
-use super::{RankPlan, SchedulerCore};
+use super::{Handoff, RankPlan, SchedulerCore};
 use crate::config::{CapacityPolicy, EngineConfig, PreemptionMode};
-use crate::kv::KvBlockPool;
+use crate::kv::{KvBlockPool, KvCache, PageStore};
 use crate::outcome::{DecodeSink, EngineEvent, EngineStats, RankLoad, RejectReason};
 use crate::request::{Request, RequestId};
 use crate::time::SimTime;
@@ -32,10 +32,13 @@ pub(crate) struct VllmCore {
     capacity: Option<CapacityPolicy>,
     admissibility: Admissibility,
     pool: KvBlockPool,
-    seqs: SeqTable,
+    seqs: SeqTable<KvBlockPool>,
     waiting: VecDeque<u32>,
     running: Vec<u32>,
     scheduled: Vec<u32>,
+    /// Completed prefill jobs holding their blocks (few: one per transfer
+    /// under way).
+    held: Vec<u32>,
     events: Vec<EngineEvent>,
     stats: EngineStats,
 }
@@ -68,6 +71,7 @@ impl VllmCore {
             waiting: VecDeque::new(),
             running: Vec::new(),
             scheduled: Vec::new(),
+            held: Vec::new(),
             events: Vec::new(),
             stats: EngineStats::default(),
         }
@@ -174,16 +178,24 @@ impl VllmCore {
                 Default::default()
             };
             let cached_tokens = hit.blocks * bs;
-            let need = seq.total() - cached_tokens;
-            let n = if self.chunked_prefill || need > self.max_num_batched_tokens {
-                need.min(budget)
-            } else if need <= budget {
-                need
+            // Tokens whose KV is there at admission, and tokens to compute.
+            let (present, n) = if seq.transferred {
+                // Transferred in, but for the prompt's last token, which the
+                // first decode pass computes (vLLM's KV connector does so).
+                (seq.total() - 1, 1)
             } else {
-                break; // waits until a pass can hold the whole prompt
+                let need = seq.total() - cached_tokens;
+                let n = if self.chunked_prefill || need > self.max_num_batched_tokens {
+                    need.min(budget)
+                } else if need <= budget {
+                    need
+                } else {
+                    break; // waits until a pass can hold the whole prompt
+                };
+                (cached_tokens, n)
             };
             let available = self.pool.available_blocks() as u64;
-            let new_blocks = (cached_tokens + n).div_ceil(bs) - hit.blocks;
+            let new_blocks = (present + n).div_ceil(bs) - hit.blocks;
             let claim = if never_evicts {
                 // Whole prompt plus maximum output, reserved at once.
                 (seq.input + seq.output).div_ceil(bs) - hit.blocks
@@ -196,7 +208,8 @@ impl VllmCore {
             self.waiting.pop_front();
             let seq = self.seqs.get_mut(slot);
             seq.take_prefix(&mut self.pool, hit.blocks, bs);
-            let target = cached_tokens + n;
+            seq.computed = present;
+            let target = present + n;
             let grown = seq.grow(&mut self.pool, target, bs);
             debug_assert!(grown);
             if self.prefix_caching {
@@ -226,6 +239,42 @@ impl SchedulerCore for VllmCore {
         let slot = self.seqs.insert(req, self.block_size, self.prefix_caching);
         self.waiting.push_back(slot);
         Ok(())
+    }
+
+    fn enqueue_handoff(&mut self, req: &Request, how: Handoff) -> Result<(), RejectReason> {
+        let slot = match how {
+            Handoff::PrefillJob => {
+                // The job: the prompt and one hidden token.
+                self.admissibility.check_lengths(req.input_length, 1)?;
+                let slot = self.seqs.insert(req, self.block_size, self.prefix_caching);
+                let seq = self.seqs.get_mut(slot);
+                seq.output = 1;
+                seq.keeps_blocks = true;
+                slot
+            }
+            Handoff::Transferred => {
+                self.admissibility.check(req)?;
+                let slot = self.seqs.insert(req, self.block_size, self.prefix_caching);
+                self.seqs.get_mut(slot).transferred = true;
+                slot
+            }
+        };
+        self.waiting.push_back(slot);
+        Ok(())
+    }
+
+    fn requests(&self) -> u32 {
+        (self.running.len() + self.waiting.len()) as u32
+    }
+
+    fn release_held(&mut self, id: RequestId) -> bool {
+        let Some(pos) = self.held.iter().position(|&s| self.seqs.get(s).id == id) else {
+            return false;
+        };
+        let slot = self.held.swap_remove(pos);
+        self.seqs.get_mut(slot).release_all(&mut self.pool);
+        self.seqs.remove(slot);
+        true
     }
 
     fn has_work(&self) -> bool {
@@ -266,12 +315,17 @@ impl SchedulerCore for VllmCore {
                 out.push(EngineEvent::Token { id: seq.id, first });
             }
             if seq.emitted_all() {
-                seq.complete(
-                    &mut self.pool,
-                    &mut self.stats,
-                    self.decode_caching,
-                    self.block_size,
-                );
+                if seq.keeps_blocks {
+                    seq.complete_holding(&mut self.stats);
+                    self.held.push(slot);
+                } else {
+                    seq.complete(
+                        &mut self.pool,
+                        &mut self.stats,
+                        self.decode_caching,
+                        self.block_size,
+                    );
+                }
                 any_finished = true;
                 out.push(EngineEvent::Completed { id: seq.id });
             }
@@ -297,11 +351,11 @@ impl SchedulerCore for VllmCore {
         }
     }
 
-    fn pool(&self) -> &KvBlockPool {
+    fn pool(&self) -> &dyn KvCache {
         &self.pool
     }
 
-    fn pool_mut(&mut self) -> &mut KvBlockPool {
+    fn pool_mut(&mut self) -> &mut dyn KvCache {
         &mut self.pool
     }
 
@@ -358,6 +412,9 @@ impl SchedulerCore for VllmCore {
     }
 
     fn abort(&mut self, id: RequestId) -> bool {
+        if self.release_held(id) {
+            return true;
+        }
         if let Some(pos) = self.waiting.iter().position(|&s| self.seqs.get(s).id == id) {
             let slot = self.waiting.remove(pos).expect("position is valid");
             self.seqs.get_mut(slot).release_all(&mut self.pool);
@@ -376,8 +433,8 @@ impl SchedulerCore for VllmCore {
 }
 
 /// Prompt tokens of `req` a pool would serve from cache right now.
-pub(crate) fn cached_prefix(
-    pool: &KvBlockPool,
+pub(crate) fn cached_prefix<K: PageStore>(
+    pool: &K,
     req: &Request,
     block_size: u32,
     prefix_caching: bool,
@@ -385,7 +442,8 @@ pub(crate) fn cached_prefix(
     if !prefix_caching || req.input_length == 0 {
         return 0;
     }
-    let hashes = req.block_hashes(block_size);
+    let mut pages = K::Pages::default();
+    K::identify(&mut pages, req, block_size, true);
     let max_blocks = (req.input_length - 1) / block_size;
-    pool.longest_prefix(hashes.into_iter(), max_blocks).blocks * block_size
+    pool.longest_prefix_of(&pages, max_blocks).blocks * block_size
 }

@@ -12,7 +12,6 @@
 
 mod pool;
 mod router;
-mod seeds;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -24,9 +23,9 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
+pub use aisim_replay::seeds::{interval, run_seeds, run_seeds_on, Interval};
 use pool::{Active, Instance, PoolState};
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
-pub use seeds::{interval, run_seeds, run_seeds_on, Interval};
 
 use crate::cdf::Cdf;
 use crate::validate::{self, MAX_GPUS};

@@ -15,6 +15,11 @@ use crate::spec::{ReplaySpec, RouterKind, ScalingKind};
 pub trait ReplayComposition {
     /// The placement policy for this spec.
     fn placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy>;
+    /// The placement policy of a disaggregated run's decode pool (the
+    /// prefill pool's is `placement`): by default another of the same.
+    fn decode_placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        self.placement(spec)
+    }
     /// The scaling policy for this spec.
     fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
         Box::new(NoScaling)

@@ -1,5 +1,6 @@
 //! `PlacementPolicy`: where a request goes.
 
+use aisim_core::kv::KvEvent;
 use aisim_core::{RankLoad, Request};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
@@ -57,6 +58,16 @@ pub trait PlacementPolicy {
     fn name(&self) -> &str;
     /// The placement of `req`. Must return an accepting worker.
     fn place(&mut self, req: &Request, view: &dyn WorkerView) -> Placement;
+    /// Whether the policy wants the engines' KV events (`kv_events`). Asked
+    /// once, before the run: engines capture events only when it says so, so
+    /// a policy that does not look (the default) pays nothing.
+    fn wants_kv_events(&self) -> bool {
+        false
+    }
+    /// The KV events worker `worker` published (blocks that became findable
+    /// or were evicted, in order), after each of its passes; only called when
+    /// `wants_kv_events`.
+    fn kv_events(&mut self, _worker: u32, _events: &[KvEvent]) {}
 }
 
 /// The next accepting worker on every request, and within a worker its DP

@@ -1,9 +1,15 @@
 //! Runtimes: the event loop over a topology.
 
 mod agg;
+mod disagg;
+mod driver;
+mod pool;
+mod slots;
 mod workers;
 
-pub(crate) use agg::AggRuntime;
+pub(crate) use agg::AggTopology;
+pub(crate) use disagg::DisaggTopology;
+pub(crate) use driver::{Runtime, Topology};
 pub(crate) use workers::{EngineFactory, Workers};
 
 /// Hooks for progress display and streamed per-request records; the loop

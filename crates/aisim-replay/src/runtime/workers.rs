@@ -145,6 +145,8 @@ pub(crate) struct Workers {
     /// An engine built ahead (the one that validated the configuration).
     spare: Option<Engine>,
     make: EngineFactory,
+    /// Engines record KV events (for a placement policy that asks).
+    kv_events: bool,
 }
 
 impl Workers {
@@ -160,7 +162,27 @@ impl Workers {
             kv_capacity: kv_capacity(&first),
             spare: Some(first),
             make,
+            kv_events: false,
         }
+    }
+
+    /// Engines record KV events from now on (`on`), or not.
+    pub fn capture_kv_events(&mut self, on: bool) {
+        self.kv_events = on;
+        for w in &mut self.used {
+            w.engine.capture_kv_events(on);
+        }
+    }
+
+    /// Attention-DP ranks of a worker.
+    pub fn dp_size(&self) -> u32 {
+        self.dp_size
+    }
+
+    /// Worker `w`, if it is in use.
+    pub fn get_used_mut(&mut self, w: u32) -> Option<&mut Worker> {
+        let slot = *self.slot_of.get(w as usize)?;
+        self.used.get_mut(slot as usize)
     }
 
     /// Workers in the topology.
@@ -194,10 +216,13 @@ impl Workers {
         if slot != UNUSED {
             return Ok(&mut self.used[slot as usize]);
         }
-        let engine = match self.spare.take() {
+        let mut engine = match self.spare.take() {
             Some(e) => e,
             None => (self.make)()?,
         };
+        if self.kv_events {
+            engine.capture_kv_events(true);
+        }
         self.slot_of[w as usize] = self.used.len() as u32;
         self.used.push(Worker {
             id: w,
@@ -219,6 +244,13 @@ impl Workers {
             self.first_unused += 1;
         }
         Ok(self.used.last_mut().expect("just pushed"))
+    }
+
+    /// Whether every worker holds at least `threshold` requests (running
+    /// and waiting, all ranks); an unused worker holds none.
+    pub fn all_hold(&self, threshold: u32) -> bool {
+        self.first_unused >= self.count()
+            && self.used.iter().all(|w| w.engine.requests() >= threshold)
     }
 
     /// What placement sees.

@@ -135,8 +135,9 @@ pub(crate) fn read<R: BufRead>(
     reader: R,
     path: &Path,
     shape: Shape,
+    sessions: &mut SessionInterner,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
-    read_capped(reader, path, shape, MAX_LINE_BYTES)
+    read_capped(reader, path, shape, MAX_LINE_BYTES, sessions)
 }
 
 /// CSV records of a file, each with the line it starts on, none held past
@@ -207,6 +208,7 @@ fn read_capped<R: BufRead>(
     path: &Path,
     shape: Shape,
     cap: u64,
+    sessions: &mut SessionInterner,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
     let mut records_in = CsvRecords::capped(reader, path, cap);
     let mut cells = ByteRecord::new();
@@ -243,7 +245,6 @@ fn read_capped<R: BufRead>(
         header.find(path, out_name)?,
     );
     let session_col = header.position("Session ID");
-    let mut sessions = SessionInterner::default();
     let mut records = Vec::new();
     let mut skipped = 0u64;
     while let Some(line) = next(&mut cells)? {
@@ -315,9 +316,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn read_text(text: &str) -> Result<Vec<TraceRecord>, String> {
-        read(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt)
-            .map(|(r, _)| r)
-            .map_err(|e| e.to_string())
+        read(
+            text.as_bytes(),
+            Path::new("t.csv"),
+            Shape::BurstGpt,
+            &mut SessionInterner::default(),
+        )
+        .map(|(r, _)| r)
+        .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -347,8 +353,14 @@ mod tests {
         for i in 0..1000 {
             text.push_str(&format!("{i},m,1,1\n"));
         }
-        let e =
-            read_capped(text.as_bytes(), Path::new("t.csv"), Shape::BurstGpt, 1000).unwrap_err();
+        let e = read_capped(
+            text.as_bytes(),
+            Path::new("t.csv"),
+            Shape::BurstGpt,
+            1000,
+            &mut SessionInterner::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.csv:3: field `(row)`: a record longer than 1000 bytes (a quote left open?)"
@@ -380,7 +392,7 @@ mod tests {
                 line += 1 + model.matches('\n').count();
             }
             let bytes = w.into_inner().unwrap();
-            let (got, skipped) = read(bytes.as_slice(), Path::new("t.csv"), Shape::BurstGpt).unwrap();
+            let (got, skipped) = read(bytes.as_slice(), Path::new("t.csv"), Shape::BurstGpt, &mut SessionInterner::default()).unwrap();
             prop_assert_eq!(skipped, 0);
             let got: Vec<_> = got.iter()
                 .map(|r| (r.line, r.timestamp_ms, r.input_length, r.output_length, r.session))

@@ -178,9 +178,9 @@ pub(crate) fn read<R: BufRead>(
     reader: R,
     path: &Path,
     shape: Shape,
+    sessions: &mut SessionInterner,
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
     let mut records = Vec::new();
-    let mut sessions = SessionInterner::default();
     let mut lines = Lines::new(reader, path);
     let mut ids = Vec::new();
     while let Some((line_no, text)) = lines.next_line()? {
@@ -203,7 +203,7 @@ pub(crate) fn read<R: BufRead>(
                 continue;
             }
         }
-        records.push(serde_record(text, line_no, shape, path, &mut sessions)?);
+        records.push(serde_record(text, line_no, shape, path, sessions)?);
     }
     Ok((records, 0))
 }

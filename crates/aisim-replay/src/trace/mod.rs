@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -111,11 +112,13 @@ pub struct TraceData {
     pub skipped_failed: u64,
     /// What reading noticed without refusing the trace.
     pub notes: TraceNotes,
+    /// The trace's own session ids, as written, by `TraceRecord::session`.
+    pub session_names: Vec<Arc<str>>,
 }
 
 /// Rows a trace holds that aisim replays, but not quite as written; counted
 /// so a report shows them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceNotes {
     /// Rows whose `parent_chat_id` is not in the trace: replayed as first turns.
     pub orphan_turns: u64,
@@ -145,6 +148,15 @@ impl SessionInterner {
     pub fn intern(&mut self, key: &str) -> u64 {
         let next = self.0.len() as u64;
         *self.0.entry(key.to_string()).or_insert(next)
+    }
+
+    /// The ids as written, by interned number.
+    pub fn into_names(self) -> Vec<Arc<str>> {
+        let mut names: Vec<Arc<str>> = vec![Arc::from(""); self.0.len()];
+        for (name, i) in self.0 {
+            names[i as usize] = Arc::from(name);
+        }
+        names
     }
 }
 
@@ -206,11 +218,13 @@ pub fn read_trace_from<R: BufRead>(
     format: TraceFormat,
     trace_block_size: Option<u32>,
 ) -> Result<TraceData, ReplayError> {
+    let mut sessions = SessionInterner::default();
+    let s = &mut sessions;
     let (records, skipped_failed) = match format {
-        TraceFormat::Mooncake => json_rows::read(reader, path, json_rows::Shape::Mooncake)?,
-        TraceFormat::Bailian => json_rows::read(reader, path, json_rows::Shape::Bailian)?,
-        TraceFormat::Azure => csv::read(reader, path, csv::Shape::Azure)?,
-        TraceFormat::Burstgpt => csv::read(reader, path, csv::Shape::BurstGpt)?,
+        TraceFormat::Mooncake => json_rows::read(reader, path, json_rows::Shape::Mooncake, s)?,
+        TraceFormat::Bailian => json_rows::read(reader, path, json_rows::Shape::Bailian, s)?,
+        TraceFormat::Azure => csv::read(reader, path, csv::Shape::Azure, s)?,
+        TraceFormat::Burstgpt => csv::read(reader, path, csv::Shape::BurstGpt, s)?,
     };
     if records.is_empty() {
         return Err(ReplayError::TraceFile {
@@ -231,6 +245,7 @@ pub fn read_trace_from<R: BufRead>(
         records,
         skipped_failed,
         notes,
+        session_names: sessions.into_names(),
     })
 }
 

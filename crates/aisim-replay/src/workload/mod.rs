@@ -14,6 +14,7 @@ pub use synthetic::SyntheticWorkload;
 pub use trace_source::TraceWorkload;
 
 use crate::error::ReplayError;
+use crate::per_request::TraceRows;
 use crate::spec::{ReplaySpec, WorkloadSpec};
 use crate::trace::{read_trace, TraceNotes};
 
@@ -59,6 +60,11 @@ pub trait Workload {
     /// What reading the trace counted without refusing it.
     fn notes(&self) -> TraceNotes {
         TraceNotes::default()
+    }
+    /// The trace row of each request, by id, for per-request records
+    /// (`None`: the requests come from no file).
+    fn trace_rows(&self) -> Option<TraceRows> {
+        None
     }
 }
 

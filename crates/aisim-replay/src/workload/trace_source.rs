@@ -3,12 +3,14 @@
 //! or by a shared `session_id`, in timestamp order.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 
 use super::clock::{checked_ms, checked_sum, CLOCK_RANGE};
 use super::{ms_to_duration, Offer, Workload};
 use crate::error::ReplayError;
+use crate::per_request::{TraceRow, TraceRows};
 use crate::trace::{float, row_error, TraceData, TraceNotes, TraceRecord};
 
 const NONE: u32 = u32::MAX;
@@ -27,6 +29,7 @@ pub struct TraceWorkload {
     speedup: f64,
     skipped: u64,
     notes: TraceNotes,
+    session_names: Vec<Arc<str>>,
 }
 
 /// Each session's turns, if every think time were taken in full one after the
@@ -215,6 +218,7 @@ impl TraceWorkload {
             speedup,
             skipped: trace.skipped_failed,
             notes: trace.notes,
+            session_names: trace.session_names,
         })
     }
 
@@ -275,5 +279,16 @@ impl Workload for TraceWorkload {
 
     fn notes(&self) -> TraceNotes {
         self.notes
+    }
+
+    fn trace_rows(&self) -> Option<TraceRows> {
+        let rows = self.records.iter().map(|r| TraceRow {
+            line: r.line as u64,
+            chat_id: r.chat_id,
+            session_id: r
+                .session
+                .and_then(|s| self.session_names.get(s as usize).cloned()),
+        });
+        Some(TraceRows(rows.collect()))
     }
 }

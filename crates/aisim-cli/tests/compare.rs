@@ -1,0 +1,138 @@
+//! `aisim compare`: deltas between two reports, warnings, refusals; and the
+//! per-request file's format chosen by its extension.
+
+mod common;
+
+use common::{aisim, fixture, stderr, stdout, temp_dir};
+
+/// Replays with `args` and writes the JSON report to `dir/name`.
+fn report(dir: &std::path::Path, name: &str, args: &[&str]) -> String {
+    let path = dir.join(name).to_str().unwrap().to_string();
+    let mut all = vec!["replay", "-q", "--out", &path];
+    all.extend_from_slice(args);
+    let o = aisim(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    path
+}
+
+fn comparison(a: &str, b: &str) -> serde_json::Value {
+    let o = aisim(&["compare", a, b, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn two_runs_of_the_same_spec_differ_by_nothing_outside_host() {
+    let dir = temp_dir("compare-same");
+    let args = ["--synthetic", "--requests", "200", "--timeout", "2"];
+    let (a, b) = (report(&dir, "a.json", &args), report(&dir, "b.json", &args));
+    let c = comparison(&a, &b);
+    assert_eq!(c["warnings"], serde_json::json!([]));
+    let metrics = c["metrics"].as_array().unwrap();
+    assert!(
+        metrics.len() > 100,
+        "every figure of the report: {}",
+        metrics.len()
+    );
+    for m in metrics {
+        let name = m["metric"].as_str().unwrap();
+        assert!(!name.starts_with("host."), "{name}");
+        assert_eq!(m["a"], m["b"], "{name}");
+        if !m["a"].is_null() {
+            assert_eq!(
+                (m["delta"].as_f64(), m["delta_pct"].as_f64()),
+                (Some(0.0), Some(0.0)),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn deltas_are_b_minus_a_and_differing_disciplines_are_warned_about() {
+    let dir = temp_dir("compare-differ");
+    let a = report(&dir, "a.json", &["--workers", "2"]);
+    let b = report(&dir, "b.json", &["--workers", "4", "--timeout", "3"]);
+    let c = comparison(&a, &b);
+    let warnings = c["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().contains("timeout_s"),
+        "{warnings:?}"
+    );
+    let gpus = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "pools.workers.gpus")
+        .unwrap();
+    assert_eq!(
+        [&gpus["a"], &gpus["b"], &gpus["delta"], &gpus["delta_pct"]],
+        [2.0, 4.0, 2.0, 100.0]
+            .map(serde_json::Value::from)
+            .each_ref()
+    );
+    // The table says it too, above the figures.
+    let o = aisim(&["compare", &a, &b]);
+    assert!(
+        stdout(&o).starts_with("warning: the disciplines differ"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_replay_report_is_refused_by_name() {
+    let dir = temp_dir("compare-bad");
+    let good = report(&dir, "a.json", &["--synthetic", "--requests", "20"]);
+    let fleet = fixture("fleet.json");
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\"schema_version\": 1,\n  oops}").unwrap();
+    let other = dir.join("other.json");
+    std::fs::write(&other, "{\"schema_version\": 1, \"spec\": 3}").unwrap();
+    for (bad, says) in [
+        (fleet.as_str(), "no `schema_version`"),
+        (broken.to_str().unwrap(), "line 2 column"),
+        (other.to_str().unwrap(), "invalid type"),
+        ("/nonexistent/r.json", "cannot read /nonexistent/r.json"),
+    ] {
+        let o = aisim(&["compare", &good, bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(bad) && err.contains(says), "{err}");
+    }
+}
+
+#[test]
+fn per_request_records_are_csv_when_the_file_ends_in_csv() {
+    let dir = temp_dir("per-request-csv");
+    let (csv, jsonl) = (dir.join("r.CSV"), dir.join("r.jsonl"));
+    let trace = fixture("traces/bailian_small.jsonl");
+    for file in [&csv, &jsonl] {
+        let o = aisim(&[
+            "replay",
+            &trace,
+            "-q",
+            "--out",
+            "/dev/null",
+            "--per-request",
+            file.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let jsonl = std::fs::read_to_string(jsonl).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..5],
+        ["id", "line", "chat_id", "request_id", "session_id"]
+    );
+    assert_eq!(csv.lines().count(), 1 + jsonl.lines().count());
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys.len(),
+        header.len(),
+        "the same fields, every key present"
+    );
+}

@@ -1,0 +1,186 @@
+//! `aisim replay` with a disaggregated topology: the flags, their errors,
+//! the pools in the JSON report.
+
+mod common;
+
+use common::{aisim, stderr, stdout, without_host};
+
+const DISAGG: &[&str] = &[
+    "replay",
+    "--prefill-workers",
+    "2",
+    "--decode-workers",
+    "3",
+    "--kv-bytes-per-token",
+    "131072",
+    "--format",
+    "json",
+    "-q",
+];
+
+fn run_json(extra: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = DISAGG.iter().chain(extra).copied().collect();
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn a_disaggregated_run_reports_each_pool_and_its_transfers() {
+    let v = run_json(&[
+        "--kv-transfer-mode",
+        "destination-missing",
+        "--decode-max-num-seqs",
+        "64",
+    ]);
+    let pools = v["pools"].as_array().unwrap();
+    let names: Vec<&str> = pools.iter().map(|p| p["pool"].as_str().unwrap()).collect();
+    assert_eq!(names, ["prefill", "decode"]);
+    assert_eq!(pools[0]["workers"], 2);
+    assert_eq!(pools[1]["workers"], 3);
+    for p in pools {
+        assert!(p["passes"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["gpu_hours"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["kv_peak_blocks"].as_u64().unwrap() > 0, "{p}");
+    }
+    let t = &v["kv_transfer"];
+    assert_eq!(t["mode"], "destination_missing");
+    assert_eq!(t["transfers"], v["outcomes"]["completed"]);
+    let spec = &v["spec"]["topology"];
+    assert_eq!(spec["kind"], "disaggregated");
+    assert_eq!(spec["decode"]["engine"]["max_num_seqs"], 64);
+    assert!(spec["prefill"].get("engine").is_none(), "{spec}");
+    // Same flags, same report (outside `host`).
+    let again = run_json(&[
+        "--kv-transfer-mode",
+        "destination-missing",
+        "--decode-max-num-seqs",
+        "64",
+    ]);
+    assert_eq!(
+        without_host(&v.to_string()),
+        without_host(&again.to_string())
+    );
+}
+
+/// A 1 + 1 disaggregated replay with a link, and `extra`.
+fn one_and_one(extra: &[&'static str]) -> Vec<&'static str> {
+    let base = [
+        "replay",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--kv-bytes-per-token",
+        "100",
+    ];
+    base.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn flags_of_the_other_topology_are_errors_naming_both() {
+    let cases: Vec<(Vec<&str>, &[&str])> = vec![
+        (
+            vec!["replay", "--workers", "4", "--prefill-workers", "2"],
+            &["--workers", "--prefill-workers"],
+        ),
+        (
+            vec!["replay", "--decode-workers", "2"],
+            &["--decode-workers", "--prefill-workers"],
+        ),
+        (
+            vec!["replay", "--workers", "2", "--kv-transfer-gb-s", "10"],
+            &["--kv-transfer-gb-s", "--prefill-workers"],
+        ),
+        (
+            vec!["replay", "--prefill-max-num-seqs", "8"],
+            &["--prefill-max-num-seqs", "aggregated"],
+        ),
+        (
+            vec!["replay", "--prefill-workers", "1", "--decode-workers", "1"],
+            &["bytes_per_token"],
+        ),
+        (
+            one_and_one(&["--dp-size", "2"]),
+            &["--dp-size", "topology.prefill"],
+        ),
+        (
+            one_and_one(&["--backend", "sglang"]),
+            &["--backend", "sglang"],
+        ),
+        (
+            one_and_one(&["--kv-transfer-gb-s", "0"]),
+            &["--kv-transfer-gb-s", "0"],
+        ),
+        (
+            one_and_one(&["--decode-num-gpu-blocks", "0"]),
+            &["--decode-num-gpu-blocks"],
+        ),
+    ];
+    for (args, want) in cases {
+        let o = aisim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        for w in want {
+            assert!(e.contains(w), "{args:?}: `{w}` missing from: {e}");
+        }
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+#[test]
+fn the_profile_model_gives_the_bytes_of_a_token() {
+    let o = aisim(&[
+        "replay",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--profile",
+        "h100/llama-3.1-8b/tp1",
+        "--print-spec",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // Llama 3.1 8B: 32 layers × 8 KV heads × 2 × 128 × 2 bytes.
+    assert_eq!(
+        v["topology"]["kv_transfer"]["bytes_per_token"],
+        32 * 8 * 2 * 128 * 2
+    );
+}
+
+#[test]
+fn the_router_queue_flags() {
+    let o = aisim(&[
+        "replay",
+        "--workers",
+        "1",
+        "--router-queue-threshold",
+        "1",
+        "--router-queue-capacity",
+        "0",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rejected = v["rejections"]["router_queue_full"].as_u64().unwrap();
+    assert_eq!(v["outcomes"]["rejected"].as_u64(), Some(rejected));
+    assert!(rejected > 0);
+    assert_eq!(v["spec"]["router"]["queue"]["capacity"], 0);
+    for (args, want) in [
+        (
+            &["replay", "--router-queue-capacity", "4"][..],
+            "--router-queue-threshold",
+        ),
+        (
+            &["replay", "--router-queue-threshold", "0"][..],
+            "router.queue.threshold",
+        ),
+    ] {
+        let o = aisim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+}
