@@ -150,3 +150,44 @@ impl OutputArgs {
         }
     }
 }
+
+/// `--html FILE`: the report as one self-contained HTML page.
+#[derive(Debug, Args)]
+pub struct HtmlArgs {
+    /// Also write the report as one self-contained HTML page (inline SVG
+    /// charts and the tables; no script, nothing fetched) to FILE; `-` is
+    /// stdout, which then carries only the page.
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    pub html: Option<Target>,
+}
+
+impl HtmlArgs {
+    /// `--html -`, when the page goes to stdout.
+    pub fn on_stdout(&self) -> Option<&'static str> {
+        self.html
+            .as_ref()
+            .is_some_and(Target::is_stdout)
+            .then_some("--html -")
+    }
+
+    /// Writes the page `render` makes, when asked for.
+    pub fn write(&self, render: impl FnOnce() -> String) -> Result<(), CliError> {
+        match &self.html {
+            Some(t) => t.write("the HTML report", render().as_bytes()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The one flag among `flags` (each `Some` when it writes stdout) that does;
+/// two of them would interleave their streams, an error naming both.
+pub fn stdout_taker(flags: &[Option<&'static str>]) -> Result<Option<&'static str>, CliError> {
+    let mut given = flags.iter().flatten();
+    let first = given.next().copied();
+    match (first, given.next()) {
+        (Some(a), Some(b)) => Err(input(anyhow::anyhow!(
+            "{a} and {b} would both write stdout: give one of them a FILE"
+        ))),
+        _ => Ok(first),
+    }
+}

@@ -2,6 +2,7 @@
 //! `EXACT_LIMIT` values and folded into a `LogSketch` beyond, so a run of any
 //! size summarizes in bounded memory.
 
+use crate::curves::Cdf;
 use crate::metrics::Summary;
 use crate::sketch::LogSketch;
 
@@ -60,6 +61,17 @@ impl Distribution {
     pub fn heap_bytes(&self) -> usize {
         self.exact.capacity() * std::mem::size_of::<f64>()
             + self.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
+    }
+
+    /// Its CDF (`curves.rs`); sorts the exact values in place.
+    pub fn cdf(&mut self) -> Cdf {
+        match &self.sketch {
+            Some(s) => Cdf::of_sketch(s),
+            None => {
+                self.exact.sort_unstable_by(f64::total_cmp);
+                Cdf::of_sorted(&self.exact)
+            }
+        }
     }
 
     /// The summary: exact nearest rank, or read from the sketch.

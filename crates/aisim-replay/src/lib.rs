@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod collector;
+pub mod curves;
 pub mod distribution;
 mod error;
 pub mod event;
@@ -45,6 +46,7 @@ pub mod seeds;
 pub mod sketch;
 pub mod spec;
 pub mod tally;
+pub mod timeseries;
 pub mod trace;
 mod window;
 pub mod workload;

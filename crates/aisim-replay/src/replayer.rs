@@ -8,6 +8,7 @@ use aisim_core::timing::TimingModel;
 use aisim_core::{Engine, EngineConfig};
 
 use crate::collector::{Collected, CollectorOptions, RequestRecord};
+use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
 use crate::report::{PolicyNames, ReplayReport, RunTotals};
@@ -24,6 +25,8 @@ pub struct ReplayOutput {
     pub report: ReplayReport,
     /// Per-request records, by id (empty unless `Replayer::with_records`).
     pub records: Vec<RequestRecord>,
+    /// The latency curves, when asked for (`Replayer::with_cdfs`).
+    pub cdfs: Option<ReportCdfs>,
 }
 
 /// Runs one spec with the policies of a composition.
@@ -34,6 +37,7 @@ pub struct Replayer<C: ReplayComposition> {
     keep_records: bool,
     stream_records: bool,
     exact_limit: Option<usize>,
+    cdfs: bool,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
@@ -49,6 +53,7 @@ impl<C: ReplayComposition> Replayer<C> {
             keep_records: false,
             stream_records: false,
             exact_limit: None,
+            cdfs: false,
         })
     }
 
@@ -68,6 +73,14 @@ impl<C: ReplayComposition> Replayer<C> {
     pub fn stream_records(mut self) -> Self {
         self.keep_records = true;
         self.stream_records = true;
+        self
+    }
+
+    /// Whether to derive the latency curves for `ReplayOutput::cdfs` (the
+    /// HTML report's): read from the values the percentiles come from, so
+    /// they keep nothing more in memory.
+    pub fn with_cdfs(mut self, on: bool) -> Self {
+        self.cdfs = on;
         self
     }
 
@@ -138,7 +151,7 @@ impl<C: ReplayComposition> Replayer<C> {
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };
-        let (collected, mut totals) = match &spec.topology {
+        let (mut collected, mut totals) = match &spec.topology {
             TopologySpec::Aggregated { workers } => {
                 let topo = AggTopology::new(
                     pool_workers(*workers, &spec.engine, &timing)?,
@@ -170,6 +183,7 @@ impl<C: ReplayComposition> Replayer<C> {
                 self.run_topology(topo, workload, options, observer)?
             }
         };
+        let cdfs = self.cdfs.then(|| ReportCdfs::of(&mut collected.tally));
         totals.source = source;
         totals.policies = policies;
         let wall_s = started.elapsed().as_secs_f64();
@@ -193,6 +207,7 @@ impl<C: ReplayComposition> Replayer<C> {
         Ok(ReplayOutput {
             report,
             records: collected.records,
+            cdfs,
         })
     }
 

@@ -11,6 +11,7 @@ use crate::metrics::{Summary, ESTIMATOR};
 use crate::sketch::RELATIVE_ACCURACY;
 use crate::spec::{KvTransferMode, ReplaySpec};
 use crate::tally::Tally;
+use crate::timeseries::{TimeSeries, WorkerSeries};
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
 
@@ -65,6 +66,8 @@ pub struct ReplayReport {
     pub router_queue: Option<RouterQueueTotals>,
     /// Per worker (pool by pool).
     pub workers: Vec<WorkerReport>,
+    /// The run in fixed bins of simulated time (`timeseries.rs`).
+    pub time_series: TimeSeries,
     /// With `--seeds N`: every figure's mean and 95 % interval over the seeds
     /// (the rest of the report is the first seed's).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -494,6 +497,8 @@ pub struct WorkerTotals {
     pub kv_peak: u64,
     /// ∫ blocks in use dt, block-ns.
     pub kv_block_ns: f64,
+    /// KV occupancy and tokens over time.
+    pub series: WorkerSeries,
 }
 
 impl PoolReport {
@@ -553,7 +558,7 @@ impl ReplayReport {
     /// Derives the report from the run's totals.
     pub fn derive(
         spec: &ReplaySpec,
-        tally: Tally,
+        mut tally: Tally,
         itl: GapCounts,
         totals: &RunTotals,
         wall_s: f64,
@@ -690,6 +695,27 @@ impl ReplayReport {
             mean_ms: t.busy_ns / t.transfers.max(1) as f64 * 1e-6,
         });
         let warmup = spec.discipline.warmup_requests;
+        // Over time, the workers of the pool that emits the output tokens:
+        // the only one when aggregated, the decode pool when disaggregated.
+        let time_series = match totals.pools.last() {
+            Some(p) => TimeSeries::derive(
+                std::mem::take(&mut tally.series),
+                p.workers
+                    .iter()
+                    .map(|w| (w.worker, w.series.clone()))
+                    .collect(),
+                totals.end_ns,
+                p.kv_capacity_per_worker,
+                p.worker_count,
+            ),
+            None => TimeSeries::derive(
+                std::mem::take(&mut tally.series),
+                Vec::new(),
+                totals.end_ns,
+                0,
+                0,
+            ),
+        };
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
@@ -731,6 +757,7 @@ impl ReplayReport {
             kv_transfer,
             router_queue: totals.router_queue,
             workers,
+            time_series,
             seeds: None,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }

@@ -13,6 +13,7 @@ use crate::collector::{Outcome, RequestRecord};
 use crate::distribution::Distribution;
 use crate::metrics::{ms, Summary};
 use crate::spec::SlaSpec;
+use crate::timeseries::RequestSeries;
 
 /// Every kind a rejection is counted under, as the report spells it: the
 /// engine's reasons, and `router_queue_full` for a request a full router
@@ -197,6 +198,8 @@ pub struct Tally {
     pub output_tokens: u64,
     /// The placement policy's cache guesses against the engines' reuse.
     pub expected_reuse: ExpectedReuse,
+    /// Every request over time.
+    pub series: RequestSeries,
 }
 
 /// Over every request the placement policy made a cache guess for (cohort
@@ -274,6 +277,9 @@ impl Tally {
             e.reused_tokens += u64::from(r.reused_first);
             e.fell_short += u64::from(r.reused_first < expected);
         }
+        let admitted = RequestRecord::at(r.first_admit_ns);
+        self.series
+            .request(r.dispatch_ns, admitted, end_ns, r.outcome);
         if !r.in_cohort {
             return;
         }

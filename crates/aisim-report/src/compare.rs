@@ -10,8 +10,9 @@ use serde_json::Value;
 use crate::table::{num, Table};
 
 /// Sections that are not results of the run: the machine's timing, the spec
-/// (its differences become warnings), and the per-worker detail.
-const NOT_COMPARED: [&str; 4] = ["host", "spec", "workers", "schema_version"];
+/// (its differences become warnings), the per-worker detail and the run's
+/// bins over time (the HTML report's charts, not figures).
+const NOT_COMPARED: [&str; 5] = ["host", "spec", "workers", "schema_version", "time_series"];
 
 /// Parts of the spec and report that define the measurement discipline.
 const DISCIPLINE: [&str; 5] = [

@@ -1,6 +1,6 @@
 //! Fleet reports as tables.
 
-use aisim_fleet::des::{DesMetrics, Interval};
+use aisim_fleet::des::{DesMetrics, Interval, RouterSpec};
 use aisim_fleet::disagg::DisaggReport;
 use aisim_fleet::optimize::OptimizeReport;
 use aisim_fleet::pareto::{ParetoReport, Recommendation};
@@ -261,6 +261,11 @@ fn iv(i: &Interval, digits: usize) -> String {
 
 /// `simulate` and `simulate-fleet`.
 pub fn render_simulate(r: &SimulateReport) -> String {
+    format!("{}\n{}\n", simulate_table(r).render(), simulate_summary(r))
+}
+
+/// The metrics table of `simulate` (the first seed's run).
+pub fn simulate_table(r: &SimulateReport) -> Table {
     let mut t = Table::new(DES_HEADER).titled(format!(
         "Fleet DES: {}, seed {}{} (metrics after warm-up; ms; each row's rate over its own span)",
         r.label,
@@ -275,9 +280,13 @@ pub fn render_simulate(r: &SimulateReport) -> String {
     for p in &r.result.pools {
         des_row(&mut t, p);
     }
+    t
+}
+
+/// The line under it: completions and the means over the seeds.
+pub fn simulate_summary(r: &SimulateReport) -> String {
     format!(
-        "{}\nseed {}: completed {} of {} offered (warm-up included); mean over {} seed(s) [95 % interval]: P99 TTFT {} ms, SLO compliance {}\n",
-        t.render(),
+        "seed {}: completed {} of {} offered (warm-up included); mean over {} seed(s) [95 % interval]: P99 TTFT {} ms, SLO compliance {}",
         r.first_seed,
         r.result.total_completed,
         r.result.total_offered,
@@ -287,8 +296,21 @@ pub fn render_simulate(r: &SimulateReport) -> String {
     )
 }
 
+/// A router's name as the flags spell it (`length`, `compress_route`).
+pub fn router_name(r: &RouterSpec) -> String {
+    serde_json::to_value(r)
+        .ok()
+        .and_then(|v| v["kind"].as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 /// `compare-routers`.
 pub fn render_compare(r: &CompareRoutersReport) -> String {
+    compare_table(r).render()
+}
+
+/// The table of `compare-routers`.
+pub fn compare_table(r: &CompareRoutersReport) -> Table {
     let over = format!("mean of {} seed(s) [95 %]", r.seeds);
     let one = format!("seed {}", r.first_seed);
     let mut t = Table::new([
@@ -301,12 +323,8 @@ pub fn render_compare(r: &CompareRoutersReport) -> String {
     ])
     .titled("Routers on identical arrivals");
     for row in &r.rows {
-        let name = serde_json::to_value(&row.router)
-            .ok()
-            .and_then(|v| v["kind"].as_str().map(String::from))
-            .unwrap_or_default();
         t.row([
-            name,
+            router_name(&row.router),
             iv(&row.p99_ttft_ms, 1),
             iv(
                 &Interval {
@@ -324,7 +342,7 @@ pub fn render_compare(r: &CompareRoutersReport) -> String {
                 .to_string(),
         ]);
     }
-    t.render()
+    t
 }
 
 /// `whatif`.

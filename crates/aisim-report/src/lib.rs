@@ -1,6 +1,7 @@
 //! # aisim-report: presentation
 //!
-//! Renders aisim's results as terminal tables and JSON. It holds no simulation
+//! Renders aisim's results as terminal tables, JSON and self-contained HTML
+//! (`html`). It holds no simulation
 //! logic: every number it prints was computed by a crate below it.
 //!
 //! ```
@@ -16,6 +17,7 @@ pub mod cache_lab;
 pub mod compare;
 pub mod fidelity;
 pub mod fleet;
+pub mod html;
 pub mod profiles;
 pub mod replay;
 pub mod seeds;

@@ -43,6 +43,21 @@ fn summary_row(t: &mut Table, name: &str, s: &Summary, offered: bool) {
 
 /// The whole report as tables.
 pub fn render_replay(r: &ReplayReport) -> String {
+    let mut out = replay_tables(r)
+        .iter()
+        .map(Table::render)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(s) = &r.seeds {
+        out.push('\n');
+        out.push_str(&crate::seeds::render_seeds(s));
+    }
+    out
+}
+
+/// The report's tables, in the order the terminal shows them (the HTML
+/// report shows the same).
+pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
@@ -312,9 +327,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ]);
     }
 
-    let mut out = [run, outcomes, lengths, lat, offered, tp, sla, cache, pools]
-        .map(|t| t.render())
-        .join("\n");
+    let mut out = vec![run, outcomes, lengths, lat, offered, tp, sla, cache, pools];
     if let Some(k) = &r.kv_transfer {
         let mut t = Table::new(["transfers", "tokens sent", "GB sent", "mean ms"])
             .titled(format!("KV transfers ({})", k.mode));
@@ -324,8 +337,7 @@ pub fn render_replay(r: &ReplayReport) -> String {
             num(k.transferred_gb, 3),
             num(k.mean_ms, 3),
         ]);
-        out.push('\n');
-        out.push_str(&t.render());
+        out.push(t);
     }
     if let Some(s) = &r.sessions {
         let mut t = Table::new(header).titled(format!(
@@ -334,26 +346,20 @@ pub fn render_replay(r: &ReplayReport) -> String {
         ));
         summary_row(&mut t, "realized gap", &s.realized_gap_ms, false);
         summary_row(&mut t, "trace gap", &s.trace_gap_ms, false);
-        out.push('\n');
-        out.push_str(&t.render());
+        out.push(t);
     }
     if !r.rejections.is_empty() {
         let mut t = Table::new(["reason", "requests"]).titled("Rejections (cohort, by reason)");
         for (reason, n) in &r.rejections {
             t.row([reason.clone(), n.to_string()]);
         }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    if let Some(s) = &r.seeds {
-        out.push('\n');
-        out.push_str(&crate::seeds::render_seeds(s));
+        out.push(t);
     }
     out
 }
 
 /// The serde name of a unit enum variant (`round_robin`, `vllm`).
-fn name_of<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn name_of<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(String::from))

@@ -8,7 +8,8 @@ pub struct Table {
     rows: Vec<Vec<String>>,
 }
 
-fn is_numeric(cell: &str) -> bool {
+/// Whether a cell reads as a number (right-aligned).
+pub fn is_numeric(cell: &str) -> bool {
     if cell == "inf" {
         return true;
     }
@@ -38,6 +39,21 @@ impl Table {
     pub fn titled(mut self, title: impl Into<String>) -> Table {
         self.title = Some(title.into());
         self
+    }
+
+    /// The title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The column names.
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    /// The rows.
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
     }
 
     /// Appends a row.

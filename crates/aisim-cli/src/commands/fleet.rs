@@ -18,7 +18,7 @@ use aisim_fleet::sizing::SizingTargets;
 use clap::{Args, ValueEnum};
 
 use crate::exit::{input, CliError};
-use crate::output::OutputArgs;
+use crate::output::{HtmlArgs, OutputArgs};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum CalibrationArg {
@@ -151,6 +151,23 @@ fn emit<T: serde::Serialize>(
     table: impl FnOnce(&T) -> String,
 ) -> Result<(), CliError> {
     out.emit(|| table(report), &aisim_report::to_json(report))
+}
+
+/// `emit`, after the `--html` page of a simulating command.
+fn emit_with_html<T: serde::Serialize>(
+    out: &OutputArgs,
+    html: &HtmlArgs,
+    report: &T,
+    table: impl FnOnce(&T) -> String,
+    page: impl FnOnce(&T) -> String,
+) -> Result<(), CliError> {
+    out.check_stdout(html.on_stdout())?;
+    html.write(|| page(report))?;
+    out.emit_beside(
+        html.on_stdout(),
+        || table(report),
+        &aisim_report::to_json(report),
+    )
 }
 
 /// Flags of `optimize`.
@@ -354,6 +371,8 @@ pub struct RunArgs {
     /// Fraction of requests excluded as warm-up, in [0, 1).
     #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     warmup: f64,
+    #[command(flatten)]
+    html: HtmlArgs,
 }
 
 impl RunArgs {
@@ -479,7 +498,13 @@ pub fn run_simulate(a: SimulateArgs) -> Result<(), CliError> {
         generate(&plan.cdf, plan.lam, a.des.run.n_req, &arrivals, s)
     })
     .map_err(input)?;
-    emit(&a.output, &r, aisim_report::fleet::render_simulate)
+    emit_with_html(
+        &a.output,
+        &a.des.run.html,
+        &r,
+        aisim_report::fleet::render_simulate,
+        aisim_report::html::render_simulate_html,
+    )
 }
 
 /// Flags of `compare-routers`.
@@ -512,7 +537,13 @@ pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
         generate(&plan.cdf, plan.lam, a.des.run.n_req, &arrivals, s)
     })
     .map_err(input)?;
-    emit(&a.output, &r, aisim_report::fleet::render_compare)
+    emit_with_html(
+        &a.output,
+        &a.des.run.html,
+        &r,
+        aisim_report::fleet::render_compare,
+        aisim_report::html::render_compare_routers_html,
+    )
 }
 
 /// Flags of `whatif`.
@@ -593,7 +624,13 @@ pub fn run_simulate_fleet(a: SimulateFleetArgs) -> Result<(), CliError> {
         |s| plan.requests(a.lam, a.run.n_req, &arrivals, s),
     )
     .map_err(input)?;
-    emit(&a.output, &r, aisim_report::fleet::render_simulate)
+    emit_with_html(
+        &a.output,
+        &a.run.html,
+        &r,
+        aisim_report::fleet::render_simulate,
+        aisim_report::html::render_simulate_html,
+    )
 }
 
 /// Flags of `tok-per-watt`.

@@ -23,7 +23,7 @@ use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use super::timing::timing_flags;
 use crate::exit::{input, CliError};
-use crate::output::{OutputArgs, Target};
+use crate::output::{stdout_taker, HtmlArgs, OutputArgs, Target};
 
 /// Requests the router queue holds unless `--router-queue-capacity` says.
 const ROUTER_QUEUE_CAPACITY: u32 = 1024;
@@ -260,6 +260,8 @@ pub struct ReplayArgs {
     /// goes to --out FILE).
     #[arg(long, value_name = "FILE", value_parser = Target::parser())]
     per_request: Option<Target>,
+    #[command(flatten)]
+    html: HtmlArgs,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -787,6 +789,7 @@ impl ReplayArgs {
         if self.print_spec {
             let given = [
                 ("--per-request", self.per_request.is_some()),
+                ("--html", self.html.html.is_some()),
                 ("--format", self.output.format.is_some()),
                 ("--seeds", self.seeds.is_some()),
             ];
@@ -814,14 +817,17 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .as_ref()
         .is_some_and(Target::is_stdout)
         .then_some("--per-request -");
-    args.output.check_stdout(per_request_on_stdout)?;
+    let other_on_stdout = stdout_taker(&[per_request_on_stdout, args.html.on_stdout()])?;
+    args.output.check_stdout(other_on_stdout)?;
     if let Some(n) = args.seeds {
         seeds::check_count(n).map_err(input)?;
     }
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
     let blamed = |e| input(blame_flag(e, &args.field_flags()));
-    let replayer = Replayer::new(spec, SpecComposition).map_err(blamed)?;
+    let replayer = Replayer::new(spec, SpecComposition)
+        .map_err(blamed)?
+        .with_cdfs(args.html.html.is_some());
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
         .then(aisim_replay::progress::ProgressBarObserver::new);
     let mut written = 0u64;
@@ -878,8 +884,10 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
     let json = aisim_report::to_json(&output.report);
+    args.html
+        .write(|| aisim_report::html::render_replay_html(&output.report, output.cdfs.as_ref()))?;
     args.output.emit_beside(
-        per_request_on_stdout,
+        other_on_stdout,
         || aisim_report::replay::render_replay(&output.report),
         &json,
     )?;

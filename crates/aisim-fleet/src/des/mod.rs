@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use aisim_core::profile::GpuProfile;
+use aisim_replay::curves::Cdf as LatencyCdf;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
@@ -254,6 +255,13 @@ pub struct DesMetrics {
     /// Mean slot utilization over this scope's own time in use (first
     /// arrival, warm-up included, to last completion).
     pub utilization: f64,
+    /// CDF of the TTFT of the completed requests, ms (for the HTML page;
+    /// not in the JSON).
+    #[serde(skip)]
+    pub ttft_cdf_ms: LatencyCdf,
+    /// CDF of their queue wait, ms (the same).
+    #[serde(skip)]
+    pub queue_wait_cdf_ms: LatencyCdf,
 }
 
 /// The result of one DES run.
@@ -635,6 +643,9 @@ pub fn run_des_with(
         m.p50_ttft_ms = percentile(&mut ttft, 50.0);
         m.p99_ttft_ms = percentile(&mut ttft, 99.0);
         m.p99_queue_wait_ms = percentile(&mut wait, 99.0);
+        // Both sorted by `percentile`.
+        m.ttft_cdf_ms = LatencyCdf::of_sorted(&ttft);
+        m.queue_wait_cdf_ms = LatencyCdf::of_sorted(&wait);
         m.throughput_rps = m.completed as f64 / (span.end_s - span.first_measured_s).max(1e-9);
         m.slo_compliance = if m.offered == 0 {
             1.0

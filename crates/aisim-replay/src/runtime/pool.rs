@@ -46,10 +46,13 @@ struct DecodeRun<'a> {
     kv: &'a mut KvSampler,
     completed: &'a mut Vec<u64>,
     latest: SimTime,
+    /// Tokens of the pass under way (for the time series).
+    tokens: u64,
 }
 
 impl DecodeSink for DecodeRun<'_> {
     fn token(&mut self, id: RequestId, at: SimTime) {
+        self.tokens += 1;
         self.collector.token(id.0, at);
     }
     fn completed(&mut self, id: RequestId, at: SimTime) {
@@ -61,15 +64,16 @@ impl DecodeSink for DecodeRun<'_> {
         // The samples `start_passes` and `finish_pass` take, in their order.
         self.kv.sample(start, kv_during as u64);
         self.latest = self.latest.max(end);
-        self.kv.sample(end, kv_after as u64);
+        self.kv
+            .sample_emitted(end, kv_after as u64, std::mem::take(&mut self.tokens));
     }
     fn quiet(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime], kv: u32) {
         // The collector's state does not depend on how its token calls
         // interleave across requests, nor the KV samples on the tokens.
-        let mut from = start;
-        for &end in ends {
-            self.pass(from, end, kv, kv);
-            from = end;
+        if let Some(&last) = ends.last() {
+            self.kv
+                .sample_passes(start, ends, kv as u64, ids.len() as u64);
+            self.latest = self.latest.max(last);
         }
         for id in ids {
             self.collector.tokens(id.0, ends);
@@ -233,10 +237,13 @@ impl Pool {
         worker.busy = false;
         let pass_start = worker.pass_start;
         let mut out = std::mem::take(&mut self.out);
+        // Output tokens the pass emitted (a prefill job's hidden one is not).
+        let mut tokens = 0;
         for ev in out.events.drain(..) {
             match ev {
                 EngineEvent::Token { id, .. } => {
                     if self.role != Role::Prefill {
+                        tokens += 1;
                         front.collector.token(id.0, now);
                     }
                 }
@@ -265,7 +272,7 @@ impl Pool {
         }
         out.clear();
         self.out = out;
-        self.workers.get_mut(w).sample_kv(now);
+        self.workers.get_mut(w).sample_kv_emitted(now, tokens);
         self.mark_dirty(w);
     }
 
@@ -362,6 +369,7 @@ impl Pool {
             kv: &mut worker.kv,
             completed: &mut self.decode_completed,
             latest: front.latest,
+            tokens: 0,
         };
         let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
         front.latest = run.latest;

@@ -9,6 +9,7 @@ use aisim_core::{Engine, RankLoad, Request, SimTime};
 use crate::error::ReplayError;
 use crate::policy::WorkerView;
 use crate::report::WorkerTotals;
+use crate::timeseries::WorkerSeries;
 
 const UNUSED: u32 = u32::MAX;
 
@@ -34,8 +35,13 @@ impl Worker {
 
     /// Samples KV occupancy at `now` (see `KvSampler::sample`).
     pub(super) fn sample_kv(&mut self, now: SimTime) {
+        self.sample_kv_emitted(now, 0);
+    }
+
+    /// The same, at the end of a pass that emitted `tokens`.
+    pub(super) fn sample_kv_emitted(&mut self, now: SimTime, tokens: u64) {
         let level = self.in_use();
-        self.kv.sample(now, level);
+        self.kv.sample_emitted(now, level, tokens);
     }
 }
 
@@ -45,7 +51,8 @@ fn kv_capacity(engine: &Engine) -> u64 {
         .sum()
 }
 
-/// A worker's KV occupancy over time: peak and time integral.
+/// A worker's KV occupancy over time: peak and time integral, and the
+/// same in time bins with the tokens its passes emitted.
 #[derive(Debug, Default)]
 pub(crate) struct KvSampler {
     capacity: u64,
@@ -53,6 +60,7 @@ pub(crate) struct KvSampler {
     peak: u64,
     block_ns: f64,
     last: SimTime,
+    series: WorkerSeries,
 }
 
 impl KvSampler {
@@ -61,6 +69,60 @@ impl KvSampler {
     /// right after each suffices.
     #[inline]
     pub(super) fn sample(&mut self, now: SimTime, level: u64) {
+        self.sample_emitted(now, level, 0);
+    }
+
+    /// The same, at the end of a pass that emitted `tokens`.
+    #[inline]
+    pub(super) fn sample_emitted(&mut self, now: SimTime, level: u64, tokens: u64) {
+        self.series
+            .sample(self.last.0, now.0, self.level, level, tokens);
+        self.integrate(now, level);
+    }
+
+    /// The samples of `ends.len()` passes in a row from `start`, each
+    /// holding `level` and emitting `tokens`: those of each pass's start and
+    /// end, with the series taken at once when the run stays within its
+    /// open bin (the totals still pass by pass, for the same rounding).
+    pub(super) fn sample_passes(
+        &mut self,
+        start: SimTime,
+        ends: &[SimTime],
+        level: u64,
+        tokens: u64,
+    ) {
+        let Some(&last_end) = ends.last() else {
+            return;
+        };
+        if self.series.is_open_at(last_end.0) {
+            self.series
+                .sample(self.last.0, start.0, self.level, level, 0);
+            self.series.sample(
+                start.0,
+                last_end.0,
+                level,
+                level,
+                tokens * ends.len() as u64,
+            );
+            let mut from = start;
+            for &end in ends {
+                self.integrate(from, level);
+                self.integrate(end, level);
+                from = end;
+            }
+        } else {
+            let mut from = start;
+            for &end in ends {
+                self.sample(from, level);
+                self.sample_emitted(end, level, tokens);
+                from = end;
+            }
+        }
+    }
+
+    /// The totals' part of a sample: integral, level, peak.
+    #[inline]
+    fn integrate(&mut self, now: SimTime, level: u64) {
         // Through i64 (exact below 2^63): one instruction per conversion
         // instead of a branchy sequence, twice per pass.
         let held_ns = now.since(self.last).0 as i64 as f64;
@@ -205,6 +267,7 @@ impl Workers {
                     kv_capacity: w.kv.capacity,
                     kv_peak: w.kv.peak,
                     kv_block_ns: w.kv.block_ns,
+                    series: std::mem::take(&mut w.kv.series),
                 }
             })
             .collect();
