@@ -32,6 +32,10 @@ pub enum Outcome {
 
 const UNSET: u64 = u64::MAX;
 
+/// `worker` and `rank` of a request never placed on a worker (refused or
+/// timed out in the router queue, rejected before placement).
+pub const UNPLACED: u32 = u32::MAX;
+
 /// What happened to one request. Times are virtual nanoseconds.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
@@ -76,9 +80,11 @@ pub struct RequestRecord {
     pub reused_total: u64,
     /// Times preempted.
     pub preemptions: u32,
-    /// Worker it ran on.
+    /// Worker it ran on ([`UNPLACED`], `null` in JSON: never placed).
+    #[serde(serialize_with = "opt_u32")]
     pub worker: u32,
-    /// DP rank it ran on.
+    /// DP rank it ran on ([`UNPLACED`]: never placed).
+    #[serde(serialize_with = "opt_u32")]
     pub rank: u32,
     /// Disaggregated: the decode worker it was handed to (`worker` is then
     /// its prefill worker).
@@ -109,6 +115,14 @@ fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+fn opt_u32<S: serde::Serializer>(v: &u32, s: S) -> Result<S::Ok, S::Error> {
+    if *v == UNPLACED {
+        s.serialize_none()
+    } else {
+        s.serialize_u32(*v)
+    }
+}
+
 impl RequestRecord {
     fn new(id: u64) -> RequestRecord {
         RequestRecord {
@@ -129,8 +143,8 @@ impl RequestRecord {
             reused_first: 0,
             reused_total: 0,
             preemptions: 0,
-            worker: 0,
-            rank: 0,
+            worker: UNPLACED,
+            rank: UNPLACED,
             decode_worker: None,
             kv_transfer_tokens: None,
             in_cohort: false,
@@ -138,6 +152,16 @@ impl RequestRecord {
             reject_kind: None,
             trace: None,
         }
+    }
+
+    /// The worker it was placed on, `None` when it never was.
+    pub fn worker(&self) -> Option<u32> {
+        (self.worker != UNPLACED).then_some(self.worker)
+    }
+
+    /// Its DP rank within the worker, `None` when it was never placed.
+    pub fn rank(&self) -> Option<u32> {
+        (self.rank != UNPLACED).then_some(self.rank)
     }
 
     /// A time field, `None` when it never happened.
@@ -389,7 +413,7 @@ impl TraceCollector {
 
     /// The worker a request in flight was placed on.
     pub fn worker_of(&self, id: u64) -> Option<u32> {
-        self.live.get(id).map(|r| r.worker)
+        self.live.get(id).and_then(RequestRecord::worker)
     }
 
     /// The decode worker a request in flight was handed to, if any.
@@ -605,8 +629,10 @@ mod tests {
             !c.terminal(4, SimTime(600), Outcome::Completed),
             "ended once"
         );
-        assert_eq!(c.worker_of(3), Some(0));
-        assert_eq!(c.worker_of(4), None);
+        assert_eq!(c.worker_of(3), None, "not placed yet");
+        c.placed(3, 2, 1);
+        assert_eq!(c.worker_of(3), Some(2));
+        assert_eq!(c.worker_of(4), None, "ended");
         let out = c.finish(1000);
         let ids: Vec<(u64, Outcome)> = out.records.iter().map(|r| (r.id, r.outcome)).collect();
         assert_eq!(

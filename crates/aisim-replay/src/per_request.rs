@@ -86,10 +86,11 @@ pub struct RequestRow {
     pub output_length: u32,
     /// Output tokens emitted.
     pub tokens: u32,
-    /// Worker it was placed on.
-    pub worker: u32,
-    /// Attention-DP rank within the worker.
-    pub rank: u32,
+    /// Worker it was placed on (`null`: never placed, e.g. refused or timed
+    /// out in the router queue).
+    pub worker: Option<u32>,
+    /// Attention-DP rank within the worker (`null`: never placed).
+    pub rank: Option<u32>,
     /// Prompt tokens reused from the prefix cache at first admission.
     pub reused_tokens: u32,
     /// Prompt tokens reused over every admission (readmissions included).
@@ -131,8 +132,8 @@ impl RequestRow {
             input_length: r.input_length,
             output_length: r.output_length,
             tokens: r.tokens,
-            worker: r.worker,
-            rank: r.rank,
+            worker: r.worker(),
+            rank: r.rank(),
             reused_tokens: r.reused_first,
             reused_tokens_all: r.reused_total,
             preemptions: r.preemptions,
