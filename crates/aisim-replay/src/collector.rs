@@ -32,8 +32,8 @@ pub enum Outcome {
 
 const UNSET: u64 = u64::MAX;
 
-/// `worker` and `rank` of a request never placed on a worker (refused or
-/// timed out in the router queue, rejected before placement).
+/// `worker` and `rank` of a request never placed on a worker (refused by a
+/// full router queue, or timed out in it).
 pub const UNPLACED: u32 = u32::MAX;
 
 /// What happened to one request. Times are virtual nanoseconds.
