@@ -365,7 +365,11 @@ fn the_compare_page_overlays_both_runs() {
     }
     let o = aisim(&["compare", a, b, "--html", "/nonexistent-dir/c.html"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("/nonexistent-dir/c.html"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent-dir/c.html"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

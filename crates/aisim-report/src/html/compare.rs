@@ -37,7 +37,11 @@ pub fn render_compare_html(c: &Comparison, a: &ReplayReport, b: &ReplayReport) -
         Part::Note(describe("A", &c.a, a)),
         Part::Note(describe("B", &c.b, b)),
     ];
-    parts.extend(c.warnings.iter().map(|w| Part::Note(format!("warning: {w}"))));
+    parts.extend(
+        c.warnings
+            .iter()
+            .map(|w| Part::Note(format!("warning: {w}"))),
+    );
     parts.push(Part::Note(
         "The latency curves pass through each report's percentiles (min, p50, p75, p90, p95, p99, p99.9, max): a report read back from JSON keeps no curve.".into(),
     ));

@@ -86,7 +86,9 @@ fn over_time(ts: &TimeSeries, value: impl Fn(usize, f64) -> f64) -> Vec<(f64, f6
 
 /// The bin widths of `runs`: one width, or each run's when they differ.
 fn bins_of(runs: &[ReplayRun]) -> String {
-    let first = runs.first().map_or(0.0, |r| r.report.time_series.bin_width_s);
+    let first = runs
+        .first()
+        .map_or(0.0, |r| r.report.time_series.bin_width_s);
     if runs
         .iter()
         .all(|r| r.report.time_series.bin_width_s == first)
