@@ -646,4 +646,35 @@ mod tests {
         assert_eq!((out.tally.completed, out.tally.incomplete), (1, 2));
         assert_eq!(out.tally.in_flight.peak(), 3);
     }
+
+    #[test]
+    fn a_request_never_placed_has_no_worker_in_its_records() {
+        use crate::per_request::RequestRow;
+        let mut c = TraceCollector::new(CollectorOptions {
+            keep_records: true,
+            ..CollectorOptions::default()
+        });
+        // 0 times out in the router queue, 1 is refused by it, 2 runs on
+        // worker 0 rank 0.
+        for id in 0..3 {
+            request(&mut c, id, 0);
+        }
+        assert!(c.terminal(0, SimTime(100), Outcome::TimedOut));
+        c.refused(1, SimTime(0), "router_queue_full", || "full".into());
+        c.placed(2, 0, 0);
+        assert!(c.terminal(2, SimTime(50), Outcome::Completed));
+        let out = c.finish(100);
+        let placed: Vec<(Option<u32>, Option<u32>)> = out
+            .records
+            .iter()
+            .map(|r| {
+                let row = RequestRow::of(r);
+                (row.worker, row.rank)
+            })
+            .collect();
+        assert_eq!(placed, [(None, None), (None, None), (Some(0), Some(0))]);
+        let json = serde_json::to_value(&out.records[1]).unwrap();
+        assert!(json["worker"].is_null() && json["rank"].is_null(), "{json}");
+        assert_eq!(serde_json::to_value(&out.records[2]).unwrap()["worker"], 0);
+    }
 }
