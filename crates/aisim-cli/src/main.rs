@@ -132,11 +132,12 @@ enum Command {
     /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). Each
     /// figure outside `host`, `spec` and `workers` is shown for both runs with
     /// B - A and the change in %; a warning says when the runs' disciplines
-    /// or workloads differ.
+    /// or workloads differ. --html FILE draws both runs on the same charts
+    /// (their CDFs through each report's percentiles) above the same table.
     ///
     /// Example:
     ///   aisim replay --out a.json && aisim replay --workers 8 --out b.json
-    ///   aisim compare a.json b.json
+    ///   aisim compare a.json b.json --html compare.html
     #[command(verbatim_doc_comment)]
     Compare(commands::compare::CompareArgs),
     /// Measured runs: import them from per-request measurements.

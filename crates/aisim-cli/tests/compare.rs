@@ -136,3 +136,75 @@ fn per_request_records_are_csv_when_the_file_ends_in_csv() {
         "the same fields, every key present"
     );
 }
+
+#[test]
+fn requests_the_router_queue_refused_were_never_placed() {
+    // One worker, a router queue of 3 behind a threshold of 1 and a 1 s
+    // timeout: the demo overflows the queue.
+    let dir = temp_dir("per-request-unplaced");
+    let records = dir.join("records.jsonl");
+    let o = aisim(&[
+        "replay",
+        "-q",
+        "--workers",
+        "1",
+        "--router-queue-threshold",
+        "1",
+        "--router-queue-capacity",
+        "3",
+        "--timeout",
+        "1",
+        "--per-request",
+        records.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcomes = &report["outcomes"];
+    assert_eq!(
+        rows.len() as u64,
+        outcomes["offered"].as_u64().unwrap(),
+        "a record for every offered request"
+    );
+    let refused: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["reject_kind"] == "router_queue_full")
+        .collect();
+    let full = report["rejections"]["router_queue_full"].as_u64().unwrap();
+    assert!(full > 0, "the queue overflowed");
+    assert_eq!(refused.len() as u64, full);
+    for r in &refused {
+        assert_eq!(r["outcome"], "rejected", "{r}");
+        assert!(
+            r["reject_reason"]
+                .as_str()
+                .is_some_and(|w| w.contains("router queue was full")),
+            "{r}"
+        );
+        assert!(r["worker"].is_null() && r["rank"].is_null(), "{r}");
+        assert!(r["first_admit_ms"].is_null(), "{r}");
+    }
+    // Whatever was never placed was never admitted; what was admitted has
+    // its worker and rank.
+    for r in &rows {
+        assert_eq!(r["worker"].is_null(), r["rank"].is_null(), "{r}");
+        if r["worker"].is_null() {
+            assert!(r["first_admit_ms"].is_null(), "{r}");
+        }
+        if !r["first_admit_ms"].is_null() {
+            assert_eq!(r["worker"], 0, "{r}");
+        }
+    }
+    // The records' outcomes add up to the report's.
+    for outcome in ["completed", "timed_out", "rejected", "incomplete"] {
+        let n = rows.iter().filter(|r| r["outcome"] == outcome).count() as u64;
+        assert_eq!(n, outcomes[outcome].as_u64().unwrap(), "{outcome}");
+    }
+    assert!(outcomes["timed_out"].as_u64().unwrap() > 0);
+}

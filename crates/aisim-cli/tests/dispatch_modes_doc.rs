@@ -1,6 +1,7 @@
 //! docs/dispatch-modes.md, run as written: its commands (with `aisim` the
 //! binary under test and a scratch folder for /tmp/aisim-dispatch) produce
-//! the table it shows, and the table says what the text claims.
+//! the table it shows, and the table says what the text claims; its "Side
+//! by side" commands print the compare excerpts it shows and write the pages.
 
 mod common;
 
@@ -25,6 +26,42 @@ fn commands(doc: &str) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .map(String::from)
         .collect()
+}
+
+/// The commands of the doc's `n`th `sh` block (from 0).
+fn block(doc: &str, n: usize) -> Vec<String> {
+    doc.split("```sh")
+        .nth(n + 1)
+        .unwrap_or_else(|| panic!("no sh block {n}"))
+        .split("```")
+        .next()
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Runs a line of the doc with `aisim` the binary under test and `dir` for
+/// /tmp/aisim-dispatch; its stdout.
+fn run_line(line: &str, dir: &Path) -> String {
+    assert!(
+        line.contains("/tmp/aisim-dispatch"),
+        "writes only to /tmp/aisim-dispatch: {line}"
+    );
+    let line = line.replace("/tmp/aisim-dispatch", &dir.display().to_string());
+    let script = format!(
+        "aisim() {{ '{}' \"$@\"; }}; {line}",
+        env!("CARGO_BIN_EXE_aisim")
+    );
+    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "{line}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// What the doc's `jq` line prints for one run.
@@ -58,21 +95,7 @@ fn the_worked_example_produces_its_table() {
     let cmds = commands(&doc);
     assert_eq!(cmds.len(), 6, "{cmds:?}");
     for line in &cmds {
-        assert!(
-            line.contains("/tmp/aisim-dispatch"),
-            "writes only to /tmp/aisim-dispatch: {line}"
-        );
-        let line = line.replace("/tmp/aisim-dispatch", &dir.display().to_string());
-        let script = format!(
-            "aisim() {{ '{}' \"$@\"; }}; {line}",
-            env!("CARGO_BIN_EXE_aisim")
-        );
-        let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
-        assert!(
-            o.status.success() && o.stderr.is_empty(),
-            "{line}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        run_line(line, &dir);
     }
     let report = |run: &str| -> serde_json::Value {
         let text = std::fs::read_to_string(Path::new(&dir).join(format!("{run}.json"))).unwrap();
@@ -106,5 +129,26 @@ fn the_worked_example_produces_its_table() {
             (at(&st, p) - at(&sk, p)).abs() < 0.1 * at(&sk, p),
             "with slack the modes agree on {p}"
         );
+    }
+    // "Side by side": the compare excerpts are what the commands print,
+    // and the pages are written.
+    let side = block(&doc, 2);
+    assert_eq!(side.len(), 3, "{side:?}");
+    for line in &side {
+        for out in run_line(line, &dir).lines() {
+            assert!(
+                doc.contains(&format!("\n{out}\n")),
+                "docs/dispatch-modes.md lacks the line\n{out}\n(rerun the doc's commands and paste the excerpts)"
+            );
+        }
+    }
+    for page in [
+        "slack-compare.html",
+        "saturated-compare.html",
+        "saturated-tracets.html",
+    ] {
+        let html = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"), "{page}");
+        assert!(html.contains("CDF of the inter-turn gap"), "{page}");
     }
 }

@@ -1,4 +1,4 @@
-//! `--html FILE` on replay and on the fleet commands that simulate: one
+//! `--html FILE` on replay, compare and the fleet commands that simulate: one
 //! self-contained page (nothing external), one SVG per chart with its
 //! series, the same bytes for the same input, and a page that renders in
 //! headless Chromium without console errors and not blank.
@@ -243,11 +243,62 @@ fn headless(browser: &Path, page: &Path, action: &str, dir: &Path) -> (String, S
     )
 }
 
+/// Headless Chromium on `html` (written to `dir/name.html`): no console
+/// error, every chart and curve parsed, `text` in the DOM, and a screenshot
+/// that is not blank.
+fn assert_renders(browser: &Path, dir: &Path, name: &str, html: &str, text: &str) {
+    let page = dir.join(format!("{name}.html"));
+    std::fs::write(&page, html).unwrap();
+    let (dom, log) = headless(browser, &page, "--dump-dom", dir);
+    assert_eq!(console_errors(&log), 0, "{name}: console:\n{log}");
+    // The browser parsed every chart and every curve.
+    assert_eq!(dom.matches("<svg").count(), html.matches("<svg").count());
+    assert_eq!(
+        dom.matches("<polyline").count(),
+        html.matches("<polyline").count()
+    );
+    assert!(dom.contains(text), "{name}: {text:?}");
+    // Not blank: the screenshot of the page against that of an empty page
+    // of the same size (PNG compresses a blank page to almost nothing).
+    let blank = dir.join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    let shot = |p: &Path, name: &str| {
+        let png = dir.join(name);
+        headless(browser, p, &format!("--screenshot={}", png.display()), dir);
+        let bytes = std::fs::read(&png).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"), "{name} is a PNG");
+        bytes.len()
+    };
+    let (drawn, empty) = (
+        shot(&page, &format!("{name}.png")),
+        shot(&blank, "blank.png"),
+    );
+    assert!(
+        drawn > 10 * empty,
+        "{name}: screenshot {drawn} bytes, blank page {empty}"
+    );
+}
+
+fn console_errors(log: &str) -> usize {
+    ["Uncaught", "ERROR:CONSOLE", "Refused to", "net::ERR"]
+        .into_iter()
+        .filter(|bad| log.contains(bad))
+        .count()
+}
+
 #[test]
 fn the_page_renders_in_headless_chromium() {
     let Some(browser) = chromium() else { return };
     let dir = temp_dir("chromium");
-    let page = dir.join("replay.html");
+    // The check sees a console error when there is one.
+    let broken = dir.join("broken.html");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><html><body><script>throw new Error('x')</script></body></html>",
+    )
+    .unwrap();
+    let (_, log) = headless(&browser, &broken, "--dump-dom", &dir);
+    assert!(console_errors(&log) > 0, "a thrown error is logged:\n{log}");
     let (html, _) = page_of(
         &[
             "replay",
@@ -258,50 +309,73 @@ fn the_page_renders_in_headless_chromium() {
         ],
         "replay.html",
     );
-    std::fs::write(&page, &html).unwrap();
-    let console_errors = |log: &str| {
-        ["Uncaught", "ERROR:CONSOLE", "Refused to", "net::ERR"]
-            .into_iter()
-            .filter(|bad| log.contains(bad))
-            .count()
+    assert_renders(&browser, &dir, "replay", &html, "CDF of TTFT");
+}
+
+/// Two reports of the demo (2 workers; 4 with a timeout) in a folder of
+/// their own and their compare page written with `--html`: the page, stdout
+/// and the reports' paths.
+fn compare_page(name: &str) -> (String, String, [String; 2]) {
+    let dir = temp_dir(name);
+    let run = |file: &str, extra: &[&str]| {
+        let path = dir.join(file).to_str().unwrap().to_string();
+        let o = aisim(&[&["replay", "--quiet", "--out", &path][..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        path
     };
-    // The check sees a console error when there is one.
-    let broken = dir.join("broken.html");
-    std::fs::write(
-        &broken,
-        "<!DOCTYPE html><html><body><script>throw new Error('x')</script></body></html>",
-    )
-    .unwrap();
-    let (_, log) = headless(&browser, &broken, "--dump-dom", &dir);
-    assert!(console_errors(&log) > 0, "a thrown error is logged:\n{log}");
-    let (dom, log) = headless(&browser, &page, "--dump-dom", &dir);
-    assert_eq!(console_errors(&log), 0, "console:\n{log}");
-    // The browser parsed every chart and every curve.
-    assert_eq!(dom.matches("<svg").count(), html.matches("<svg").count());
+    let a = run("a.json", &["--workers", "2"]);
+    let b = run("b.json", &["--workers", "4", "--timeout", "3"]);
+    let (html, table) = page_of(&["compare", &a, &b], name);
+    (html, table, [a, b])
+}
+
+#[test]
+fn the_compare_page_overlays_both_runs() {
+    let (html, table, [a, b]) = compare_page("compare.html");
+    assert_self_contained(&html);
+    assert!(table.contains("B - A"), "the table still goes to stdout");
+    // TTFT, TPOT, E2E and output tokens: one curve per run; requests
+    // (arrivals and completions), concurrency (3), KV (2 + 1 and 4 + 1
+    // workers) and gaps (2) per run.
+    assert_eq!(series_per_svg(&html), [2, 2, 2, 2, 4, 6, 8, 4]);
     assert_eq!(
-        dom.matches("<polyline").count(),
-        html.matches("<polyline").count()
+        html.matches("<svg").count(),
+        html.matches("<figure>").count()
     );
-    assert!(dom.contains("CDF of TTFT"));
-    // Not blank: the screenshot of the page against that of an empty page
-    // of the same size (PNG compresses a blank page to almost nothing).
-    let blank = dir.join("blank.html");
-    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
-    let shot = |p: &Path, name: &str| {
-        let png = dir.join(name);
-        headless(
-            &browser,
-            p,
-            &format!("--screenshot={}", png.display()),
-            &dir,
-        );
-        let bytes = std::fs::read(&png).unwrap();
-        assert!(bytes.starts_with(b"\x89PNG"), "{name} is a PNG");
-        bytes.len()
-    };
-    let (drawn, empty) = (shot(&page, "replay.png"), shot(&blank, "blank.png"));
+    for name in ["A: completed requests", "B: completed requests"] {
+        assert!(html.contains(&format!("<title>{name}</title>")), "{name}");
+    }
+    // The discipline warning, and the table of every figure with its deltas.
+    assert!(html.contains("warning: the disciplines differ"));
+    assert!(html.contains("<th>B - A</th><th>change</th>"));
+    assert!(html.contains("<td>latency.ttft_ms.p90</td>"));
+    let (again, _, _) = compare_page("compare.html");
+    assert_eq!(html, again, "the same input gives the same bytes");
+    // On stdout the page is alone there; the warning goes to stderr.
+    let (a, b) = (a.as_str(), b.as_str());
+    let o = aisim(&["compare", a, b, "--html", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), html);
+    assert!(stderr(&o).contains("the disciplines differ"));
+    for clash in [&["--out", "-"][..], &["--format", "json"][..]] {
+        let o = aisim(&[&["compare", a, b, "--html", "-"][..], clash].concat());
+        assert_eq!(o.status.code(), Some(2), "{clash:?}");
+        assert!(o.stdout.is_empty(), "{clash:?}: nothing written");
+        assert!(stderr(&o).contains("--html -"), "{clash:?}: {}", stderr(&o));
+    }
+    let o = aisim(&["compare", a, b, "--html", "/nonexistent-dir/c.html"]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        drawn > 10 * empty,
-        "screenshot {drawn} bytes, blank page {empty}"
+        stderr(&o).contains("/nonexistent-dir/c.html"),
+        "{}",
+        stderr(&o)
     );
+}
+
+#[test]
+fn the_compare_page_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else { return };
+    let (html, _, _) = compare_page("compare-chromium.html");
+    let dir = temp_dir("chromium-compare");
+    assert_renders(&browser, &dir, "compare", &html, "B: completed requests");
 }

@@ -32,6 +32,10 @@ pub enum Outcome {
 
 const UNSET: u64 = u64::MAX;
 
+/// `worker` and `rank` of a request never placed on a worker (refused by a
+/// full router queue, or timed out in it).
+pub const UNPLACED: u32 = u32::MAX;
+
 /// What happened to one request. Times are virtual nanoseconds.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
@@ -80,9 +84,11 @@ pub struct RequestRecord {
     pub expected_cached_tokens: Option<u32>,
     /// Times preempted.
     pub preemptions: u32,
-    /// Worker it ran on.
+    /// Worker it ran on ([`UNPLACED`], `null` in JSON: never placed).
+    #[serde(serialize_with = "opt_u32")]
     pub worker: u32,
-    /// DP rank it ran on.
+    /// DP rank it ran on ([`UNPLACED`]: never placed).
+    #[serde(serialize_with = "opt_u32")]
     pub rank: u32,
     /// Disaggregated: the decode worker it was handed to (`worker` is then
     /// its prefill worker).
@@ -113,6 +119,14 @@ fn opt_ns<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+fn opt_u32<S: serde::Serializer>(v: &u32, s: S) -> Result<S::Ok, S::Error> {
+    if *v == UNPLACED {
+        s.serialize_none()
+    } else {
+        s.serialize_u32(*v)
+    }
+}
+
 impl RequestRecord {
     fn new(id: u64) -> RequestRecord {
         RequestRecord {
@@ -134,8 +148,8 @@ impl RequestRecord {
             reused_total: 0,
             expected_cached_tokens: None,
             preemptions: 0,
-            worker: 0,
-            rank: 0,
+            worker: UNPLACED,
+            rank: UNPLACED,
             decode_worker: None,
             kv_transfer_tokens: None,
             in_cohort: false,
@@ -143,6 +157,16 @@ impl RequestRecord {
             reject_kind: None,
             trace: None,
         }
+    }
+
+    /// The worker it was placed on, `None` when it never was.
+    pub fn worker(&self) -> Option<u32> {
+        (self.worker != UNPLACED).then_some(self.worker)
+    }
+
+    /// Its DP rank within the worker, `None` when it was never placed.
+    pub fn rank(&self) -> Option<u32> {
+        (self.rank != UNPLACED).then_some(self.rank)
     }
 
     /// A time field, `None` when it never happened.
@@ -401,7 +425,7 @@ impl TraceCollector {
 
     /// The worker a request in flight was placed on.
     pub fn worker_of(&self, id: u64) -> Option<u32> {
-        self.live.get(id).map(|r| r.worker)
+        self.live.get(id).and_then(RequestRecord::worker)
     }
 
     /// The decode worker a request in flight was handed to, if any.
@@ -617,8 +641,10 @@ mod tests {
             !c.terminal(4, SimTime(600), Outcome::Completed),
             "ended once"
         );
-        assert_eq!(c.worker_of(3), Some(0));
-        assert_eq!(c.worker_of(4), None);
+        assert_eq!(c.worker_of(3), None, "not placed yet");
+        c.placed(3, 2, 1);
+        assert_eq!(c.worker_of(3), Some(2));
+        assert_eq!(c.worker_of(4), None, "ended");
         let out = c.finish(1000);
         let ids: Vec<(u64, Outcome)> = out.records.iter().map(|r| (r.id, r.outcome)).collect();
         assert_eq!(
@@ -631,5 +657,36 @@ mod tests {
         );
         assert_eq!((out.tally.completed, out.tally.incomplete), (1, 2));
         assert_eq!(out.tally.in_flight.peak(), 3);
+    }
+
+    #[test]
+    fn a_request_never_placed_has_no_worker_in_its_records() {
+        use crate::per_request::RequestRow;
+        let mut c = TraceCollector::new(CollectorOptions {
+            keep_records: true,
+            ..CollectorOptions::default()
+        });
+        // 0 times out in the router queue, 1 is refused by it, 2 runs on
+        // worker 0 rank 0.
+        for id in 0..3 {
+            request(&mut c, id, 0);
+        }
+        assert!(c.terminal(0, SimTime(100), Outcome::TimedOut));
+        c.refused(1, SimTime(0), "router_queue_full", || "full".into());
+        c.placed(2, 0, 0);
+        assert!(c.terminal(2, SimTime(50), Outcome::Completed));
+        let out = c.finish(100);
+        let placed: Vec<(Option<u32>, Option<u32>)> = out
+            .records
+            .iter()
+            .map(|r| {
+                let row = RequestRow::of(r);
+                (row.worker, row.rank)
+            })
+            .collect();
+        assert_eq!(placed, [(None, None), (None, None), (Some(0), Some(0))]);
+        let json = serde_json::to_value(&out.records[1]).unwrap();
+        assert!(json["worker"].is_null() && json["rank"].is_null(), "{json}");
+        assert_eq!(serde_json::to_value(&out.records[2]).unwrap()["worker"], 0);
     }
 }

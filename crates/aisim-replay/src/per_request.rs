@@ -58,7 +58,10 @@ pub struct RequestRow {
     pub in_cohort: bool,
     /// How it ended: `completed`, `timed_out`, `rejected`, `incomplete`.
     pub outcome: Outcome,
-    /// Why it was rejected.
+    /// Why it was rejected, as the report's `rejections` key
+    /// (`router_queue_full`, `larger_than_kv_cache`, ...).
+    pub reject_kind: Option<String>,
+    /// Why it was rejected, in words with its numbers.
     pub reject_reason: Option<String>,
     /// Planned arrival, ms of simulated time.
     pub planned_ms: f64,
@@ -86,10 +89,11 @@ pub struct RequestRow {
     pub output_length: u32,
     /// Output tokens emitted.
     pub tokens: u32,
-    /// Worker it was placed on.
-    pub worker: u32,
-    /// Attention-DP rank within the worker.
-    pub rank: u32,
+    /// Worker it was placed on (`null`: never placed, e.g. refused or timed
+    /// out in the router queue).
+    pub worker: Option<u32>,
+    /// Attention-DP rank within the worker (`null`: never placed).
+    pub rank: Option<u32>,
     /// Disaggregated: the decode worker it was handed to (`worker` is then
     /// its prefill worker); `null` when aggregated or never handed off.
     pub decode_worker: Option<u32>,
@@ -122,6 +126,7 @@ impl RequestRow {
             turn: r.turn,
             in_cohort: r.in_cohort,
             outcome: r.outcome,
+            reject_kind: r.reject_kind.map(String::from),
             reject_reason: r.reject_reason.clone(),
             planned_ms: ms(r.planned_ns),
             dispatch_ms: at(r.dispatch_ns),
@@ -139,8 +144,8 @@ impl RequestRow {
             input_length: r.input_length,
             output_length: r.output_length,
             tokens: r.tokens,
-            worker: r.worker,
-            rank: r.rank,
+            worker: r.worker(),
+            rank: r.rank(),
             decode_worker: r.decode_worker,
             kv_transfer_tokens: r.kv_transfer_tokens,
             reused_tokens: r.reused_first,

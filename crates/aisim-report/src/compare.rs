@@ -232,8 +232,14 @@ pub fn render_comparison(c: &Comparison) -> String {
     if !c.warnings.is_empty() {
         out.push('\n');
     }
-    let mut t = Table::new(["metric", "A", "B", "B - A", "change"])
-        .titled(format!("A: {}\nB: {}", c.a, c.b));
+    out.push_str(&comparison_table(c, format!("A: {}\nB: {}", c.a, c.b)).render());
+    out
+}
+
+/// Every figure of both runs with its deltas, as a table titled `title`
+/// (the terminal's and the HTML page's).
+pub fn comparison_table(c: &Comparison, title: String) -> Table {
+    let mut t = Table::new(["metric", "A", "B", "B - A", "change"]).titled(title);
     for m in &c.metrics {
         t.row([
             m.metric.clone(),
@@ -243,6 +249,5 @@ pub fn render_comparison(c: &Comparison) -> String {
             signed(m.delta_pct, 1, "%"),
         ]);
     }
-    out.push_str(&t.render());
-    out
+    t
 }

@@ -57,3 +57,25 @@ fn replay_html_skeleton() {
     let html = aisim_report::html::render_replay_html(&out.report, out.cdfs.as_ref());
     insta::assert_snapshot!(skeleton(&html));
 }
+
+#[test]
+fn compare_html_skeleton() {
+    // The demo on two workers against four with a timeout: a discipline
+    // warning, both runs on every chart.
+    let run = |workers: u32, timeout_s: Option<f64>| {
+        let mut spec = ReplaySpec {
+            topology: TopologySpec::Aggregated { workers },
+            ..ReplaySpec::default()
+        };
+        spec.discipline.timeout_s = timeout_s;
+        Replayer::new(spec, SpecComposition)
+            .unwrap()
+            .run()
+            .unwrap()
+            .report
+    };
+    let (a, b) = (run(2, None), run(4, Some(3.0)));
+    let c = aisim_report::compare::compare(&a, "a.json", &b, "b.json");
+    let html = aisim_report::html::render_compare_html(&c, &a, &b);
+    insta::assert_snapshot!(skeleton(&html));
+}

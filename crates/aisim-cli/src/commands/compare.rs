@@ -7,7 +7,7 @@ use aisim_replay::{ReplayReport, SCHEMA_VERSION};
 use clap::Args;
 
 use crate::exit::{input, CliError};
-use crate::output::OutputArgs;
+use crate::output::{stdout_taker, HtmlArgs, OutputArgs};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -18,9 +18,10 @@ pub struct CompareArgs {
     /// The second run's JSON report.
     #[arg(value_name = "B.json")]
     b: PathBuf,
-    // An HTML rendering of the comparison goes here, beside `output`.
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    html: HtmlArgs,
 }
 
 /// Reads a replay report, refusing any other file by name.
@@ -51,7 +52,8 @@ fn read_report(path: &Path) -> anyhow::Result<ReplayReport> {
 
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
-    args.output.check_stdout(None)?;
+    let other_on_stdout = stdout_taker(&[args.html.on_stdout()])?;
+    args.output.check_stdout(other_on_stdout)?;
     let a = read_report(&args.a).map_err(input)?;
     let b = read_report(&args.b).map_err(input)?;
     let comparison = aisim_report::compare::compare(
@@ -60,13 +62,17 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         &b,
         &args.b.display().to_string(),
     );
-    // The table shows the warnings above it; beside JSON they go to stderr.
-    if args.output.json_on_stdout() {
+    // The table shows the warnings above it; beside JSON or the page on
+    // stdout they go to stderr.
+    if args.output.json_on_stdout() || other_on_stdout.is_some() {
         for w in &comparison.warnings {
             tracing::warn!("{w}");
         }
     }
-    args.output.emit(
+    args.html
+        .write(|| aisim_report::html::render_compare_html(&comparison, &a, &b))?;
+    args.output.emit_beside(
+        other_on_stdout,
         || aisim_report::compare::render_comparison(&comparison),
         &aisim_report::to_json(&comparison),
     )

@@ -4,12 +4,15 @@
 //!
 //! A page is a title and a list of parts (charts and tables); the replay and
 //! fleet pages build theirs from the reports (`replay.rs`, `fleet.rs`), and
-//! `replay_charts` overlays several runs, so a page comparing runs reuses it.
+//! `replay_charts` overlays several runs, which the page of `aisim compare`
+//! does (`compare.rs`).
 
+mod compare;
 mod fleet;
 mod replay;
 pub mod svg;
 
+pub use compare::render_compare_html;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
 

@@ -84,9 +84,27 @@ fn over_time(ts: &TimeSeries, value: impl Fn(usize, f64) -> f64) -> Vec<(f64, f6
         .collect()
 }
 
-fn time_chart(title: &str, y_label: &str, ts: &TimeSeries, series: Vec<Series>) -> Chart {
+/// The bin widths of `runs`: one width, or each run's when they differ.
+fn bins_of(runs: &[ReplayRun]) -> String {
+    let first = runs
+        .first()
+        .map_or(0.0, |r| r.report.time_series.bin_width_s);
+    if runs
+        .iter()
+        .all(|r| r.report.time_series.bin_width_s == first)
+    {
+        return format!("bins of {first} s");
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{} s in {}", r.report.time_series.bin_width_s, r.label))
+        .collect();
+    format!("bins of {}", each.join(", "))
+}
+
+fn time_chart(title: &str, y_label: &str, bins: &str, series: Vec<Series>) -> Chart {
     Chart {
-        title: format!("{title} (bins of {} s)", ts.bin_width_s),
+        title: format!("{title} ({bins})"),
         x_label: "simulated time (s)".to_string(),
         y_label: y_label.to_string(),
         series,
@@ -117,10 +135,10 @@ pub fn replay_charts(runs: &[ReplayRun]) -> Vec<Chart> {
             .collect();
         charts.push(cdf_chart(&format!("CDF of {title}"), unit, series));
     }
-    let Some(first) = runs.first() else {
+    if runs.is_empty() {
         return charts;
-    };
-    let ts0 = &first.report.time_series;
+    }
+    let bins = bins_of(runs);
     let mut tokens = Vec::new();
     let mut requests = Vec::new();
     let mut concurrency = Vec::new();
@@ -172,20 +190,20 @@ pub fn replay_charts(runs: &[ReplayRun]) -> Vec<Chart> {
     charts.push(time_chart(
         "Output throughput",
         "output tokens / s",
-        ts0,
+        &bins,
         tokens,
     ));
-    charts.push(time_chart("Requests", "requests / s", ts0, requests));
+    charts.push(time_chart("Requests", "requests / s", &bins, requests));
     charts.push(time_chart(
         "Concurrency: requests in flight, running and waiting for their first scheduling",
         "requests (mean over the bin)",
-        ts0,
+        &bins,
         concurrency,
     ));
     let mut kv_chart = time_chart(
         "KV cache occupancy",
         "KV blocks in use (% of capacity)",
-        ts0,
+        &bins,
         kv,
     );
     kv_chart.y_range = Some((0.0, 100.0));

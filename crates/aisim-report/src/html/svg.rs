@@ -132,9 +132,24 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
 }
 
 impl Chart {
+    /// Legend entries a row holds: 4, fewer when the longest name would run
+    /// into the next entry (about 7 px a character at the page's 12 px, the
+    /// swatch and a gap beside it).
+    fn legend_columns(&self) -> usize {
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let entry = 32.0 + 7.0 * longest as f64;
+        ((WIDTH - LEFT - RIGHT) / entry).floor().clamp(1.0, 4.0) as usize
+    }
+
     /// The chart as an SVG element (inside a `<figure>` with its title).
     pub fn render(&self) -> String {
-        let legend_rows = self.series.len().div_ceil(4) as f64;
+        let columns = self.legend_columns();
+        let legend_rows = self.series.len().div_ceil(columns) as f64;
         let height = HEIGHT + legend_rows * LEGEND_ROW;
         let (x0, x1) = range(
             self.series
@@ -215,8 +230,8 @@ impl Chart {
                 points.trim_end(),
                 escape(&series.name)
             );
-            let (row, col) = (k / 4, k % 4);
-            let lx = LEFT + col as f64 * (plot_w / 4.0);
+            let (row, col) = (k / columns, k % columns);
+            let lx = LEFT + col as f64 * (plot_w / columns as f64);
             let ly = HEIGHT + row as f64 * LEGEND_ROW;
             let _ = writeln!(
                 s,
