@@ -528,3 +528,112 @@ fn pareto_stars_exactly_the_non_dominated_rows_and_never_recommends_worse_than_t
         assert_eq!(rec["slo_met"], true);
     }
 }
+
+const DISAGG_VERIFY: &[&str] = &[
+    "disagg",
+    "--lam",
+    "28",
+    "--gpu-prefill",
+    "h100/llama-3.1-8b/tp1",
+    "--gpu-decode",
+    "h100/llama-3.1-8b/tp1",
+    "--max-prefill",
+    "4",
+    "--max-decode",
+    "4",
+    "--verify",
+    "engine",
+    "--n-sim-req",
+    "2000",
+];
+
+fn disagg_verify(extra: &[&str]) -> Vec<String> {
+    DISAGG_VERIFY
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+}
+
+#[test]
+fn disagg_verify_engine_marks_splits_and_recommends_by_the_replay() {
+    let args = disagg_verify(&["--format", "json"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = aisim(&args);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    // Byte-identical (the report has no host section).
+    assert_eq!(a.stdout, aisim(&args).stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let rows = v["engine"]["verified"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let meets: Vec<bool> = rows.iter().map(|r| r["meets"].as_bool().unwrap()).collect();
+    assert_eq!(meets, [false, true, true]);
+    for key in ["ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms"] {
+        assert!(rows[0][key].is_number(), "{key}");
+    }
+    assert_eq!(v["best"]["n_decode"], 2);
+    assert_eq!(v["recommended"]["n_decode"], 3);
+    assert_eq!(v["recommended_by"], "engine");
+    assert_eq!(v["engine"]["kv_bytes_per_token"], 131072);
+    // The table says which check the recommendation rests on.
+    let args = disagg_verify(&["--verify-top", "1"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = aisim(&args);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("Engine check"), "{table}");
+    assert!(
+        table.contains("recommended (engine check): none of the 1 replayed splits"),
+        "{table}"
+    );
+    // Without the check the recommendation is the analytic best.
+    let v = json(&["disagg", "--lam", "100", "--format", "json"]);
+    assert_eq!(v["recommended_by"], "analytic");
+    assert_eq!(v["recommended"], v["best"]);
+    assert!(v.get("engine").is_none());
+}
+
+#[test]
+fn disagg_verify_flags_reject_bad_values_and_no_ops() {
+    let bad = |extra: &[&str], needle: &str| {
+        let args = disagg_verify(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails_with(&args, needle);
+    };
+    bad(&["--verify-top", "0"], "--verify-top");
+    bad(&["--verify-top", "101"], "--verify-top");
+    bad(&["--verify-top", "-1"], "--verify-top");
+    bad(&["--n-sim-req", "0"], "--n-sim-req");
+    bad(&["--kv-transfer-gb-s", "0"], "--kv-transfer-gb-s");
+    bad(&["--kv-transfer-gb-s", "nan"], "--kv-transfer-gb-s");
+    bad(
+        &["--kv-transfer-latency-ms", "-1"],
+        "--kv-transfer-latency-ms",
+    );
+    bad(&["--kv-bytes-per-token", "0"], "--kv-bytes-per-token");
+    bad(&["--gpu-decode", "a100/llama-3.1-8b/tp1"], "--gpu-decode");
+    bad(&["--timing", "nonsense"], "nonsense");
+    fails_with(&["disagg", "--verify", "slots"], "--verify");
+    fails_with(
+        &[
+            "disagg",
+            "--verify",
+            "engine",
+            "--gpu-prefill",
+            "h100",
+            "--gpu-decode",
+            "h100",
+        ],
+        "--kv-bytes-per-token",
+    );
+    for (flag, value) in [
+        ("--verify-top", "2"),
+        ("--n-sim-req", "100"),
+        ("--seed", "7"),
+        ("--kv-bytes-per-token", "131072"),
+        ("--kv-transfer-gb-s", "25"),
+        ("--kv-transfer-latency-ms", "1"),
+        ("--timing", "physics"),
+    ] {
+        fails_with(&["disagg", flag, value], &format!("{flag} has no effect"));
+    }
+}

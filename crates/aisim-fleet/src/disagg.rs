@@ -1,6 +1,14 @@
 //! `disagg`: an analytic prefill/decode split.
 
 use aisim_core::profile::GpuProfile;
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
+use aisim_core::EngineConfig;
+use aisim_replay::policy::SpecComposition;
+use aisim_replay::spec::{
+    ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec as ReplayPool, RouterKind,
+    SyntheticSpec, TopologySpec, WorkloadSpec,
+};
+use aisim_replay::{ReplaySpec, Replayer};
 use serde::Serialize;
 
 use crate::validate;
@@ -73,6 +81,80 @@ pub struct DisaggReport {
     pub points: Vec<DisaggPoint>,
     /// Aggregated baselines: each profile alone serving prefill and decode.
     pub aggregated: Vec<AggregatedBaseline>,
+    /// The engine check (`--verify engine`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<DisaggEngineCheck>,
+    /// The split to deploy: the cheapest that meets the SLOs by the deepest
+    /// check that ran (`recommended_by`); none when no split passed that
+    /// check, even if the analytic sweep passed one.
+    pub recommended: Option<DisaggPoint>,
+    /// The check the recommendation rests on: `engine` or `analytic`.
+    pub recommended_by: &'static str,
+}
+
+/// Settings of `disagg --verify engine`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DisaggVerifyParams {
+    /// Cheapest splits of the Pareto set replayed (`--verify-top`).
+    pub top: usize,
+    /// Requests per replay (`--n-sim-req`); the first fifth is warm-up.
+    pub n_req: u64,
+    /// Seed of the replays (`--seed`).
+    pub seed: u64,
+    /// KV bytes of one token (`--kv-bytes-per-token`); from the profile's
+    /// model when absent.
+    pub kv_bytes_per_token: Option<u64>,
+    /// Link bandwidth, GB/s (`--kv-transfer-gb-s`).
+    pub kv_transfer_gb_s: f64,
+    /// Fixed cost of a transfer, ms (`--kv-transfer-latency-ms`).
+    pub kv_transfer_latency_ms: f64,
+    /// The replay's timing: the profile's physics model with these
+    /// coefficients (`--timing`), or its iteration model when absent.
+    pub coefficients: Option<PhysicsCoefficients>,
+}
+
+/// Most splits one engine check replays.
+pub const MAX_VERIFY_TOP: u64 = 100;
+
+/// The engine check of the cheapest splits.
+#[derive(Debug, Clone, Serialize)]
+pub struct DisaggEngineCheck {
+    /// Its settings.
+    pub params: DisaggVerifyParams,
+    /// KV bytes of one token the transfers used.
+    pub kv_bytes_per_token: u64,
+    /// The percentile held against the SLOs (`p99`).
+    pub percentile: &'static str,
+    /// Each replayed split, cheapest first.
+    pub verified: Vec<DisaggVerified>,
+}
+
+/// One split replayed through the disaggregated runtime.
+#[derive(Debug, Clone, Serialize)]
+pub struct DisaggVerified {
+    /// The analytic split.
+    pub split: DisaggPoint,
+    /// Requests measured (after warm-up).
+    pub offered: u64,
+    /// Of which completed.
+    pub completed: u64,
+    /// TTFT median over the offered requests, ms (unfinished ones count as
+    /// infinitely slow; `null`: infinite).
+    pub ttft_p50_ms: Option<f64>,
+    /// TTFT P99, ms, the same way.
+    pub ttft_p99_ms: Option<f64>,
+    /// TPOT median of the completed requests, ms.
+    pub tpot_p50_ms: Option<f64>,
+    /// TPOT P99, ms.
+    pub tpot_p99_ms: Option<f64>,
+    /// Mean KV transfer time, ms.
+    pub kv_transfer_mean_ms: f64,
+    /// TTFT P99 within `slo_ttft_ms`.
+    pub meets_ttft: bool,
+    /// TPOT P99 within `slo_tpot_ms`.
+    pub meets_tpot: bool,
+    /// Both.
+    pub meets: bool,
 }
 
 /// An aggregated fleet of one profile for comparison.
@@ -188,8 +270,204 @@ pub fn disagg(
         params: *p,
         gpu_prefill: prefill.key().to_string(),
         gpu_decode: decode.key().to_string(),
+        recommended: best.clone(),
+        recommended_by: "analytic",
         best,
         points,
         aggregated,
+        engine: None,
     })
+}
+
+impl DisaggVerifyParams {
+    /// Checks the settings against the profiles; the KV bytes of one token
+    /// the transfers use (the flag's, or the profile model's).
+    pub fn validate(
+        &self,
+        prefill: &dyn GpuProfile,
+        decode: &dyn GpuProfile,
+    ) -> Result<u64, FleetError> {
+        validate::count("--verify-top", self.top as u64, MAX_VERIFY_TOP)?;
+        validate::count("--n-sim-req", self.n_req, validate::MAX_REQUESTS)?;
+        validate::positive("--kv-transfer-gb-s", self.kv_transfer_gb_s)?;
+        validate::non_negative("--kv-transfer-latency-ms", self.kv_transfer_latency_ms)?;
+        if prefill.key() != decode.key() {
+            return Err(FleetError::invalid(
+                "--gpu-decode",
+                decode.key(),
+                format!(
+                    "--verify engine replays both pools with one timing model: give --gpu-prefill and --gpu-decode the same profile (--gpu-prefill is {})",
+                    prefill.key()
+                ),
+            ));
+        }
+        match self.kv_bytes_per_token {
+            Some(0) => Err(FleetError::invalid(
+                "--kv-bytes-per-token",
+                0u64,
+                "must be at least 1",
+            )),
+            Some(b) => Ok(b),
+            None => prefill
+                .kv_bytes_per_token()
+                .filter(|b| b.is_finite() && *b >= 1.0)
+                .map(|b| b.round() as u64)
+                .ok_or_else(|| {
+                    FleetError::invalid(
+                        "--kv-bytes-per-token",
+                        "absent",
+                        format!(
+                            "{} has no model to take it from: give it, or a profile GPU/MODEL/tpN",
+                            prefill.key()
+                        ),
+                    )
+                }),
+        }
+    }
+}
+
+/// One pool's engine: the profile's KV capacity and its slots at `max_ctx`.
+fn pool_engine(profile: &dyn GpuProfile, max_ctx: u32) -> EngineConfig {
+    let mut e = EngineConfig::default();
+    let block_size = e.effective_block_size();
+    let kv_tokens = profile.total_kv_blks() * profile.blk_size() as u64;
+    e.num_gpu_blocks = Some(
+        u32::try_from(kv_tokens / block_size as u64)
+            .unwrap_or(u32::MAX)
+            .max(1),
+    );
+    e.max_num_seqs = u32::try_from(profile.n_slots(max_ctx))
+        .unwrap_or(u32::MAX)
+        .max(1);
+    e
+}
+
+/// The replay spec that stands for one split: `n_prefill` prefill and
+/// `n_decode` decode workers, each pool's engine from its profile (KV
+/// capacity, slots at `max_ctx`), the profile's timing, Poisson arrivals at
+/// `lam` of `mean_isl` prompt and `mean_osl` output tokens, the least-loaded
+/// router in both pools, the whole prompt sent over the link, the first
+/// fifth as warm-up.
+pub fn disagg_replay_spec(
+    split: &DisaggPoint,
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+    v: &DisaggVerifyParams,
+    kv_bytes_per_token: u64,
+) -> ReplaySpec {
+    let isl = p.mean_isl.round().max(1.0) as u32;
+    let osl = p.mean_osl.round().max(1.0) as u32;
+    let pool = |workers: u64, profile: &dyn GpuProfile| ReplayPool {
+        workers: u32::try_from(workers).unwrap_or(u32::MAX).max(1),
+        engine: Some(Box::new(pool_engine(profile, p.max_ctx))),
+    };
+    let mut spec = ReplaySpec {
+        seed: v.seed,
+        workload: WorkloadSpec::Synthetic(SyntheticSpec {
+            requests: v.n_req,
+            input: LengthSpec::Fixed { tokens: isl },
+            output: LengthSpec::Fixed { tokens: osl },
+            arrival: ArrivalSpec::Poisson { rate: p.lam },
+            prefix_groups: 0,
+            prefix_tokens: 0,
+            turns: 1,
+            think_ms: 0.0,
+            trace_block_size: 512,
+            total_cdf: None,
+        }),
+        topology: TopologySpec::Disaggregated {
+            prefill: pool(split.n_prefill, prefill),
+            decode: pool(split.n_decode, decode),
+            kv_transfer: KvTransferSpec {
+                gb_s: v.kv_transfer_gb_s,
+                latency_ms: v.kv_transfer_latency_ms,
+                bytes_per_token: Some(kv_bytes_per_token),
+                mode: KvTransferMode::FullPrompt,
+            },
+        },
+        timing: match v.coefficients {
+            None => TimingSpec::Iteration {
+                profile: prefill.key().to_string(),
+            },
+            Some(coefficients) => TimingSpec::Physics {
+                profile: prefill.key().to_string(),
+                coefficients,
+            },
+        },
+        ..ReplaySpec::default()
+    };
+    spec.router.policy = RouterKind::LeastLoaded;
+    spec.discipline.warmup_requests = v.n_req / 5;
+    spec
+}
+
+/// Replays one split and holds its P99s against the SLOs.
+pub fn verify_split(
+    split: &DisaggPoint,
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+    v: &DisaggVerifyParams,
+    kv_bytes_per_token: u64,
+) -> Result<DisaggVerified, FleetError> {
+    let spec = disagg_replay_spec(split, prefill, decode, p, v, kv_bytes_per_token);
+    let r = Replayer::new(spec, SpecComposition)?.run()?.report;
+    let ttft = &r.latency_offered.ttft_ms;
+    let tpot = &r.latency.tpot_ms;
+    let meets_ttft = ttft.p99.is_some_and(|t| t <= p.slo_ttft_ms);
+    // No request with two tokens: no TPOT to miss.
+    let meets_tpot = tpot.p99.is_none_or(|t| t <= p.slo_tpot_ms) && r.outcomes.completed > 0;
+    Ok(DisaggVerified {
+        split: split.clone(),
+        offered: r.outcomes.offered,
+        completed: r.outcomes.completed,
+        ttft_p50_ms: ttft.p50,
+        ttft_p99_ms: ttft.p99,
+        tpot_p50_ms: tpot.p50,
+        tpot_p99_ms: tpot.p99,
+        kv_transfer_mean_ms: r.kv_transfer.map_or(0.0, |t| t.mean_ms),
+        meets_ttft,
+        meets_tpot,
+        meets: meets_ttft && meets_tpot,
+    })
+}
+
+/// `disagg --verify engine`: the sweep, then its cheapest `v.top` Pareto
+/// splits replayed through the disaggregated runtime; the recommendation is
+/// the cheapest replayed split that meets both SLOs at P99 (none when none
+/// does).
+pub fn disagg_verified(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+    v: &DisaggVerifyParams,
+) -> Result<DisaggReport, FleetError> {
+    p.validate(prefill, decode)?;
+    let kv_bytes_per_token = v.validate(prefill, decode)?;
+    let mut r = disagg(prefill, decode, p)?;
+    let mut order: Vec<&DisaggPoint> = r.points.iter().collect();
+    order.sort_by(|a, b| {
+        a.cost_per_hr
+            .total_cmp(&b.cost_per_hr)
+            .then(b.system_rps.total_cmp(&a.system_rps))
+    });
+    let verified = order
+        .into_iter()
+        .take(v.top)
+        .map(|s| verify_split(s, prefill, decode, p, v, kv_bytes_per_token))
+        .collect::<Result<Vec<_>, _>>()?;
+    r.recommended = verified
+        .iter()
+        .filter(|c| c.meets)
+        .min_by(|a, b| a.split.cost_per_hr.total_cmp(&b.split.cost_per_hr))
+        .map(|c| c.split.clone());
+    r.recommended_by = "engine";
+    r.engine = Some(DisaggEngineCheck {
+        params: *v,
+        kv_bytes_per_token,
+        percentile: "p99",
+        verified,
+    });
+    Ok(r)
 }

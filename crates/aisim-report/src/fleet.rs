@@ -213,7 +213,66 @@ pub fn render_disagg(r: &DisaggReport) -> String {
         ),
         None => "no split meets the SLOs within the limits\n".to_string(),
     };
-    format!("{}\n{}\n{best}", t.render(), a.render())
+    let Some(e) = &r.engine else {
+        return format!("{}\n{}\n{best}", t.render(), a.render());
+    };
+    let mut v = Table::new([
+        "n_prefill",
+        "n_decode",
+        "$/hr",
+        "completed",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "TPOT p99",
+        "KV xfer ms",
+        "meets",
+    ])
+    .titled(format!(
+        "Engine check: disaggregated replay, {} requests each, {} B/token over {} GB/s; P99 against TTFT {} ms, TPOT {} ms",
+        e.params.n_req,
+        e.kv_bytes_per_token,
+        e.params.kv_transfer_gb_s,
+        r.params.slo_ttft_ms,
+        r.params.slo_tpot_ms
+    ));
+    let ms = |x: Option<f64>| x.map_or_else(|| "inf".to_string(), |x| num(x, 1));
+    for c in &e.verified {
+        let miss = match (c.meets_ttft, c.meets_tpot) {
+            (true, true) => "yes",
+            (false, true) => "no (TTFT)",
+            (true, false) => "no (TPOT)",
+            (false, false) => "no (both)",
+        };
+        v.row([
+            c.split.n_prefill.to_string(),
+            c.split.n_decode.to_string(),
+            num(c.split.cost_per_hr, 2),
+            format!("{}/{}", c.completed, c.offered),
+            ms(c.ttft_p50_ms),
+            ms(c.ttft_p99_ms),
+            ms(c.tpot_p50_ms),
+            ms(c.tpot_p99_ms),
+            num(c.kv_transfer_mean_ms, 1),
+            miss.to_string(),
+        ]);
+    }
+    let rec = match &r.recommended {
+        Some(b) => format!(
+            "recommended (engine check): {} + {} = {} GPUs, ${:.2}/hr, ${:.0}K/yr\n",
+            b.n_prefill, b.n_decode, b.total_gpus, b.cost_per_hr, b.annual_cost_kusd
+        ),
+        None => format!(
+            "recommended (engine check): none of the {} replayed splits meets the SLOs\n",
+            e.verified.len()
+        ),
+    };
+    format!(
+        "{}\n{}\n{best}\n{}\n{rec}",
+        t.render(),
+        a.render(),
+        v.render()
+    )
 }
 
 fn des_row(t: &mut Table, m: &DesMetrics) {

@@ -8,7 +8,7 @@ use aisim_core::profile::resolve_profile;
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::cdf::Cdf;
 use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
-use aisim_fleet::disagg::{disagg, DisaggParams};
+use aisim_fleet::disagg::{disagg, disagg_verified, DisaggParams, DisaggVerifyParams};
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
 use aisim_fleet::plan::Planner;
@@ -110,6 +110,39 @@ fn disagg_table() {
         resolve_profile("a100").unwrap(),
     );
     let r = disagg(h100.as_ref(), a100.as_ref(), &p).unwrap();
+    insta::assert_snapshot!(aisim_report::fleet::render_disagg(&r));
+}
+
+/// `disagg --verify engine` at 28 req/s on up to 4 + 4 H100s serving
+/// Llama 3.1 8B: the analytic best (1 + 2) fails its replay, 1 + 3 passes.
+#[test]
+fn disagg_engine_check_table() {
+    let cdf = Cdf::builtin("azure").unwrap();
+    let mean = cdf.mean_upper();
+    let p = DisaggParams {
+        lam: 28.0,
+        max_ctx: 8192,
+        mean_isl: 0.75 * mean,
+        mean_osl: 0.25 * mean,
+        slo_ttft_ms: 500.0,
+        slo_tpot_ms: 100.0,
+        max_prefill: 4,
+        max_decode: 4,
+        prefill_efficiency: 0.90,
+        decode_efficiency: 0.92,
+        ttft_multiplier: 1.80,
+    };
+    let v = DisaggVerifyParams {
+        top: 3,
+        n_req: 2000,
+        seed: 42,
+        kv_bytes_per_token: None,
+        kv_transfer_gb_s: 50.0,
+        kv_transfer_latency_ms: 0.0,
+        coefficients: None,
+    };
+    let g = resolve_profile("h100/llama-3.1-8b/tp1").unwrap();
+    let r = disagg_verified(g.as_ref(), g.as_ref(), &p, &v).unwrap();
     insta::assert_snapshot!(aisim_report::fleet::render_disagg(&r));
 }
 

@@ -7,7 +7,9 @@ use aisim_core::profile::{resolve_profile, GpuProfile};
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::cdf::Cdf;
 use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
-use aisim_fleet::disagg::{disagg, DisaggParams};
+use aisim_fleet::disagg::{
+    disagg, disagg_verified, DisaggParams, DisaggVerifyParams, MAX_VERIFY_TOP,
+};
 use aisim_fleet::fleet_file::FleetPlan;
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
@@ -315,8 +317,42 @@ pub struct DisaggArgs {
     /// Effective TTFT over prefill compute.
     #[arg(long, default_value_t = 1.80, allow_negative_numbers = true)]
     ttft_multiplier: f64,
+    /// Also replay the cheapest splits through the disaggregated runtime
+    /// (`engine`) and recommend by that check [default: analytic only].
+    #[arg(long, value_enum)]
+    verify: Option<DisaggVerifyArg>,
+    /// Cheapest splits of the Pareto set replayed by --verify engine, 1 to
+    /// 100 [default: 3].
+    #[arg(long, allow_negative_numbers = true)]
+    verify_top: Option<u64>,
+    /// Requests per replay of --verify engine (the first fifth warm-up)
+    /// [default: 20000].
+    #[arg(long, allow_negative_numbers = true)]
+    n_sim_req: Option<u64>,
+    /// Seed of --verify engine's replays [default: 42].
+    #[arg(long, allow_negative_numbers = true)]
+    seed: Option<u64>,
+    /// KV bytes of one token sent from prefill to decode by --verify engine
+    /// [default: from the profile's model, GPU/MODEL/tpN].
+    #[arg(long, allow_negative_numbers = true)]
+    kv_bytes_per_token: Option<u64>,
+    /// KV link bandwidth of --verify engine, GB/s [default: 50].
+    #[arg(long, allow_negative_numbers = true)]
+    kv_transfer_gb_s: Option<f64>,
+    /// Fixed cost of a KV transfer of --verify engine, ms [default: 0].
+    #[arg(long, allow_negative_numbers = true)]
+    kv_transfer_latency_ms: Option<f64>,
+    /// Timing of --verify engine: physics or fitted:FITTED.json, the physics
+    /// model of the profile [default: the profile's iteration model].
+    #[arg(long)]
+    timing: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum DisaggVerifyArg {
+    Engine,
 }
 
 /// Runs `disagg`.
@@ -336,11 +372,50 @@ pub fn run_disagg(a: DisaggArgs) -> Result<(), CliError> {
         decode_efficiency: a.decode_efficiency,
         ttft_multiplier: a.ttft_multiplier,
     };
-    let r = disagg(
-        profile(&a.gpu_prefill)?.as_ref(),
-        profile(&a.gpu_decode)?.as_ref(),
-        &p,
-    )
+    let engine = a.verify == Some(DisaggVerifyArg::Engine);
+    let why = "it sets --verify engine's replay";
+    no_effect(!engine && a.verify_top.is_some(), "--verify-top", why)?;
+    no_effect(!engine && a.n_sim_req.is_some(), "--n-sim-req", why)?;
+    no_effect(!engine && a.seed.is_some(), "--seed", why)?;
+    no_effect(
+        !engine && a.kv_bytes_per_token.is_some(),
+        "--kv-bytes-per-token",
+        why,
+    )?;
+    no_effect(
+        !engine && a.kv_transfer_gb_s.is_some(),
+        "--kv-transfer-gb-s",
+        why,
+    )?;
+    no_effect(
+        !engine && a.kv_transfer_latency_ms.is_some(),
+        "--kv-transfer-latency-ms",
+        why,
+    )?;
+    no_effect(!engine && a.timing.is_some(), "--timing", why)?;
+    let (prefill, decode) = (profile(&a.gpu_prefill)?, profile(&a.gpu_decode)?);
+    let r = if engine {
+        let coefficients = a
+            .timing
+            .as_deref()
+            .map(super::timing::physics_coefficients)
+            .transpose()
+            .map_err(input)?;
+        let top = a.verify_top.unwrap_or(3);
+        aisim_fleet::validate::count("--verify-top", top, MAX_VERIFY_TOP).map_err(input)?;
+        let v = DisaggVerifyParams {
+            top: top as usize,
+            n_req: a.n_sim_req.unwrap_or(20000),
+            seed: a.seed.unwrap_or(DEFAULT_SEED),
+            kv_bytes_per_token: a.kv_bytes_per_token,
+            kv_transfer_gb_s: a.kv_transfer_gb_s.unwrap_or(50.0),
+            kv_transfer_latency_ms: a.kv_transfer_latency_ms.unwrap_or(0.0),
+            coefficients,
+        };
+        disagg_verified(prefill.as_ref(), decode.as_ref(), &p, &v)
+    } else {
+        disagg(prefill.as_ref(), decode.as_ref(), &p)
+    }
     .map_err(input)?;
     emit(&a.output, &r, aisim_report::fleet::render_disagg)
 }
