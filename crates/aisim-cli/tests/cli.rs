@@ -470,6 +470,38 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
             &["--router-inner", "kv", "--router sticky"],
         ),
         (
+            &["replay", "--max-workers", "4"],
+            &["--max-workers", "scaling policy none", "--planner load"],
+        ),
+        (
+            &["replay", "--planner", "none", "--startup-s", "5"],
+            &["--startup-s", "--planner load"],
+        ),
+        (
+            &[
+                "replay",
+                "--planner",
+                "load",
+                "--prefill-workers",
+                "1",
+                "--decode-workers",
+                "1",
+            ],
+            &["scaling.policy", "aggregated pool only"],
+        ),
+        (
+            &[
+                "replay",
+                "--planner",
+                "load",
+                "--workers",
+                "4",
+                "--max-workers",
+                "2",
+            ],
+            &["outside min_workers..=max_workers"],
+        ),
+        (
             &["gen-trace", "--think-ms", "5"],
             &["--think-ms", "--turns"],
         ),
@@ -750,4 +782,57 @@ fn every_router_runs_and_the_report_names_the_policy_that_ran() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn the_load_planner_runs_from_flags_and_its_timeline_is_in_the_json() {
+    let args = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "400",
+        "--rate",
+        "20",
+        "--burstiness",
+        "0.05",
+        "--workers",
+        "1",
+        "--planner",
+        "load",
+        "--max-workers",
+        "4",
+        "--planner-tick-s",
+        "2",
+        "--startup-s",
+        "1",
+        "--planner-ttft-ms",
+        "200",
+        "--format",
+        "json",
+    ];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["policies"]["scaling"], "load");
+    assert_eq!(v["spec"]["scaling"]["load"]["max_workers"], 4);
+    let timeline = v["scaling"]["timeline"].as_array().unwrap();
+    assert!(timeline.len() > 1, "{timeline:?}");
+    for c in timeline {
+        assert!(c["t_s"].is_f64() && c["pool"] == "workers" && c["workers"].is_u64());
+    }
+    // The same run from its printed spec.
+    let dir = temp_dir("planner-spec");
+    let spec = dir.join("spec.json");
+    let mut print = args[..args.len() - 2].to_vec();
+    print.extend(["--print-spec", "--out", spec.to_str().unwrap()]);
+    assert!(aisim(&print).status.success());
+    let again = aisim(&[
+        "replay",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(without_host(&stdout(&o)), without_host(&stdout(&again)));
 }

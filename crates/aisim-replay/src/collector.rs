@@ -225,6 +225,9 @@ pub struct TraceCollector {
     pool_gaps_at_once: bool,
     /// The trace rows kept records are joined to.
     trace_rows: Option<Arc<TraceRows>>,
+    /// TTFTs (ns from planned arrival) of first tokens since the scaling
+    /// policy last looked (only with a scaling policy that ticks).
+    recent_ttft: Option<Vec<u64>>,
 }
 
 /// What a collector hands over at the end.
@@ -267,6 +270,20 @@ impl TraceCollector {
             kept: options.keep_records.then(Vec::new),
             pool_gaps_at_once: options.every_request_completes,
             trace_rows: options.trace_rows,
+            recent_ttft: None,
+        }
+    }
+
+    /// Keeps the TTFT of every first token for `take_recent_ttft`.
+    pub fn track_recent_ttft(&mut self) {
+        self.recent_ttft = Some(Vec::new());
+    }
+
+    /// The TTFTs (ns) of the first tokens since the last call, in no order.
+    pub fn take_recent_ttft(&mut self, into: &mut Vec<u64>) {
+        into.clear();
+        if let Some(v) = &mut self.recent_ttft {
+            std::mem::swap(v, into);
         }
     }
 
@@ -358,6 +375,9 @@ impl TraceCollector {
         };
         let mut rest = ends;
         if r.tokens == 0 {
+            if let Some(v) = &mut self.recent_ttft {
+                v.push(ends[0].0.saturating_sub(r.planned_ns));
+            }
             r.first_token_ns = ends[0].0;
             r.last_token_ns = ends[0].0;
             rest = &ends[1..];

@@ -16,6 +16,11 @@ pub enum EventKind {
         /// The worker.
         worker: u32,
     },
+    /// A worker started by a scaling decision becomes ready.
+    WorkerReady {
+        /// The worker.
+        worker: u32,
+    },
     /// A KV transfer from a prefill to a decode worker ends.
     TransferComplete {
         /// Index into the runtime's transfer table.

@@ -13,10 +13,11 @@ use crate::error::ReplayError;
 use crate::policy::ReplayComposition;
 use crate::report::{PolicyNames, ReplayReport, RunTotals};
 use crate::runtime::{
-    AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Silent, Topology, Workers,
+    AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Scaler, Silent, Topology,
+    Workers,
 };
 use crate::spec::{ReplaySpec, TopologySpec, WorkloadSpec};
-use crate::workload::{build_workload, Workload, DEMO_TRACE_NAME};
+use crate::workload::{build_workload, ms_to_duration, Workload, DEMO_TRACE_NAME};
 
 /// A finished replay: the report and, when asked for, every request's record.
 #[derive(Debug)]
@@ -153,11 +154,27 @@ impl<C: ReplayComposition> Replayer<C> {
         };
         let (mut collected, mut totals) = match &spec.topology {
             TopologySpec::Aggregated { workers } => {
+                let planner = spec.scaling.load_planner(spec);
+                // With a scaling policy that ticks, the pool has a slot for
+                // every worker it may reach; the first `workers` start.
+                let (slots, min) = match planner {
+                    Some((p, max, _)) => (max, p.min_workers),
+                    None => (*workers, 1),
+                };
+                let ticks = scaling.first_tick().is_some();
                 let topo = AggTopology::new(
-                    pool_workers(*workers, &spec.engine, &timing)?,
+                    pool_workers(if ticks { slots } else { *workers }, &spec.engine, &timing)?,
                     &spec.engine,
                     placement,
                 );
+                let topo = if ticks {
+                    let startup = planner.map_or(0.0, |(p, _, _)| p.startup_s);
+                    let scaler =
+                        Scaler::new(scaling, slots, *workers, min, ms_to_duration(startup * 1e3));
+                    topo.with_scaler(scaler, *workers)
+                } else {
+                    topo
+                };
                 self.run_topology(topo, workload, options, observer)?
             }
             TopologySpec::Disaggregated {
@@ -165,6 +182,15 @@ impl<C: ReplayComposition> Replayer<C> {
                 decode,
                 kv_transfer,
             } => {
+                if scaling.first_tick().is_some() {
+                    return Err(ReplayError::spec(
+                        "scaling",
+                        format!(
+                            "the scaling policy {} ticks, but a disaggregated run's pools are fixed so far",
+                            scaling.name()
+                        ),
+                    ));
+                }
                 let pools = spec.pools();
                 let (prefill_engine, decode_engine) = (pools[0].engine, pools[1].engine);
                 let topo = DisaggTopology::new(

@@ -64,6 +64,10 @@ pub struct ReplayReport {
     /// refused for a full queue are `rejections.router_queue_full`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub router_queue: Option<RouterQueueTotals>,
+    /// The scaling policy's run, when it ticks: its timeline and the
+    /// workers each pool paid for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<ScalingReport>,
     /// Per worker (pool by pool).
     pub workers: Vec<WorkerReport>,
     /// The run in fixed bins of simulated time (`timeseries.rs`).
@@ -362,6 +366,49 @@ pub struct PoolReport {
     pub kv_mean_occupancy: f64,
 }
 
+/// What a scaling policy did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingReport {
+    /// Ticks the policy was asked at.
+    pub ticks: u64,
+    /// The end of the run on the simulation clock, s: the timeline is
+    /// counted from t = 0 to here.
+    pub end_s: f64,
+    /// The workers of each pool at the start and after each change, in time
+    /// order.
+    pub timeline: Vec<ScalingChange>,
+    /// Per scaled pool, what its timeline adds up to.
+    pub pools: Vec<ScaledPool>,
+}
+
+/// One point of the scaling timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingChange {
+    /// When, s on the simulation clock.
+    pub t_s: f64,
+    /// The pool.
+    pub pool: String,
+    /// Workers counting from then on: starting up, accepting or draining.
+    pub workers: u32,
+}
+
+/// One scaled pool's totals over its timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaledPool {
+    /// The pool.
+    pub pool: String,
+    /// Fewest workers at any time.
+    pub min_workers: u32,
+    /// Most workers at any time.
+    pub max_workers: u32,
+    /// Changes of its worker count.
+    pub changes: u64,
+    /// ∫ workers dt from 0 to `end_s`, s.
+    pub worker_seconds: f64,
+    /// `worker_seconds × gpus_per_worker / 3600`, hours.
+    pub gpu_hours: f64,
+}
+
 /// KV transfers from prefill to decode workers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TransferReport {
@@ -480,6 +527,19 @@ pub struct PoolTotals {
     /// Per worker that received a request, by index: counters, passes, KV
     /// capacity (blocks, all ranks), peak, and busy block-nanoseconds.
     pub workers: Vec<WorkerTotals>,
+    /// With a scaling policy: the pool's workers over time.
+    pub scaling: Option<PoolScaling>,
+}
+
+/// A scaled pool's workers over time.
+#[derive(Debug, Clone, Default)]
+pub struct PoolScaling {
+    /// (time ns, workers) at the start and after each change.
+    pub timeline: Vec<(u64, u32)>,
+    /// ∫ workers dt, worker-ns.
+    pub worker_ns: u128,
+    /// Ticks.
+    pub ticks: u64,
 }
 
 /// End-of-run figures of one worker.
@@ -525,14 +585,19 @@ impl PoolReport {
         let gpus = n_workers as u64 * p.gpus_per_worker as u64;
         let kv_capacity_blocks = p.kv_capacity_per_worker;
         let kv_peak_blocks = p.workers.iter().map(|w| w.kv_peak).max().unwrap_or(0);
+        // Scaled: the workers the timeline counts, from 0 to the end.
+        let worker_seconds = match &p.scaling {
+            Some(s) => s.worker_ns as f64 * 1e-9,
+            None => n_workers as f64 * duration_s,
+        };
         let pool = PoolReport {
             pool: p.name.into(),
             workers: n_workers,
             workers_used: workers.len() as u32,
             gpus_per_worker: p.gpus_per_worker,
             gpus,
-            worker_seconds: n_workers as f64 * duration_s,
-            gpu_hours: gpus as f64 * duration_s / 3600.0,
+            worker_seconds,
+            gpu_hours: worker_seconds * p.gpus_per_worker as f64 / 3600.0,
             passes: p.workers.iter().map(|w| w.passes).sum(),
             kv_block_size: p.kv_block_size,
             kv_capacity_blocks,
@@ -687,6 +752,7 @@ impl ReplayReport {
             }));
             pools.push(pool);
         }
+        let scaling = ScalingReport::derive(totals);
         let kv_transfer = totals.transfer.map(|t| TransferReport {
             mode: t.mode,
             transfers: t.transfers,
@@ -756,10 +822,54 @@ impl ReplayReport {
             pools,
             kv_transfer,
             router_queue: totals.router_queue,
+            scaling,
             workers,
             time_series,
             seeds: None,
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
+    }
+}
+
+impl ScalingReport {
+    /// The timelines of the scaled pools, if any is.
+    fn derive(totals: &RunTotals) -> Option<ScalingReport> {
+        let mut timeline = Vec::new();
+        let mut pools = Vec::new();
+        let mut ticks = 0;
+        for p in &totals.pools {
+            let Some(s) = &p.scaling else { continue };
+            ticks = ticks.max(s.ticks);
+            timeline.extend(s.timeline.iter().map(|&(t, workers)| {
+                (
+                    t,
+                    ScalingChange {
+                        t_s: t as f64 * 1e-9,
+                        pool: p.name.to_string(),
+                        workers,
+                    },
+                )
+            }));
+            let worker_seconds = s.worker_ns as f64 * 1e-9;
+            let counts = s.timeline.iter().map(|&(_, n)| n);
+            pools.push(ScaledPool {
+                pool: p.name.to_string(),
+                min_workers: counts.clone().min().unwrap_or(0),
+                max_workers: counts.max().unwrap_or(0),
+                changes: s.timeline.len().saturating_sub(1) as u64,
+                worker_seconds,
+                gpu_hours: worker_seconds * p.gpus_per_worker as f64 / 3600.0,
+            });
+        }
+        if pools.is_empty() {
+            return None;
+        }
+        timeline.sort_by_key(|(t, _)| *t);
+        Some(ScalingReport {
+            ticks,
+            end_s: totals.end_ns as f64 * 1e-9,
+            timeline: timeline.into_iter().map(|(_, c)| c).collect(),
+            pools,
+        })
     }
 }

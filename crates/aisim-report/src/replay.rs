@@ -115,6 +115,15 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         ]);
     }
     run.row(["scaling", r.policies.scaling.as_str()]);
+    if let Some((p, max, ttft)) = spec.scaling.load_planner(spec) {
+        run.row([
+            "planner".to_string(),
+            format!(
+                "{}..={max} workers, a tick every {} s, startup {} s; targets: p90 TTFT {} ms, {} waiting a worker",
+                p.min_workers, p.tick_s, p.startup_s, ttft, p.queue_depth
+            ),
+        ]);
+    }
     if let Some(e) = &r.cache.router_expected {
         run.row([
             "router's cache guess".to_string(),
@@ -337,6 +346,38 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
             num(k.transferred_gb, 3),
             num(k.mean_ms, 3),
         ]);
+        out.push(t);
+    }
+    if let Some(sc) = &r.scaling {
+        let mut t = Table::new([
+            "pool",
+            "fewest workers",
+            "most workers",
+            "changes",
+            "worker-seconds",
+            "GPU-hours",
+        ])
+        .titled(format!(
+            "Scaling ({} ticks; workers counted from 0 to {} s)",
+            sc.ticks,
+            num(sc.end_s, 3)
+        ));
+        for p in &sc.pools {
+            t.row([
+                p.pool.clone(),
+                p.min_workers.to_string(),
+                p.max_workers.to_string(),
+                p.changes.to_string(),
+                num(p.worker_seconds, 3),
+                num(p.gpu_hours, 4),
+            ]);
+        }
+        out.push(t);
+        let mut t = Table::new(["t s", "pool", "workers"])
+            .titled("Scaling timeline (workers starting, accepting or draining)");
+        for c in &sc.timeline {
+            t.row([num(c.t_s, 3), c.pool.clone(), c.workers.to_string()]);
+        }
         out.push(t);
     }
     if let Some(s) = &r.sessions {

@@ -2,7 +2,10 @@
 //! same report, and writes out again byte for byte.
 
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
+use aisim_replay::spec::{
+    ArrivalSpec, LengthSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, TopologySpec,
+    WorkloadSpec,
+};
 use aisim_replay::{ReplayReport, ReplaySpec, Replayer};
 
 fn run(spec: ReplaySpec) -> ReplayReport {
@@ -39,7 +42,30 @@ fn reports() -> Vec<ReplayReport> {
     busy.discipline.timeout_s = Some(2.0);
     busy.sla.ttft_ms = Some(500.0);
     busy.sla.e2e_ms = Some(3000.0);
-    vec![run(demo), run(busy)]
+    // The load planner on a generated burst (the scaling section).
+    let mut scaled = ReplaySpec {
+        workload: WorkloadSpec::Synthetic(SyntheticSpec {
+            requests: 400,
+            arrival: ArrivalSpec::Gamma {
+                rate: 20.0,
+                burstiness: 0.05,
+            },
+            ..SyntheticSpec::default()
+        }),
+        topology: TopologySpec::Aggregated { workers: 1 },
+        ..ReplaySpec::default()
+    };
+    scaled.scaling.policy = ScalingKind::Load;
+    scaled.scaling.load = Some(LoadPlannerSpec {
+        max_workers: Some(4),
+        tick_s: 2.0,
+        startup_s: 1.0,
+        ttft_ms: Some(200.0),
+        ..LoadPlannerSpec::default()
+    });
+    let scaled = run(scaled);
+    assert!(scaled.scaling.is_some());
+    vec![run(demo), run(busy), scaled]
 }
 
 #[test]

@@ -30,6 +30,36 @@ fn replay_tables() {
     insta::assert_snapshot!(aisim_report::replay::render_replay(&demo_report()));
 }
 
+/// The load planner on a burst: its parameters, the scaling section and
+/// its timeline.
+#[test]
+fn replay_tables_with_the_load_planner() {
+    use aisim_replay::spec::{
+        ArrivalSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, WorkloadSpec,
+    };
+    let mut spec = ReplaySpec {
+        workload: WorkloadSpec::Synthetic(SyntheticSpec {
+            requests: 400,
+            arrival: ArrivalSpec::Gamma {
+                rate: 20.0,
+                burstiness: 0.05,
+            },
+            ..SyntheticSpec::default()
+        }),
+        topology: TopologySpec::Aggregated { workers: 1 },
+        ..ReplaySpec::default()
+    };
+    spec.scaling.policy = ScalingKind::Load;
+    spec.scaling.load = Some(LoadPlannerSpec {
+        max_workers: Some(4),
+        tick_s: 2.0,
+        startup_s: 1.0,
+        ttft_ms: Some(200.0),
+        ..LoadPlannerSpec::default()
+    });
+    insta::assert_snapshot!(aisim_report::replay::render_replay(&report_of(spec)));
+}
+
 #[test]
 fn replay_json() {
     insta::assert_snapshot!(aisim_report::to_json(&demo_report()));

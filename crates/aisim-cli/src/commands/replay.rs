@@ -11,8 +11,8 @@ use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::seeds;
 use aisim_replay::spec::{
-    DispatchMode, KvTransferMode, KvTransferSpec, PoolSpec, RouterKind, RouterQueueSpec,
-    TopologySpec, WorkloadSpec,
+    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolSpec, RouterKind,
+    RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
@@ -82,6 +82,13 @@ impl RouterArg {
             RouterArg::Sticky => RouterKind::Sticky,
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum PlannerArg {
+    None,
+    Load,
 }
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -212,6 +219,28 @@ pub struct ReplayArgs {
     /// Router queue: requests it holds; one more is rejected (router_queue_full) [default: 1024].
     #[arg(long, value_name = "N")]
     router_queue_capacity: Option<u32>,
+
+    /// Scaling policy [default: none]. load: the load-based planner scales the aggregated pool between --min-workers and --max-workers (--workers is the count at the start).
+    #[arg(long, value_enum)]
+    planner: Option<PlannerArg>,
+    /// load planner: seconds between ticks [default: 10].
+    #[arg(long, value_name = "S")]
+    planner_tick_s: Option<f64>,
+    /// load planner: fewest workers (accepting or starting) [default: 1].
+    #[arg(long, value_name = "N")]
+    min_workers: Option<u32>,
+    /// load planner: most workers (accepting or starting) [default: --workers].
+    #[arg(long, value_name = "N")]
+    max_workers: Option<u32>,
+    /// load planner: seconds from a scale-up decision until the new worker accepts requests [default: 30].
+    #[arg(long, value_name = "S")]
+    startup_s: Option<f64>,
+    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick, ms [default: --sla-ttft-ms, else 1000].
+    #[arg(long, value_name = "MS")]
+    planner_ttft_ms: Option<f64>,
+    /// load planner: target for the waiting requests per accepting worker [default: 4].
+    #[arg(long, value_name = "N")]
+    planner_queue_depth: Option<f64>,
 
     /// Warm-up: the first N offered requests are simulated but not measured.
     #[arg(long, value_name = "N")]
@@ -362,6 +391,7 @@ impl ReplayArgs {
             ),
             (None, None, _) => {}
         }
+        self.set_scaling(&mut spec)?;
         let d = &mut spec.discipline;
         set!(warmup => d.warmup_requests, warmup_s => d.warmup_s, seed => spec.seed);
         if self.timeout.is_some() {
@@ -531,6 +561,56 @@ impl ReplayArgs {
         }
     }
 
+    /// The scaling flags: `--planner` picks the policy; the planner's
+    /// parameters need the load planner (flags with no effect are errors).
+    fn set_scaling(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        match self.planner {
+            Some(PlannerArg::None) => {
+                spec.scaling.policy = ScalingKind::None;
+                spec.scaling.load = None;
+            }
+            Some(PlannerArg::Load) => spec.scaling.policy = ScalingKind::Load,
+            None => {}
+        }
+        let given = [
+            ("--planner-tick-s", self.planner_tick_s.is_some()),
+            ("--min-workers", self.min_workers.is_some()),
+            ("--max-workers", self.max_workers.is_some()),
+            ("--startup-s", self.startup_s.is_some()),
+            ("--planner-ttft-ms", self.planner_ttft_ms.is_some()),
+            ("--planner-queue-depth", self.planner_queue_depth.is_some()),
+        ];
+        if spec.scaling.policy != ScalingKind::Load {
+            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+                anyhow::bail!("{flag} has no effect with the scaling policy {}: it sets the load-based planner (--planner load)", spec.scaling.policy.name());
+            }
+            return Ok(());
+        }
+        let p = spec
+            .scaling
+            .load
+            .get_or_insert_with(LoadPlannerSpec::default);
+        if let Some(v) = self.planner_tick_s {
+            p.tick_s = v;
+        }
+        if let Some(v) = self.min_workers {
+            p.min_workers = v;
+        }
+        if self.max_workers.is_some() {
+            p.max_workers = self.max_workers;
+        }
+        if let Some(v) = self.startup_s {
+            p.startup_s = v;
+        }
+        if self.planner_ttft_ms.is_some() {
+            p.ttft_ms = self.planner_ttft_ms;
+        }
+        if let Some(v) = self.planner_queue_depth {
+            p.queue_depth = v;
+        }
+        Ok(())
+    }
+
     /// The spec (and engine) fields the flags set, for errors to name the flag.
     fn field_flags(&self) -> Vec<FieldFlag> {
         let timing = self.timing.is_some();
@@ -672,6 +752,37 @@ impl ReplayArgs {
                 self.router_queue_threshold.is_some(),
             ),
             ("engine.backend", "--backend", self.backend.is_some()),
+            ("scaling.policy", "--planner", self.planner.is_some()),
+            (
+                "scaling.load.tick_s",
+                "--planner-tick-s",
+                self.planner_tick_s.is_some(),
+            ),
+            (
+                "scaling.load.min_workers",
+                "--min-workers",
+                self.min_workers.is_some(),
+            ),
+            (
+                "scaling.load.max_workers",
+                "--max-workers",
+                self.max_workers.is_some(),
+            ),
+            (
+                "scaling.load.startup_s",
+                "--startup-s",
+                self.startup_s.is_some(),
+            ),
+            (
+                "scaling.load.ttft_ms",
+                "--planner-ttft-ms",
+                self.planner_ttft_ms.is_some(),
+            ),
+            (
+                "scaling.load.queue_depth",
+                "--planner-queue-depth",
+                self.planner_queue_depth.is_some(),
+            ),
         ];
         fields.extend(pool_flags);
         fields.extend(self.workload.field_flags());

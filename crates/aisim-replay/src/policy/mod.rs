@@ -21,7 +21,9 @@ pub use lpwl::LeastPrefillWorkLeft;
 pub use placement::{
     LeastLoaded, Placement, PlacementPolicy, RandomPlacement, RoundRobin, WorkerView,
 };
-pub use scaling::{NoScaling, ScalingDecision, ScalingPolicy, ScalingSnapshot};
+pub use scaling::{
+    LoadPlanner, NoScaling, ScalingDecision, ScalingPolicy, ScalingSnapshot, COOL_TICKS,
+};
 pub use sticky::Sticky;
 
 use crate::error::ReplayError;
@@ -93,6 +95,16 @@ impl ReplayComposition for SpecComposition {
     fn scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
         match spec.scaling.policy {
             ScalingKind::None => Box::new(NoScaling),
+            ScalingKind::Load => match spec.scaling.load_planner(spec) {
+                Some((p, max, ttft_ms)) => Box::new(LoadPlanner::new(
+                    p.min_workers,
+                    max,
+                    crate::workload::ms_to_duration(p.tick_s * 1e3),
+                    ttft_ms,
+                    p.queue_depth,
+                )),
+                None => Box::new(NoScaling),
+            },
         }
     }
 }

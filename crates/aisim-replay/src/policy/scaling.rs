@@ -13,12 +13,20 @@ pub struct ScalingSnapshot {
     pub running: Vec<u32>,
     /// Waiting requests per worker.
     pub waiting: Vec<u32>,
+    /// Workers started but not yet accepting (their startup delay runs).
+    pub starting: u32,
+    /// Workers draining (no new request; they stop once empty).
+    pub draining: u32,
+    /// p90 TTFT of the requests whose first token came since the last tick,
+    /// ms (`None`: none did).
+    pub recent_ttft_p90_ms: Option<f64>,
 }
 
 /// A policy's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScalingDecision {
-    /// Workers wanted.
+    /// Workers wanted, accepting or starting (the runtime keeps it within
+    /// 1 and the pool's slots).
     pub target_workers: u32,
     /// When to be asked again (`None`: never).
     pub next_tick: Option<SimDuration>,
@@ -49,6 +57,75 @@ impl ScalingPolicy for NoScaling {
         ScalingDecision {
             target_workers: snapshot.workers,
             next_tick: None,
+        }
+    }
+}
+
+/// The load-based planner: at each tick, one worker more when the recent p90
+/// TTFT or the waiting requests per accepting worker exceed their targets;
+/// one fewer when nothing waits and the recent p90 TTFT (if any request got
+/// its first token) is at most half its target, for `COOL_TICKS` ticks in a
+/// row; always within `min..=max`.
+#[derive(Debug, Clone)]
+pub struct LoadPlanner {
+    min: u32,
+    max: u32,
+    tick: SimDuration,
+    ttft_ms: f64,
+    queue_depth: f64,
+    cool: u32,
+}
+
+/// Ticks in a row the load must stay low before a worker is removed.
+pub const COOL_TICKS: u32 = 2;
+
+impl LoadPlanner {
+    /// A planner between `min` and `max` workers ticking every `tick`, with
+    /// targets on the recent p90 TTFT (ms) and the queue depth per worker.
+    pub fn new(min: u32, max: u32, tick: SimDuration, ttft_ms: f64, queue_depth: f64) -> Self {
+        LoadPlanner {
+            min,
+            max,
+            tick,
+            ttft_ms,
+            queue_depth,
+            cool: 0,
+        }
+    }
+}
+
+impl ScalingPolicy for LoadPlanner {
+    fn name(&self) -> &str {
+        "load"
+    }
+    fn first_tick(&self) -> Option<SimDuration> {
+        Some(self.tick)
+    }
+    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
+        let n = s.workers + s.starting;
+        let waiting: u64 = s.waiting.iter().map(|&w| u64::from(w)).sum();
+        let depth = waiting as f64 / f64::from(s.workers.max(1));
+        let ttft = s.recent_ttft_p90_ms;
+        let hot = depth > self.queue_depth || ttft.is_some_and(|t| t > self.ttft_ms);
+        let cold = waiting == 0 && ttft.is_none_or(|t| t <= self.ttft_ms / 2.0);
+        let target = if hot {
+            self.cool = 0;
+            n + 1
+        } else if cold {
+            self.cool += 1;
+            if self.cool >= COOL_TICKS {
+                self.cool = 0;
+                n.saturating_sub(1)
+            } else {
+                n
+            }
+        } else {
+            self.cool = 0;
+            n
+        };
+        ScalingDecision {
+            target_workers: target.clamp(self.min, self.max),
+            next_tick: Some(self.tick),
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The aggregated topology: N identical workers, each one engine; a pass
 //! completion makes its tokens and completions visible.
 
-use aisim_core::{EngineConfig, RejectReason, Request, SimTime};
+use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
+use super::scaler::Scaler;
 use super::workers::Workers;
 use crate::error::ReplayError;
 use crate::event::EventKind;
@@ -15,6 +16,8 @@ use crate::report::PoolTotals;
 pub(crate) struct AggTopology {
     pool: Pool,
     placement: Box<dyn PlacementPolicy>,
+    /// The scaling policy's state, when it ticks.
+    scaler: Option<Scaler>,
 }
 
 impl AggTopology {
@@ -26,7 +29,19 @@ impl AggTopology {
     ) -> AggTopology {
         let mut pool = Pool::new("workers", Role::Whole, 0, workers, engine);
         pool.capture_kv_events(placement.wants_kv_events());
-        AggTopology { pool, placement }
+        AggTopology {
+            pool,
+            placement,
+            scaler: None,
+        }
+    }
+
+    /// Scales the pool with `scaler`; the first `initial` workers accept
+    /// from the start.
+    pub fn with_scaler(mut self, scaler: Scaler, initial: u32) -> AggTopology {
+        self.pool.workers.limit_accepting(initial);
+        self.scaler = Some(scaler);
+        self
     }
 }
 
@@ -41,6 +56,9 @@ impl Topology for AggTopology {
                 unreachable!("the pass heap holds pass completions only")
             };
             self.pool.finish_pass(front, worker, &mut *self.placement);
+            if let Some(s) = &mut self.scaler {
+                s.stop_if_empty(front.now, &mut self.pool, worker);
+            }
         }
         Ok(())
     }
@@ -57,6 +75,9 @@ impl Topology for AggTopology {
     fn abort(&mut self, front: &mut Front<'_>, id: u64) {
         if let Some(w) = front.collector.worker_of(id) {
             self.pool.abort(w, id);
+            if let Some(s) = &mut self.scaler {
+                s.stop_if_empty(front.now, &mut self.pool, w);
+            }
         }
     }
 
@@ -73,6 +94,29 @@ impl Topology for AggTopology {
     }
 
     fn pools(&mut self, end: SimTime) -> Vec<PoolTotals> {
-        vec![self.pool.totals(end)]
+        let mut totals = self.pool.totals(end);
+        totals.scaling = self.scaler.as_mut().map(|s| s.finish(end));
+        vec![totals]
+    }
+
+    fn first_tick(&self) -> Option<SimDuration> {
+        self.scaler.as_ref().and_then(Scaler::first_tick)
+    }
+
+    fn scaling_tick(&mut self, front: &mut Front<'_>) -> Option<SimTime> {
+        let s = self.scaler.as_mut()?;
+        s.tick(front, &mut self.pool)
+    }
+
+    fn worker_ready(&mut self, front: &mut Front<'_>, worker: u32) {
+        if let Some(s) = &mut self.scaler {
+            s.ready(front.now, &mut self.pool, worker);
+        }
+    }
+
+    fn holds_any(&self) -> bool {
+        self.scaler
+            .as_ref()
+            .is_some_and(|s| s.holds_any(&self.pool))
     }
 }

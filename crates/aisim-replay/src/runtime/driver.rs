@@ -67,6 +67,21 @@ pub(crate) trait Topology {
     fn transfers(&self) -> Option<TransferTotals> {
         None
     }
+    /// When the first scaling tick is due, if the topology has a scaling
+    /// policy that ticks.
+    fn first_tick(&self) -> Option<SimDuration> {
+        None
+    }
+    /// A scaling tick at `front.now`; returns when the next one is due.
+    fn scaling_tick(&mut self, _front: &mut Front<'_>) -> Option<SimTime> {
+        None
+    }
+    /// Worker `worker`, started by a scaling decision, is ready.
+    fn worker_ready(&mut self, _front: &mut Front<'_>, _worker: u32) {}
+    /// Whether any worker holds a request (asked with a scaling policy only).
+    fn holds_any(&self) -> bool {
+        false
+    }
 }
 
 /// Admission, sessions, timeouts, drain and the collector: the state every
@@ -175,6 +190,19 @@ impl<'a> Front<'a> {
         [arrival, self.heap.peek_time()].into_iter().flatten().min()
     }
 
+    /// Schedules a non-topology event (a worker becoming ready).
+    pub fn schedule(&mut self, at: SimTime, kind: EventKind) {
+        self.heap.push(at, kind);
+    }
+
+    /// Whether anything is still to happen outside the workers: a request
+    /// to come, a turn waiting, the router queue.
+    fn work_outside(&self) -> bool {
+        self.workload.peek_root().is_some()
+            || self.pending_turns.len() > 0
+            || !self.queue.is_empty()
+    }
+
     /// Request `id` ended with `outcome` at `at`; false when it had ended
     /// already. Releases its session's next turn or slot.
     #[inline]
@@ -228,7 +256,12 @@ impl<'a> Front<'a> {
                 let (offer, previous_end) = self.pending_turns.take(slot);
                 self.dispatch(topo, offer, Some(previous_end))?;
             }
-            EventKind::ScalingTick => {}
+            EventKind::WorkerReady { worker } => topo.worker_ready(self, worker),
+            EventKind::ScalingTick => {
+                if let Some(next) = topo.scaling_tick(self) {
+                    self.heap.push(next, EventKind::ScalingTick);
+                }
+            }
             EventKind::Timeout { request } => {
                 if let Some(offer) = self.queued_offers.remove(&request) {
                     // Timed out in the router queue: its id stays queued
@@ -427,7 +460,10 @@ impl<'a, T: Topology> Runtime<'a, T> {
     /// identical either way; only the order in which independent workers'
     /// passes are processed changes.
     pub fn set_fast_forward(&mut self, on: bool) {
-        self.fast_forward = on && self.front.allows_fast_forward();
+        // With a scaling policy, a draining worker must stop when its last
+        // pass ends: passes go through the heap.
+        self.fast_forward =
+            on && self.front.allows_fast_forward() && self.topo.first_tick().is_none();
     }
 
     pub fn run(
@@ -437,7 +473,19 @@ impl<'a, T: Topology> Runtime<'a, T> {
         let mut last_progress = 0;
         let front = &mut self.front;
         let topo = &mut self.topo;
+        let scaling = topo.first_tick();
+        if let Some(first) = scaling {
+            front
+                .heap
+                .push(SimTime::ZERO.after(first), EventKind::ScalingTick);
+            front.collector.track_recent_ttft();
+        }
         while let Some(t) = next_time(front, topo) {
+            // With a scaling policy, ticks would go on forever: the run ends
+            // when no request is left anywhere.
+            if scaling.is_some() && !front.work_outside() && !topo.holds_any() {
+                break;
+            }
             if front.stop_at.is_some_and(|s| t > s) {
                 front.now = front.stop_at.expect("checked");
                 break;

@@ -4,12 +4,14 @@ mod agg;
 mod disagg;
 mod driver;
 mod pool;
+mod scaler;
 mod slots;
 mod workers;
 
 pub(crate) use agg::AggTopology;
 pub(crate) use disagg::DisaggTopology;
 pub(crate) use driver::{Runtime, Topology};
+pub(crate) use scaler::Scaler;
 pub(crate) use workers::{EngineFactory, Workers};
 
 /// Hooks for progress display and streamed per-request records; the loop

@@ -409,6 +409,7 @@ impl Pool {
             kv_block_size: self.kv_block_size,
             gpus_per_worker: self.gpus_per_worker,
             workers: self.workers.totals(end),
+            scaling: None,
         }
     }
 }

@@ -147,6 +147,9 @@ pub(crate) struct Workers {
     make: EngineFactory,
     /// Engines record KV events (for a placement policy that asks).
     kv_events: bool,
+    /// With a scaling policy: per worker, whether it takes no new request
+    /// (off, starting up or draining). `None`: every worker accepts.
+    closed: Option<Vec<bool>>,
 }
 
 impl Workers {
@@ -163,7 +166,44 @@ impl Workers {
             spare: Some(first),
             make,
             kv_events: false,
+            closed: None,
         }
+    }
+
+    /// Only workers below `accepting` accept from now on; the others are
+    /// closed until `set_accepting` opens them (a scaling policy's pool).
+    pub fn limit_accepting(&mut self, accepting: u32) {
+        self.closed = Some((0..self.count()).map(|w| w >= accepting).collect());
+    }
+
+    /// Opens (`on`) or closes worker `w` to new requests.
+    pub fn set_accepting(&mut self, w: u32, on: bool) {
+        if let Some(c) = &mut self.closed {
+            c[w as usize] = !on;
+        }
+    }
+
+    #[inline]
+    fn accepts(&self, w: u32) -> bool {
+        self.closed.as_ref().is_none_or(|c| !c[w as usize])
+    }
+
+    /// Requests worker `w` holds (running and waiting, all ranks) and
+    /// whether it is running a pass; `(0, false)` when unused.
+    pub fn holding(&self, w: u32) -> (u32, bool) {
+        self.find(w)
+            .map_or((0, false), |x| (x.engine.requests(), x.busy))
+    }
+
+    /// Running and waiting requests of worker `w`, all ranks.
+    pub fn running_waiting(&self, w: u32) -> (u32, u32) {
+        let Some(x) = self.find(w) else {
+            return (0, 0);
+        };
+        (0..x.engine.dp_size()).fold((0, 0), |(r, q), rank| {
+            let l = x.engine.rank_load(rank);
+            (r + l.running, q + l.waiting)
+        })
     }
 
     /// Engines record KV events from now on (`on`), or not.
@@ -244,6 +284,12 @@ impl Workers {
     /// Whether every worker holds at least `threshold` requests (running
     /// and waiting, all ranks); an unused worker holds none.
     pub fn all_hold(&self, threshold: u32) -> bool {
+        if let Some(closed) = &self.closed {
+            // Only accepting workers count (an unused one holds nothing).
+            return (0..self.count())
+                .filter(|&w| !closed[w as usize])
+                .all(|w| self.holding(w).0 >= threshold);
+        }
         self.first_unused >= self.count()
             && self.used.iter().all(|w| w.engine.requests() >= threshold)
     }
@@ -286,14 +332,22 @@ impl WorkerView for View<'_> {
     fn dp_size(&self) -> u32 {
         self.0.dp_size
     }
-    fn accepting(&self, _worker: u32) -> bool {
-        true
+    fn accepting(&self, worker: u32) -> bool {
+        self.0.accepts(worker)
     }
     fn accepting_count(&self) -> u32 {
-        self.0.count()
+        match &self.0.closed {
+            None => self.0.count(),
+            Some(c) => c.iter().filter(|&&closed| !closed).count() as u32,
+        }
     }
     fn nth_accepting(&self, n: u32) -> Option<u32> {
-        (n < self.0.count()).then_some(n)
+        match &self.0.closed {
+            None => (n < self.0.count()).then_some(n),
+            Some(_) => (0..self.0.count())
+                .filter(|&w| self.0.accepts(w))
+                .nth(n as usize),
+        }
     }
     fn load(&self, worker: u32, rank: u32) -> RankLoad {
         self.0
@@ -307,10 +361,16 @@ impl WorkerView for View<'_> {
     }
     fn visit_used(&self, visit: &mut dyn FnMut(u32)) {
         for w in &self.0.used {
-            visit(w.id);
+            if self.0.accepts(w.id) {
+                visit(w.id);
+            }
         }
     }
     fn first_unused(&self) -> Option<u32> {
-        (self.0.first_unused < self.0.count()).then_some(self.0.first_unused)
+        match &self.0.closed {
+            None => (self.0.first_unused < self.0.count()).then_some(self.0.first_unused),
+            Some(_) => (self.0.first_unused..self.0.count())
+                .find(|&w| self.0.accepts(w) && self.0.find(w).is_none()),
+        }
     }
 }

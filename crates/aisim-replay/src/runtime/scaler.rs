@@ -1,0 +1,264 @@
+//! `Scaler`: a scaling policy connected to one pool. At each tick it gives
+//! the policy a settled snapshot of the pool and carries out the decision:
+//! a new worker starts (it counts from the decision and accepts requests
+//! after the startup delay), a removed one drains (no new request; it stops
+//! once it holds none). It keeps the pool's worker count over time, the
+//! timeline of the report, and its integral, the worker-seconds.
+//!
+//! Only a run whose scaling policy ticks has one: without it the runtime does
+//! no per-pass or per-request work for scaling.
+
+use aisim_core::{SimDuration, SimTime};
+
+use super::driver::Front;
+use super::pool::Pool;
+use crate::event::EventKind;
+use crate::policy::{ScalingPolicy, ScalingSnapshot};
+use crate::report::PoolScaling;
+
+/// A worker slot's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not running (never started, or stopped): counts for nothing.
+    Off,
+    /// Started, accepting from `ready_at`.
+    Starting,
+    /// Taking requests.
+    Active,
+    /// Taking no new request; stops once it holds none.
+    Draining,
+}
+
+/// A pool's scaling state.
+pub(crate) struct Scaler {
+    policy: Box<dyn ScalingPolicy>,
+    startup: SimDuration,
+    /// Fewest workers the runtime keeps (accepting or starting), at least 1.
+    min: u32,
+    state: Vec<State>,
+    /// When each starting worker becomes ready (a stale ready event of a
+    /// worker cancelled and started again is ignored).
+    ready_at: Vec<SimTime>,
+    /// Workers counting (starting, accepting or draining), since `since`.
+    counting: u32,
+    since: SimTime,
+    worker_ns: u128,
+    /// (time ns, workers counting) at the start and at each change.
+    timeline: Vec<(u64, u32)>,
+    ticks: u64,
+    ttft: Vec<u64>,
+    snapshot: ScalingSnapshot,
+}
+
+impl Scaler {
+    /// `policy` over a pool of `slots` workers of which the first `initial`
+    /// accept from the start; the runtime keeps at least `min`.
+    pub fn new(
+        policy: Box<dyn ScalingPolicy>,
+        slots: u32,
+        initial: u32,
+        min: u32,
+        startup: SimDuration,
+    ) -> Scaler {
+        let state = (0..slots)
+            .map(|w| {
+                if w < initial {
+                    State::Active
+                } else {
+                    State::Off
+                }
+            })
+            .collect();
+        Scaler {
+            policy,
+            startup,
+            min: min.max(1),
+            state,
+            ready_at: vec![SimTime::ZERO; slots as usize],
+            counting: initial,
+            since: SimTime::ZERO,
+            worker_ns: 0,
+            timeline: vec![(0, initial)],
+            ticks: 0,
+            ttft: Vec::new(),
+            snapshot: ScalingSnapshot::default(),
+        }
+    }
+
+    /// When the first tick is due, if the policy ticks.
+    pub fn first_tick(&self) -> Option<SimDuration> {
+        self.policy.first_tick()
+    }
+
+    fn slots(&self) -> u32 {
+        self.state.len() as u32
+    }
+
+    /// The count of workers changes by `delta` at `now`.
+    fn count(&mut self, now: SimTime, delta: i32) {
+        self.worker_ns += u128::from(self.counting) * u128::from(now.since(self.since).0);
+        self.since = now;
+        if delta == 0 {
+            return;
+        }
+        self.counting = self.counting.checked_add_signed(delta).expect("count ≥ 0");
+        match self.timeline.last_mut() {
+            // Changes at one instant make one entry.
+            Some(last) if last.0 == now.0 => last.1 = self.counting,
+            _ => self.timeline.push((now.0, self.counting)),
+        }
+        let n = self.timeline.len();
+        if n >= 2 && self.timeline[n - 2].1 == self.counting {
+            self.timeline.pop(); // undone at the same instant
+        }
+    }
+
+    fn set(&mut self, pool: &mut Pool, w: u32, state: State) {
+        self.state[w as usize] = state;
+        pool.workers.set_accepting(w, state == State::Active);
+    }
+
+    /// Whether any worker of the pool holds a request.
+    pub fn holds_any(&self, pool: &Pool) -> bool {
+        (0..self.slots()).any(|w| pool.workers.holding(w).0 > 0)
+    }
+
+    /// A tick at `front.now`: the policy's decision carried out; returns
+    /// when the policy wants the next one.
+    pub fn tick(&mut self, front: &mut Front<'_>, pool: &mut Pool) -> Option<SimTime> {
+        let now = front.now;
+        self.ticks += 1;
+        let s = &mut self.snapshot;
+        s.now = now;
+        s.running.clear();
+        s.waiting.clear();
+        s.workers = 0;
+        s.starting = 0;
+        s.draining = 0;
+        for (w, state) in self.state.iter().enumerate() {
+            match state {
+                State::Active => {
+                    let (r, q) = pool.workers.running_waiting(w as u32);
+                    s.workers += 1;
+                    s.running.push(r);
+                    s.waiting.push(q);
+                }
+                State::Starting => s.starting += 1,
+                State::Draining => s.draining += 1,
+                State::Off => {}
+            }
+        }
+        front.collector.take_recent_ttft(&mut self.ttft);
+        s.recent_ttft_p90_ms = p90(&mut self.ttft).map(|ns| ns as f64 * 1e-6);
+        let decision = self.policy.tick(&self.snapshot);
+        self.apply(front, pool, decision.target_workers);
+        decision.next_tick.map(|d| now.after(d))
+    }
+
+    /// Starts or drains workers until `target` accept or start.
+    fn apply(&mut self, front: &mut Front<'_>, pool: &mut Pool, target: u32) {
+        let now = front.now;
+        let target = target.clamp(self.min.min(self.slots()), self.slots());
+        let live = |s: &Scaler| {
+            s.state
+                .iter()
+                .filter(|&&x| matches!(x, State::Active | State::Starting))
+                .count() as u32
+        };
+        let mut cur = live(self);
+        // Up: a draining worker takes requests again at once; then the lowest
+        // stopped slot starts.
+        while cur < target {
+            let w = match self.state.iter().position(|&x| x == State::Draining) {
+                Some(w) => w as u32,
+                None => {
+                    let w = self
+                        .state
+                        .iter()
+                        .position(|&x| x == State::Off)
+                        .expect("fewer live workers than slots") as u32;
+                    self.count(now, 1);
+                    if self.startup == SimDuration::ZERO {
+                        self.set(pool, w, State::Active);
+                    } else {
+                        self.set(pool, w, State::Starting);
+                        let at = now.after(self.startup);
+                        self.ready_at[w as usize] = at;
+                        front.schedule(at, EventKind::WorkerReady { worker: w });
+                    }
+                    cur += 1;
+                    continue;
+                }
+            };
+            self.set(pool, w, State::Active);
+            cur += 1;
+        }
+        // Down: the newest starting worker is cancelled; then the accepting
+        // worker holding the fewest requests (the highest on ties) drains.
+        while cur > target {
+            if let Some(w) = self.state.iter().rposition(|&x| x == State::Starting) {
+                self.set(pool, w as u32, State::Off);
+                self.count(now, -1);
+                cur -= 1;
+                continue;
+            }
+            let w = (0..self.slots())
+                .filter(|&w| self.state[w as usize] == State::Active)
+                .min_by_key(|&w| (pool.workers.holding(w).0, std::cmp::Reverse(w)))
+                .expect("an accepting worker");
+            self.set(pool, w, State::Draining);
+            cur -= 1;
+            self.stop_if_empty(now, pool, w);
+        }
+    }
+
+    /// Worker `w` became ready at `now` (if it is still starting).
+    pub fn ready(&mut self, now: SimTime, pool: &mut Pool, w: u32) {
+        if self.state[w as usize] == State::Starting && self.ready_at[w as usize] == now {
+            self.set(pool, w, State::Active);
+        }
+    }
+
+    /// A draining worker `w` that holds nothing and runs no pass stops.
+    #[inline]
+    pub fn stop_if_empty(&mut self, now: SimTime, pool: &mut Pool, w: u32) {
+        if self.state[w as usize] == State::Draining && pool.workers.holding(w) == (0, false) {
+            self.set(pool, w, State::Off);
+            self.count(now, -1);
+        }
+    }
+
+    /// The pool's scaling figures, counted up to `end`.
+    pub fn finish(&mut self, end: SimTime) -> PoolScaling {
+        self.count(end.max(self.since), 0);
+        PoolScaling {
+            timeline: std::mem::take(&mut self.timeline),
+            worker_ns: self.worker_ns,
+            ticks: self.ticks,
+        }
+    }
+}
+
+/// The 90th percentile (nearest rank) of `v`, which it reorders.
+fn p90(v: &mut [u64]) -> Option<u64> {
+    if v.is_empty() {
+        return None;
+    }
+    let rank = (v.len() * 9).div_ceil(10).max(1) - 1;
+    Some(*v.select_nth_unstable(rank).1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::p90;
+
+    #[test]
+    fn p90_is_the_nearest_rank() {
+        assert_eq!(p90(&mut []), None);
+        assert_eq!(p90(&mut [5]), Some(5));
+        let mut v: Vec<u64> = (1..=10).rev().collect();
+        assert_eq!(p90(&mut v), Some(9));
+        let mut v: Vec<u64> = (1..=11).collect();
+        assert_eq!(p90(&mut v), Some(10));
+    }
+}
