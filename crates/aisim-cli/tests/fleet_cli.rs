@@ -20,8 +20,12 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// `text` in a fresh file named `name`, in a folder of this call's own (tests
+/// run in parallel and may write the same name).
 fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-fleet-cli-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("aisim-fleet-cli-{}/{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

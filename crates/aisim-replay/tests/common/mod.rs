@@ -18,8 +18,13 @@ pub fn fixture(rel: &str) -> PathBuf {
 }
 
 /// Writes `text` to a fresh temporary file named `name` and returns its path.
+/// Each call gets a folder of its own, so tests running in parallel that
+/// write the same name never read each other's half-written file.
 pub fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-replay-tests-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("aisim-replay-tests-{}/{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
