@@ -20,15 +20,25 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// `text` in a fresh file named `name`, in a folder of this call's own (tests
-/// run in parallel and may write the same name).
+/// `text` in a temporary file named `name`.
 fn temp(name: &str, text: &str) -> PathBuf {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("aisim-fleet-cli-{}/{call}", std::process::id()));
+    // A folder per content: the same name and text give the same path (runs
+    // compared for determinism name their trace in the report), other text
+    // another path; written whole, then renamed into place, so a test never
+    // reads another's half-written file.
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (name, text).hash(&mut h);
+    let dir = std::env::temp_dir().join(format!(
+        "aisim-fleet-cli-{}/{:016x}",
+        std::process::id(),
+        h.finish()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
+    let partial = dir.join(format!("{name}.{:?}.partial", std::thread::current().id()));
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, &p).unwrap();
     p
 }
 

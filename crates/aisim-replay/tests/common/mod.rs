@@ -17,17 +17,25 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Writes `text` to a fresh temporary file named `name` and returns its path.
-/// Each call gets a folder of its own, so tests running in parallel that
-/// write the same name never read each other's half-written file.
+/// Writes `text` to a temporary file named `name` and returns its path.
 pub fn temp_file(name: &str, text: &str) -> PathBuf {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("aisim-replay-tests-{}/{call}", std::process::id()));
+    // A folder per content: the same name and text give the same path (runs
+    // compared for determinism name their trace in the report), other text
+    // another path; written whole, then renamed into place, so a test never
+    // reads another's half-written file.
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (name, text).hash(&mut h);
+    let dir = std::env::temp_dir().join(format!(
+        "aisim-replay-tests-{}/{:016x}",
+        std::process::id(),
+        h.finish()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
+    let partial = dir.join(format!("{name}.{:?}.partial", std::thread::current().id()));
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, &p).unwrap();
     p
 }
 
