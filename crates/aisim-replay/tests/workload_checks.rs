@@ -34,15 +34,12 @@ fn replay_error(spec: ReplaySpec) -> String {
 
 #[test]
 fn a_cycle_of_parents_is_an_error_naming_its_lines() {
-    let e = read_error(
-        "cycle.jsonl",
-        &bailian(&[(1, -1, 0.0), (2, 3, 1.0), (3, 4, 2.0), (4, 2, 3.0)]),
-    );
+    let text = bailian(&[(1, -1, 0.0), (2, 3, 1.0), (3, 4, 2.0), (4, 2, 3.0)]);
     assert_eq!(
-        e,
+        read_error("cycle.jsonl", &text),
         format!(
             "{}:2: field `parent_chat_id`: the parents of lines 2 -> 3 -> 4 form a cycle: no turn of it can be first",
-            temp_file("cycle.jsonl", "").display()
+            temp_file("cycle.jsonl", &text).display()
         )
     );
     let e = read_error("self.jsonl", &bailian(&[(1, -1, 0.0), (2, 2, 1.0)]));
