@@ -24,7 +24,13 @@ fn shared(run: &str) -> PathBuf {
 
 /// Imports a run folder as `aisim measured import --from llmservingsim` does.
 fn import(run: &str) -> MeasuredRun {
-    let dir = std::env::temp_dir().join(format!("aisim-shared-real-{}", std::process::id()));
+    // A folder per test thread: tests run in parallel and import the same
+    // runs, and one must not read the trace another is rewriting.
+    let dir = std::env::temp_dir().join(format!(
+        "aisim-shared-real-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let (requests, spec) = read_llmservingsim(&shared(run), None).unwrap();
     let out = dir.join(format!("{run}.json"));
