@@ -499,7 +499,10 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
                 "--max-workers",
                 "2",
             ],
-            &["outside min_workers..=max_workers"],
+            &[
+                "--max-workers: ",
+                "2 is below the 4 workers the topology starts with",
+            ],
         ),
         (
             &["gen-trace", "--think-ms", "5"],

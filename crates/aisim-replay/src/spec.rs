@@ -684,15 +684,26 @@ impl ScalingSpec {
                 "0: at least 1 worker",
             ));
         }
+        // Each bound's own field, so the message leads with the flag that set it.
         let n = spec.workers();
-        if !(p.min_workers <= n && n <= max) {
-            return Err(ReplayError::spec(
-                "scaling.load",
-                format!(
-                    "the topology starts with {n} workers, outside min_workers..=max_workers = {}..={max}",
-                    p.min_workers
-                ),
-            ));
+        let min = p.min_workers;
+        let (field, reason) = if max < min {
+            ("max_workers", format!("{max} is below min_workers {min}"))
+        } else if n > max {
+            (
+                "max_workers",
+                format!("{max} is below the {n} workers the topology starts with"),
+            )
+        } else if n < min {
+            (
+                "min_workers",
+                format!("{min} is above the {n} workers the topology starts with"),
+            )
+        } else {
+            ("", String::new())
+        };
+        if !field.is_empty() {
+            return Err(ReplayError::spec(format!("scaling.load.{field}"), reason));
         }
         check_positive("scaling.load.tick_s", p.tick_s)?;
         if !(p.startup_s.is_finite() && p.startup_s >= 0.0) {

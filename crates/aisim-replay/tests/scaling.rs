@@ -247,7 +247,10 @@ fn a_spec_refuses_planner_settings_without_effect_or_out_of_bounds() {
     none_with_load.scaling.policy = ScalingKind::None;
     assert!(refused(none_with_load).contains("scaling.load"));
     let e = refused(bursty(7));
-    assert!(e.contains("outside min_workers..=max_workers"), "{e}");
+    assert!(
+        e.contains("`scaling.load.max_workers`: 6 is below the 7 workers the topology starts with"),
+        "{e}"
+    );
     let mut disagg = bursty(1);
     disagg.topology = TopologySpec::Disaggregated {
         prefill: PoolSpec::new(1),
