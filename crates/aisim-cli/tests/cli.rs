@@ -2,16 +2,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{aisim, command, fixture, stderr, stdout, temp_dir, without_host};
-
-fn temp(name: &str, text: &str) -> PathBuf {
-    let p = temp_dir("files").join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
+use common::{aisim, command, fixture, stderr, stdout, temp_dir, temp_file as temp, without_host};
 
 #[test]
 fn the_demo_replays_by_default() {

@@ -1,14 +1,10 @@
 //! The fleet commands as a user runs them: JSON shapes and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn aisim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aisim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::Path;
+
+use common::{aisim, temp_file as temp};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let o = aisim(args);
@@ -18,28 +14,6 @@ fn json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&o.stderr)
     );
     serde_json::from_slice(&o.stdout).unwrap()
-}
-
-/// `text` in a temporary file named `name`.
-fn temp(name: &str, text: &str) -> PathBuf {
-    // A folder per content: the same name and text give the same path (runs
-    // compared for determinism name their trace in the report), other text
-    // another path; written whole, then renamed into place, so a test never
-    // reads another's half-written file.
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (name, text).hash(&mut h);
-    let dir = std::env::temp_dir().join(format!(
-        "aisim-fleet-cli-{}/{:016x}",
-        std::process::id(),
-        h.finish()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let partial = dir.join(format!("{name}.{:?}.partial", std::thread::current().id()));
-    std::fs::write(&partial, text).unwrap();
-    std::fs::rename(&partial, &p).unwrap();
-    p
 }
 
 fn fails_with(args: &[&str], needle: &str) {

@@ -129,7 +129,10 @@ fn the_fleet_pages_have_a_curve_per_scope() {
     );
     // TTFT and queue wait, each of the fleet and its two pools.
     assert_eq!(series_per_svg(&html), [3, 3]);
-    let (html, _) = page_of(&[&["compare-routers"][..], &des].concat(), "compare.html");
+    let (html, _) = page_of(
+        &[&["compare-routers"][..], &des].concat(),
+        "compare-routers.html",
+    );
     assert_self_contained(&html);
     assert_eq!(series_per_svg(&html), [3, 3], "one curve per router");
     let (html, _) = page_of(

@@ -457,11 +457,8 @@ pub fn disagg_verified(
         .take(v.top)
         .map(|s| verify_split(s, prefill, decode, p, v, kv_bytes_per_token))
         .collect::<Result<Vec<_>, _>>()?;
-    r.recommended = verified
-        .iter()
-        .filter(|c| c.meets)
-        .min_by(|a, b| a.split.cost_per_hr.total_cmp(&b.split.cost_per_hr))
-        .map(|c| c.split.clone());
+    // Replayed cheapest first, so the first that meets is the cheapest.
+    r.recommended = verified.iter().find(|c| c.meets).map(|c| c.split.clone());
     r.recommended_by = "engine";
     r.engine = Some(DisaggEngineCheck {
         params: *v,

@@ -174,6 +174,14 @@ impl RequestRecord {
         (v != UNSET).then_some(v)
     }
 
+    /// Time per output token after the first, ms: (last − first token) /
+    /// (tokens − 1), with at least 2 tokens (the report's TPOT).
+    pub fn tpot_ms(&self) -> Option<f64> {
+        (self.tokens >= 2).then(|| {
+            crate::metrics::ms(self.last_token_ns - self.first_token_ns) / (self.tokens - 1) as f64
+        })
+    }
+
     /// Whether the request has ended (any outcome but incomplete).
     pub fn is_terminal(&self) -> bool {
         self.terminal_ns != UNSET

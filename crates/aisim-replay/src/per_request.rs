@@ -135,8 +135,7 @@ impl RequestRow {
             last_token_ms: at(r.last_token_ns),
             terminal_ms: at(r.terminal_ns),
             ttft_ms: since(r.first_token_ns, r.planned_ns),
-            tpot_ms: (r.tokens >= 2)
-                .then(|| ms(r.last_token_ns - r.first_token_ns) / (r.tokens - 1) as f64),
+            tpot_ms: r.tpot_ms(),
             e2e_ms: (r.outcome == Outcome::Completed)
                 .then(|| since(r.terminal_ns, r.planned_ns))
                 .flatten(),

@@ -763,25 +763,24 @@ impl ReplayReport {
         let warmup = spec.discipline.warmup_requests;
         // Over time, the workers of the pool that emits the output tokens:
         // the only one when aggregated, the decode pool when disaggregated.
-        let time_series = match totals.pools.last() {
-            Some(p) => TimeSeries::derive(
-                std::mem::take(&mut tally.series),
+        let (series, capacity, count) = match totals.pools.last() {
+            Some(p) => (
                 p.workers
                     .iter()
                     .map(|w| (w.worker, w.series.clone()))
                     .collect(),
-                totals.end_ns,
                 p.kv_capacity_per_worker,
                 p.worker_count,
             ),
-            None => TimeSeries::derive(
-                std::mem::take(&mut tally.series),
-                Vec::new(),
-                totals.end_ns,
-                0,
-                0,
-            ),
+            None => (Vec::new(), 0, 0),
         };
+        let time_series = TimeSeries::derive(
+            std::mem::take(&mut tally.series),
+            series,
+            totals.end_ns,
+            capacity,
+            count,
+        );
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),

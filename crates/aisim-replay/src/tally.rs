@@ -15,17 +15,19 @@ use crate::metrics::{ms, Summary};
 use crate::spec::SlaSpec;
 use crate::timeseries::RequestSeries;
 
+/// The kind of a request refused because the router queue was full.
+pub const ROUTER_QUEUE_FULL: &str = "router_queue_full";
+
 /// Every kind a rejection is counted under, as the report spells it: the
-/// engine's reasons, and `router_queue_full` for a request a full router
-/// queue refuses (no router of the aggregated runtime queues today, so it
-/// stays absent until one does). A kind with no rejection is not listed.
+/// engine's reasons, and `ROUTER_QUEUE_FULL`. A kind with no rejection is
+/// not listed.
 pub const REJECT_KINDS: [&str; 6] = [
     "empty_prompt",
     "longer_than_max_model_len",
     "larger_than_kv_cache",
     "fills_sglang_pool",
     "prompt_over_batch_budget",
-    "router_queue_full",
+    ROUTER_QUEUE_FULL,
 ];
 
 /// The short name a rejection is counted under (the record keeps the details).
@@ -306,8 +308,7 @@ impl Tally {
             return;
         }
         let l = &mut self.latency;
-        let tpot =
-            (r.tokens >= 2).then(|| ms(r.last_token_ns - r.first_token_ns) / (r.tokens - 1) as f64);
+        let tpot = r.tpot_ms();
         if let Some(t) = ttft {
             l.ttft.add(t);
             l.ttft_from_dispatch

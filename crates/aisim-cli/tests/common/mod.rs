@@ -35,6 +35,28 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// `text` in a temporary file named `name`.
+pub fn temp_file(name: &str, text: &str) -> PathBuf {
+    // A folder per content: the same name and text give the same path (runs
+    // compared for determinism name their trace in the report), other text
+    // another path; written whole, then renamed into place, so a test never
+    // reads another's half-written file.
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (name, text).hash(&mut h);
+    let dir = std::env::temp_dir().join(format!(
+        "aisim-cli-files-{}/{:016x}",
+        std::process::id(),
+        h.finish()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let partial = dir.join(format!("{name}.{:?}.partial", std::thread::current().id()));
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, &p).unwrap();
+    p
+}
+
 /// A report without its `host` section (the one part that is not deterministic).
 pub fn without_host(json: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(json).unwrap();

@@ -22,8 +22,6 @@ pub(crate) trait PageStore: KvCache {
     fn held(hold: &Self::Hold) -> u32;
     /// Leading pages held that are in the prefix cache.
     fn registered(hold: &Self::Hold) -> u32;
-    /// Blocks an allocation can get: free plus evictable.
-    fn available(&self) -> u32;
     /// The longest cached run of leading pages, at most `max`. Read-only.
     fn longest_prefix_of(&self, pages: &Self::Pages, max: u32) -> PrefixMatch;
     /// The longest cached run of `req`'s leading prompt pages, at most
@@ -93,11 +91,6 @@ impl PageStore for KvBlockPool {
     #[inline]
     fn registered(hold: &BlockHold) -> u32 {
         hold.hashed
-    }
-
-    #[inline]
-    fn available(&self) -> u32 {
-        self.available_blocks()
     }
 
     fn longest_prefix_of(&self, pages: &BlockPages, max: u32) -> PrefixMatch {
@@ -192,11 +185,6 @@ impl PageStore for RadixCache {
     #[inline]
     fn registered(hold: &RadixHold) -> u32 {
         hold.tree
-    }
-
-    #[inline]
-    fn available(&self) -> u32 {
-        self.available_pages()
     }
 
     fn longest_prefix_of(&self, pages: &SpanPages, max: u32) -> PrefixMatch {

@@ -54,7 +54,7 @@ impl DecodeBatch {
     /// tokens need (then the core would preempt or retract).
     #[inline]
     pub fn within<K: PageStore>(self, new_blocks: u64, pool: &K) -> Option<DecodeBatch> {
-        (self.requests > 0 && new_blocks <= pool.available() as u64).then_some(self)
+        (self.requests > 0 && new_blocks <= pool.available_blocks() as u64).then_some(self)
     }
 
     /// Adds a decoding request; returns the blocks it needs for its token.

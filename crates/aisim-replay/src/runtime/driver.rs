@@ -353,7 +353,7 @@ impl<'a> Front<'a> {
                 self.in_flight.insert(id, offer);
             }
             let len = self.queue.len();
-            self.collector.refused(id, self.now, "router_queue_full", || {
+            self.collector.refused(id, self.now, crate::tally::ROUTER_QUEUE_FULL, || {
                 format!(
                     "every worker held {} or more requests and the router queue was full ({len} of {})",
                     q.threshold, q.capacity
@@ -362,15 +362,21 @@ impl<'a> Front<'a> {
             self.on_terminal(id);
             return Ok(());
         }
-        if let Some(t) = self.timeout {
-            let deadline = offer.request.arrival.after(t).max(self.now);
-            self.heap.push(deadline, EventKind::Timeout { request: id });
-        }
+        self.arm_timeout(id, offer.request.arrival);
         self.queue.push_back(id);
         self.queued_offers.insert(id, offer);
         self.queue_totals.queued += 1;
         self.queue_totals.peak = self.queue_totals.peak.max(self.queue.len() as u64);
         Ok(())
+    }
+
+    /// Schedules request `id`'s timeout, if the run has one: its arrival
+    /// plus the timeout, and never before now.
+    fn arm_timeout(&mut self, id: u64, arrival: SimTime) {
+        if let Some(t) = self.timeout {
+            let deadline = arrival.after(t).max(self.now);
+            self.heap.push(deadline, EventKind::Timeout { request: id });
+        }
     }
 
     /// Places queued requests, in order, while a worker is below the
@@ -406,10 +412,7 @@ impl<'a> Front<'a> {
         let id = offer.request.id.0;
         let added = topo.submit(self, &offer.request)?;
         if added.is_ok() && !queued {
-            if let Some(t) = self.timeout {
-                let deadline = offer.request.arrival.after(t).max(now);
-                self.heap.push(deadline, EventKind::Timeout { request: id });
-            }
+            self.arm_timeout(id, offer.request.arrival);
         }
         if self.keep_offers {
             self.in_flight.insert(id, offer);

@@ -244,7 +244,7 @@ fn p90(v: &mut [u64]) -> Option<u64> {
     if v.is_empty() {
         return None;
     }
-    let rank = (v.len() * 9).div_ceil(10).max(1) - 1;
+    let rank = crate::metrics::rank_index_permille(900, v.len() as u64) as usize;
     Some(*v.select_nth_unstable(rank).1)
 }
 

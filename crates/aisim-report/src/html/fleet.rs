@@ -9,13 +9,7 @@ use super::svg::{Chart, Series};
 use super::{page, Part};
 
 fn cdf_chart(title: &str, unit: &str, series: Vec<Series>) -> Chart {
-    Chart {
-        title: title.to_string(),
-        x_label: unit.to_string(),
-        y_label: "fraction of completed requests at or below".to_string(),
-        series,
-        y_range: Some((0.0, 1.0)),
-    }
+    Chart::cdf(title, unit, "completed requests", series)
 }
 
 /// TTFT and queue-wait CDFs of each scope (`name` gives its legend).

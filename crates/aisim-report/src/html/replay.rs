@@ -62,13 +62,7 @@ fn cdf_points(cdf: Option<&Cdf>, summary: &Summary) -> Vec<(f64, f64)> {
 }
 
 fn cdf_chart(title: &str, unit: &str, series: Vec<Series>) -> Chart {
-    Chart {
-        title: title.to_string(),
-        x_label: unit.to_string(),
-        y_label: "fraction of requests at or below".to_string(),
-        series,
-        y_range: Some((0.0, 1.0)),
-    }
+    Chart::cdf(title, unit, "requests", series)
 }
 
 /// A per-bin series as points at the middle of each bin, over its length.

@@ -132,6 +132,17 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
 }
 
 impl Chart {
+    /// A CDF chart: `unit` on x, the fraction `of` at or below on y, 0 to 1.
+    pub fn cdf(title: &str, unit: &str, of: &str, series: Vec<Series>) -> Chart {
+        Chart {
+            title: title.to_string(),
+            x_label: unit.to_string(),
+            y_label: format!("fraction of {of} at or below"),
+            series,
+            y_range: Some((0.0, 1.0)),
+        }
+    }
+
     /// Legend entries a row holds: 4, fewer when the longest name would run
     /// into the next entry (about 7 px a character at the page's 12 px, the
     /// swatch and a gap beside it).
