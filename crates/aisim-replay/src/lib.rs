@@ -45,6 +45,7 @@ pub mod runtime;
 pub mod seeds;
 pub mod sketch;
 pub mod spec;
+pub mod sweep;
 pub mod tally;
 pub mod timeseries;
 pub mod trace;
