@@ -36,19 +36,6 @@ pub enum SweepError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// An axis value the base refuses (an unknown field, a value out of
-    /// range), found at plan time.
-    #[error("{}: axis `{axis}` = {value}: {source}", grid.display())]
-    Axis {
-        /// The grid file.
-        grid: PathBuf,
-        /// The axis.
-        axis: String,
-        /// The value, as JSON.
-        value: String,
-        /// Why the spec with it is refused.
-        source: ReplayError,
-    },
     /// One run of the grid whose spec is refused (an unknown field, a value
     /// out of range, a trace that does not read), found at plan time.
     #[error("{}: run {id} ({axes}): {source}", grid.display())]
@@ -57,7 +44,8 @@ pub enum SweepError {
         grid: PathBuf,
         /// The run's id.
         id: String,
-        /// Its axis values, `axis = value, ...`.
+        /// Its axis values, `axis = value, ...`, the one at fault first
+        /// when the error names it.
         axes: String,
         /// Why its spec is refused.
         source: ReplayError,
@@ -94,9 +82,9 @@ impl SweepError {
     /// Whether this is aisim's bug rather than the user's input.
     pub fn is_internal(&self) -> bool {
         match self {
-            SweepError::Axis { source, .. }
-            | SweepError::Run { source, .. }
-            | SweepError::Replay { source, .. } => source.is_internal(),
+            SweepError::Run { source, .. } | SweepError::Replay { source, .. } => {
+                source.is_internal()
+            }
             SweepError::File { .. }
             | SweepError::Io { .. }
             | SweepError::Write { .. }

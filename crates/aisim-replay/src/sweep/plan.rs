@@ -62,21 +62,6 @@ impl Plan {
         let total = grid.product_size()?;
         let base_json = serde_json::to_value(base).expect("specs serialize");
         let mut preflight = Preflight::default();
-        // Each value alone first, so a refused value is named by its axis
-        // and not by the first combination that holds it.
-        for axis in &grid.axes {
-            for v in &axis.values {
-                let values = Ordered(vec![(axis.field.clone(), v.clone())]);
-                let spec = apply(&base_json, &values, grid.folder())
-                    .and_then(|s| preflight.check(&s).map(|()| s));
-                spec.map_err(|source| SweepError::Axis {
-                    grid: grid.path.clone(),
-                    axis: axis.field.clone(),
-                    value: v.to_string(),
-                    source,
-                })?;
-            }
-        }
         let mut runs: Vec<(Ordered, ReplaySpec)> = Vec::new();
         for k in 0..total {
             let values = values_at(grid, k);
@@ -88,7 +73,7 @@ impl Plan {
                 .map_err(|source| SweepError::Run {
                     grid: grid.path.clone(),
                     id: format!("{}", runs.len()),
-                    axes: shown(&values),
+                    axes: blamed(&values, &source),
                     source,
                 })?;
             runs.push((values, spec));
@@ -210,6 +195,43 @@ pub(crate) fn shown(values: &Ordered) -> String {
     parts.join(", ")
 }
 
+/// The run's axis values for its error, led by the axis at fault when the
+/// error names its field (`invalid replay spec: `topology.workers``, or
+/// serde's `unknown field `wrkers``).
+fn blamed(values: &Ordered, e: &ReplayError) -> String {
+    let text = e.to_string();
+    let unknown = text
+        .split("unknown field `")
+        .nth(1)
+        .and_then(|t| t.split('`').next());
+    let at_fault = values.0.iter().position(|(axis, _)| {
+        let inside = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}."));
+        match e {
+            ReplayError::Spec { field, .. } if inside(field, axis) || inside(axis, field) => true,
+            _ => unknown.is_some_and(|u| axis.rsplit('.').next() == Some(u)),
+        }
+    });
+    match at_fault {
+        None => shown(values),
+        Some(i) => {
+            let (axis, v) = &values.0[i];
+            let others: Vec<(String, Value)> = values
+                .0
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, p)| p.clone())
+                .collect();
+            let rest = if others.is_empty() {
+                String::new()
+            } else {
+                format!(", with {}", shown(&Ordered(others)))
+            };
+            format!("axis `{axis}` = {v}{rest}")
+        }
+    }
+}
+
 /// The base with each axis's value set at its dotted field, read back as a
 /// spec (so an unknown field is refused by the spec's own reader), its
 /// relative paths resolved against the grid's folder.
@@ -218,9 +240,17 @@ fn apply(base: &Value, values: &Ordered, folder: &Path) -> Result<ReplaySpec, Re
     for (field, v) in &values.0 {
         set(&mut json, field, v.clone())?;
     }
-    let mut spec: ReplaySpec = serde_json::from_value(json).map_err(|e| ReplayError::Spec {
-        field: shown(values),
-        reason: e.to_string(),
+    let mut spec: ReplaySpec = serde_json::from_value(json).map_err(|e| {
+        // The axis whose value alone the base cannot take, when one is.
+        let alone = values.0.iter().find(|(field, v)| {
+            let mut one = base.clone();
+            set(&mut one, field, v.clone()).is_err()
+                || serde_json::from_value::<ReplaySpec>(one).is_err()
+        });
+        ReplayError::Spec {
+            field: alone.map_or("(axes)".into(), |(f, _)| f.clone()),
+            reason: e.to_string(),
+        }
     })?;
     spec.resolve_paths(folder);
     Ok(spec)
@@ -277,4 +307,123 @@ fn digest_of(lines: &[PlanLine]) -> String {
         feed(b"\n");
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::grid::Axis;
+    use proptest::prelude::*;
+
+    fn grid(sizes: &[usize], exclude: Vec<Ordered>) -> Grid {
+        Grid {
+            path: "/g/grid.json".into(),
+            base: crate::sweep::Base::Args(Vec::new()),
+            axes: sizes
+                .iter()
+                .enumerate()
+                .map(|(a, &n)| Axis {
+                    field: format!("axis{a}"),
+                    values: (0..n as u64).map(Value::from).collect(),
+                })
+                .collect(),
+            exclude,
+        }
+    }
+
+    fn synthetic() -> ReplaySpec {
+        ReplaySpec {
+            workload: crate::spec::WorkloadSpec::Synthetic(crate::spec::SyntheticSpec::default()),
+            ..ReplaySpec::default()
+        }
+    }
+
+    proptest! {
+        /// Run k is the k-th tuple of the axes' values in lexicographic
+        /// order (the first axis slowest): every combination once, in order.
+        #[test]
+        fn runs_enumerate_the_product_in_order(sizes in proptest::collection::vec(1usize..5, 0..4)) {
+            let g = grid(&sizes, Vec::new());
+            let total = g.product_size().unwrap();
+            let tuples: Vec<Vec<u64>> = (0..total)
+                .map(|k| values_at(&g, k).0.iter().map(|(_, v)| v.as_u64().unwrap()).collect())
+                .collect();
+            prop_assert_eq!(tuples.len() as usize, sizes.iter().product::<usize>());
+            for w in tuples.windows(2) {
+                prop_assert!(w[0] < w[1], "{:?} then {:?}", w[0], w[1]);
+            }
+        }
+    }
+
+    #[test]
+    fn ids_are_zero_padded_indices_and_the_digest_seals_the_runs() {
+        let g = Grid {
+            axes: vec![Axis {
+                field: "seed".into(),
+                values: (1..=11).map(Value::from).collect(),
+            }],
+            ..grid(&[], Vec::new())
+        };
+        let plan = Plan::expand(&g, &synthetic()).unwrap();
+        let ids: Vec<&str> = plan.lines.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids[..3], ["00", "01", "02"]);
+        assert_eq!(ids[10], "10");
+        assert_eq!(plan.lines[4].spec.seed, 5);
+        assert!(plan
+            .lines
+            .iter()
+            .all(|l| l.plan == plan.digest() && l.runs == 11));
+        assert_eq!(plan.digest().len(), 16);
+        // The same grid plans to the same bytes; another value, another digest.
+        assert_eq!(Plan::expand(&g, &synthetic()).unwrap(), plan);
+        let mut other = g.clone();
+        other.axes[0].values[10] = Value::from(12);
+        assert_ne!(
+            Plan::expand(&other, &synthetic()).unwrap().digest(),
+            plan.digest()
+        );
+    }
+
+    #[test]
+    fn excluded_combinations_are_left_out_and_the_rest_renumbered() {
+        let mut g = grid(&[2, 2], Vec::new());
+        g.axes[0].field = "seed".into();
+        g.axes[1].field = "admission.speedup".into();
+        g.axes[1].values = vec![Value::from(1.0), Value::from(2.0)];
+        g.exclude = vec![Ordered(vec![
+            ("seed".into(), Value::from(0)),
+            ("admission.speedup".into(), Value::from(2.0)),
+        ])];
+        let plan = Plan::expand(&g, &synthetic()).unwrap();
+        let runs: Vec<(u64, f64)> = plan
+            .lines
+            .iter()
+            .map(|l| (l.spec.seed, l.spec.admission.speedup))
+            .collect();
+        assert_eq!(runs, [(0, 1.0), (1, 1.0), (1, 2.0)]);
+        assert_eq!(plan.lines[2].id, "2");
+    }
+
+    #[test]
+    fn a_refused_value_names_its_axis_and_run() {
+        let mut g = grid(&[1, 2], Vec::new());
+        g.axes[0].field = "seed".into();
+        g.axes[1].field = "topology.workers".into();
+        g.axes[1].values = vec![Value::from(2), Value::from(0)];
+        let e = Plan::expand(&g, &synthetic()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("/g/grid.json: run 1 (axis `topology.workers` = 0, with seed = 0): invalid replay spec: `topology.workers`"),
+            "{e}"
+        );
+        g.axes[1].field = "topology.wrkers".into();
+        let e = Plan::expand(&g, &synthetic()).unwrap_err().to_string();
+        assert!(
+            e.contains("run 0 (axis `topology.wrkers` = 2, with seed = 0)")
+                && e.contains("unknown field `wrkers`"),
+            "{e}"
+        );
+        g.axes[1].field = "seed.x".into();
+        let e = Plan::expand(&g, &synthetic()).unwrap_err().to_string();
+        assert!(e.contains("`seed` is a value, not a table"), "{e}");
+    }
 }
