@@ -35,6 +35,7 @@ pub mod event;
 pub mod fidelity;
 pub mod gaps;
 pub mod metrics;
+mod ordered;
 pub mod per_request;
 pub mod policy;
 #[cfg(feature = "progress")]

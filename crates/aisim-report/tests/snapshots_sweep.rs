@@ -5,14 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use aisim_replay::sweep::{
-    best, merge, read_results, to_csv, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard,
-    Slo,
+    best, merge, read_results, to_csv, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo,
 };
 
 /// The demo on the a100 profile (which has a price) over 1 and 2 workers
 /// and two routers, planned, run and merged.
 fn merged(name: &str) -> Vec<RunResult> {
-    let dir = std::env::temp_dir().join(format!("aisim-report-sweep-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("aisim-report-sweep-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let grid = Grid::parse(
         &dir.join("grid.json"),
@@ -50,7 +50,9 @@ fn sweep_best_table() {
         ..Slo::default()
     };
     let (pick, basis) = best(&results, &slo);
-    insta::assert_snapshot!(aisim_report::sweep::render_best(&results, pick, basis, &slo));
+    insta::assert_snapshot!(aisim_report::sweep::render_best(
+        &results, pick, basis, &slo
+    ));
 }
 
 #[test]
@@ -64,7 +66,12 @@ fn sweep_html_skeleton() {
     // The page's structure: headings, chart titles and the table's header.
     let skeleton: Vec<&str> = page
         .lines()
-        .filter(|l| l.starts_with("<h") || l.starts_with("<figcaption") || l.starts_with("<tr><th") || l.starts_with("<p"))
+        .filter(|l| {
+            l.starts_with("<h")
+                || l.starts_with("<figcaption")
+                || l.starts_with("<tr><th")
+                || l.starts_with("<p")
+        })
         .collect();
     insta::assert_snapshot!(skeleton.join("\n"));
     assert!(!page.contains("<script") && !page.contains("http"));

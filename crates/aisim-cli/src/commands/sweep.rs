@@ -187,11 +187,11 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
     };
     let plan = Plan::expand(&grid, &base).map_err(failed)?;
     args.out.write("the plan", plan.to_jsonl().as_bytes())?;
-    eprintln!(
-        "planned {} runs (plan {}) from {}",
-        plan.lines.len(),
-        plan.digest(),
-        grid.path.display()
+    tracing::info!(
+        runs = plan.lines.len(),
+        plan = plan.digest(),
+        grid = %grid.path.display(),
+        "planned"
     );
     Ok(())
 }
@@ -349,8 +349,6 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
             aisim_report::sweep::render_best(&results, best, basis, &slo).as_bytes(),
         )?;
     }
-    if !args.out.is_stdout() {
-        eprintln!("merged {} runs of plan {}", results.len(), results[0].plan);
-    }
+    tracing::info!(runs = results.len(), plan = %results[0].plan, "merged");
     Ok(())
 }

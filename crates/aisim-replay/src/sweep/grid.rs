@@ -3,11 +3,9 @@
 //! `"LO..HI"`, and optional `exclude` combinations. JSON or TOML, by the
 //! file's extension; the same keys in both.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use aisim_core::number::Number;
-use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -24,35 +22,13 @@ pub struct Ordered(pub Vec<(String, Value)>);
 
 impl Serialize for Ordered {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
+        crate::ordered::serialize_pairs(&self.0, s)
     }
 }
 
 impl<'de> Deserialize<'de> for Ordered {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
-        struct InOrder;
-        impl<'de> Visitor<'de> for InOrder {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a table of names and values")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
-                let mut out: Vec<(String, Value)> = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    if out.iter().any(|(seen, _)| *seen == k) {
-                        return Err(serde::de::Error::custom(format!("`{k}` is given twice")));
-                    }
-                    out.push((k, v));
-                }
-                Ok(Ordered(out))
-            }
-        }
-        d.deserialize_map(InOrder)
+        crate::ordered::deserialize_pairs(d).map(Ordered)
     }
 }
 
@@ -352,6 +328,37 @@ mod tests {
         assert_eq!(fields, ["seed", "router.policy"]);
         assert_eq!(json.axes[0].values, [3, 4, 5].map(Value::from));
         assert_eq!(json.product_size().unwrap(), 6);
+    }
+
+    #[test]
+    fn toml_exclude_tables_and_a_spec_file_base() {
+        let dir = std::env::temp_dir().join(format!("aisim-grid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("base.json"),
+            r#"{"version": 1, "workload": {"kind": "trace", "path": "t.jsonl"}}"#,
+        )
+        .unwrap();
+        let g = Grid::parse(
+            &dir.join("g.toml"),
+            "base = \"base.json\"\n[axes]\nseed = [1, 2]\n\"router.policy\" = [\"kv\", \"lpwl\"]\n[[exclude]]\nseed = 2\n\"router.policy\" = \"kv\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            g.exclude,
+            [Ordered(vec![
+                ("seed".into(), Value::from(2)),
+                ("router.policy".into(), Value::from("kv")),
+            ])]
+        );
+        // The spec file's relative trace is relative to the spec file.
+        let Base::Spec(spec) = &g.base else {
+            panic!("a spec base")
+        };
+        let crate::spec::WorkloadSpec::Trace { path, .. } = &spec.workload else {
+            panic!("a trace")
+        };
+        assert_eq!(path, &dir.join("t.jsonl"));
     }
 
     #[test]
