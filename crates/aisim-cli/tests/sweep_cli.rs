@@ -20,6 +20,13 @@ fn ok(o: Output) -> Output {
     o
 }
 
+/// Asserts `o` failed as bad input (exit 2), its message holding `text`.
+fn refused(o: &Output, text: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(text), "{}", stderr(o));
+    assert!(!stderr(o).contains("panicked"), "{}", stderr(o));
+}
+
 /// `fixtures/sweep/ci-grid.toml` planned into `dir/plan.jsonl`.
 fn ci_plan(dir: &Path) -> PathBuf {
     let plan = dir.join("plan.jsonl");
@@ -196,8 +203,7 @@ fn a_bad_axis_fails_at_plan_time_naming_the_axis_and_value() {
     let grid = dir.join("trace.json");
     std::fs::write(&grid, r#"{"base": {"version": 1, "workload": {"kind": "trace", "path": "none.jsonl"}}, "axes": {"seed": [1]}}"#).unwrap();
     let o = aisim(&["sweep", "plan", s(&grid), "--out", "-"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("none.jsonl"), "{}", stderr(&o));
+    refused(&o, "none.jsonl");
     // base_args are aisim replay's flags: an unknown one, or one about a
     // run's outputs, is refused naming it.
     for (args, named) in [
@@ -214,12 +220,8 @@ fn a_bad_axis_fails_at_plan_time_naming_the_axis_and_value() {
         )
         .unwrap();
         let o = aisim(&["sweep", "plan", s(&grid), "--out", "-"]);
-        assert_eq!(o.status.code(), Some(2));
-        assert!(
-            stderr(&o).contains("base_args") && stderr(&o).contains(named),
-            "{}",
-            stderr(&o)
-        );
+        refused(&o, "base_args");
+        refused(&o, named);
     }
 }
 
@@ -450,24 +452,13 @@ fn a_merge_lists_the_missing_and_duplicated_ids() {
     let c = dir.join("c");
     ok(run(&other, &c, &[]));
     let o = aisim(&["sweep", "merge", s(&a), s(&c), "--out", "-"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("come from 2 plans"), "{}", stderr(&o));
+    refused(&o, "come from 2 plans");
     std::fs::write(c.join("notes.json"), "{}").unwrap();
     let o = aisim(&["sweep", "merge", s(&c), "--out", "-"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("notes.json: not a result of `aisim sweep run`"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "notes.json: not a result of `aisim sweep run`");
     // A run into a folder holding another plan's results is refused.
     let o = run(&plan, &c, &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("give each plan a folder of its own"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "give each plan a folder of its own");
 }
 
 #[test]
@@ -482,21 +473,11 @@ fn an_edited_plan_is_refused() {
     )
     .unwrap();
     let o = run(&edited, &dir.join("out"), &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("the plan file was edited"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "the plan file was edited");
     let dropped: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(&edited, dropped).unwrap();
     let o = run(&edited, &dir.join("out"), &[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("edited.jsonl: line 1:"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "edited.jsonl: line 1:");
 }
 
 #[test]
@@ -578,9 +559,7 @@ fn scheduler_variables_pick_the_shard() {
         (&[], &["--shard", "4/4"], "--shard 4/4: shard 4 of 4"),
         (&[], &["--threads", "0"], "--threads 0"),
     ] {
-        let o = with_env("bad", vars, extra);
-        assert_eq!(o.status.code(), Some(2), "{named}");
-        assert!(stderr(&o).contains(named), "{named}: {}", stderr(&o));
+        refused(&with_env("bad", vars, extra), named);
     }
     // No variable and no flag: the whole plan.
     ok(with_env("all", &[], &[]));
@@ -683,8 +662,9 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
     ] {
         let mut all = vec!["sweep", "merge", s(&out)];
         all.extend_from_slice(args);
-        let o = command().current_dir(&dir).args(&all).output().unwrap();
-        assert_eq!(o.status.code(), Some(2), "{named}");
-        assert!(stderr(&o).contains(named), "{named}: {}", stderr(&o));
+        refused(
+            &command().current_dir(&dir).args(&all).output().unwrap(),
+            named,
+        );
     }
 }

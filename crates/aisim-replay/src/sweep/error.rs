@@ -48,7 +48,7 @@ pub enum SweepError {
         /// when the error names it.
         axes: String,
         /// Why its spec is refused.
-        source: ReplayError,
+        source: Box<ReplayError>,
     },
     /// A replay of the plan that failed while it ran.
     #[error("run {id} of {}: {source}", plan.display())]
@@ -58,7 +58,7 @@ pub enum SweepError {
         /// The run's id.
         id: String,
         /// Its error.
-        source: ReplayError,
+        source: Box<ReplayError>,
     },
     /// A shard given by `--shard`, `--shards` or a scheduler's variable
     /// that is malformed or missing.

@@ -74,7 +74,7 @@ impl Plan {
                     grid: grid.path.clone(),
                     id: format!("{}", runs.len()),
                     axes: blamed(&values, &source),
-                    source,
+                    source: Box::new(source),
                 })?;
             runs.push((values, spec));
         }
@@ -348,7 +348,7 @@ mod tests {
             let tuples: Vec<Vec<u64>> = (0..total)
                 .map(|k| values_at(&g, k).0.iter().map(|(_, v)| v.as_u64().unwrap()).collect())
                 .collect();
-            prop_assert_eq!(tuples.len() as usize, sizes.iter().product::<usize>());
+            prop_assert_eq!(tuples.len(), sizes.iter().product::<usize>());
             for w in tuples.windows(2) {
                 prop_assert!(w[0] < w[1], "{:?} then {:?}", w[0], w[1]);
             }

@@ -120,7 +120,7 @@ impl RunResult {
                 sla_attainment: sla_set.then_some(report.sla.attainment.all),
                 prefix_reuse_ratio: report.cache.prefix_reuse_ratio,
             },
-            outcomes: report.outcomes.clone(),
+            outcomes: report.outcomes,
             gpu_hours,
             cost_usd: price_per_gpu_hour(&report.spec).map(|p| p * gpu_hours),
             report: full.then(|| {

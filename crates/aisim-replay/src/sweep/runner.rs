@@ -153,7 +153,7 @@ impl<'a> Pending<'a> {
         SweepError::Replay {
             plan: self.plan_path.clone(),
             id: line.id.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 
