@@ -387,7 +387,7 @@ fn a_killed_sweep_leaves_only_whole_results_and_a_rerun_completes_it() {
         if out.exists() && !ids_in(&out).is_empty() || child.try_wait().unwrap().is_some() {
             break;
         }
-        std::thread::yield_now();
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let _ = child.kill();
     child.wait().unwrap();
@@ -667,4 +667,61 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
             named,
         );
     }
+}
+
+/// Each run's result holds the figures `aisim replay` gives for its spec
+/// alone: sharing the trace between runs changes nothing.
+fn results_match_lone_replays(trace: &Path, name: &str) {
+    let dir = temp_dir(name);
+    let grid = dir.join("grid.json");
+    std::fs::write(
+        &grid,
+        format!(
+            r#"{{"base_args": ["{}"], "axes": {{"topology.workers": [2, 4], "router.policy": ["round_robin", "kv"]}}}}"#,
+            s(trace)
+        ),
+    )
+    .unwrap();
+    let plan = dir.join("plan.jsonl");
+    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
+    ok(run(
+        &plan,
+        &dir.join("out"),
+        &["--threads", "2", "--full-report"],
+    ));
+    for line in std::fs::read_to_string(&plan).unwrap().lines() {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        let spec = dir.join(format!("{}.spec.json", line["id"].as_str().unwrap()));
+        std::fs::write(&spec, line["spec"].to_string()).unwrap();
+        let lone = ok(aisim(&["replay", "--spec", s(&spec), "--format", "json"]));
+        let mut lone: serde_json::Value = serde_json::from_str(&stdout(&lone)).unwrap();
+        lone.as_object_mut().unwrap().remove("host");
+        let result: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("out/{}.json", line["id"].as_str().unwrap()))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["report"], lone, "run {}", line["id"]);
+        assert_eq!(
+            result["metrics"]["ttft_ms"]["p99"],
+            lone["latency"]["ttft_ms"]["p99"]
+        );
+        assert_eq!(result["outcomes"], lone["outcomes"]);
+    }
+}
+
+#[test]
+fn results_match_lone_replays_of_a_fixture_trace() {
+    results_match_lone_replays(
+        Path::new(&fixture("traces/mooncake_small.jsonl")),
+        "sweep-lone",
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared"]
+fn results_match_lone_replays_of_the_shared_mooncake_trace() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
+    assert!(trace.exists(), "missing {}", trace.display());
+    results_match_lone_replays(&trace, "sweep-lone-shared");
 }
