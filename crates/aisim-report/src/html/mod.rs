@@ -10,11 +10,13 @@
 mod compare;
 mod fleet;
 mod replay;
+mod saturate;
 pub mod svg;
 
 pub use compare::render_compare_html;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
+pub use saturate::render_saturate_html;
 
 use crate::table::Table;
 
