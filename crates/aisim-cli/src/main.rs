@@ -163,6 +163,29 @@ enum Command {
     ///   aisim profiles --format json
     #[command(verbatim_doc_comment)]
     Profiles(commands::profiles::ProfilesArgs),
+    /// Sweeps of replays.
+    #[command(subcommand)]
+    Sweep(SweepCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum SweepCommand {
+    /// The highest arrival rate at which the SLOs hold, by bisection.
+    ///
+    /// Replays the workload at rates over the range: evenly spaced points
+    /// (--points), then bisection of the first holding/failing pair to
+    /// --tolerance. A rate holds when at least --attainment of the offered
+    /// cohort completes within every --sla-* limit and at least 99 % of it
+    /// completes (docs/sweeps.md). Prints the answer and every probe's
+    /// throughput, goodput and TTFT / TPOT percentiles; exits 2, after
+    /// writing the outputs, when the range does not bracket the answer or
+    /// the probes run out before the tolerance.
+    ///
+    /// Examples:
+    ///   aisim sweep saturate --synthetic --rate-range 1..50 --sla-ttft-ms 500
+    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --sla-ttft-ms 2000 --sla-tpot-ms 50 --html sat.html
+    #[command(verbatim_doc_comment)]
+    Saturate(Box<commands::saturate::Args>),
 }
 
 fn init_logging(verbose: u8) {
@@ -230,6 +253,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Measured(args) => commands::measured::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Sweep(SweepCommand::Saturate(args)) => commands::saturate::run(*args),
     }
 }
 
