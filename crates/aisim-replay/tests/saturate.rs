@@ -263,3 +263,54 @@ fn a_search_without_a_rate_or_a_limit_is_refused() {
     );
     assert!(!e.is_internal());
 }
+
+/// The shared Mooncake trace (run with `-- --ignored`; fails loudly when absent).
+fn mooncake() -> std::path::PathBuf {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
+    assert!(
+        p.exists(),
+        "missing {}: this test needs the shared Mooncake trace next to the project",
+        p.display()
+    );
+    p
+}
+
+#[test]
+#[ignore = "needs ../shared"]
+fn the_real_trace_saturates_inside_its_bracket() {
+    let path = mooncake();
+    let stamps: Vec<f64> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["timestamp"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let span_s = (stamps.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - stamps.iter().copied().fold(f64::INFINITY, f64::min))
+        * 1e-3;
+    let mut spec = ReplaySpec {
+        workload: WorkloadSpec::Trace {
+            path,
+            format: None,
+            trace_block_size: None,
+        },
+        topology: TopologySpec::Aggregated { workers: 4 },
+        ..ReplaySpec::default()
+    };
+    spec.sla.ttft_ms = Some(2000.0);
+    spec.sla.tpot_ms = Some(100.0);
+    let r = search(Axis::Speedup, 0.25, 8.0, &spec, 2);
+    let rate = r.trace_rate_rps.unwrap();
+    assert!((rate - (stamps.len() - 1) as f64 / span_s).abs() <= 1e-9 * rate);
+    assert_eq!(r.status, Status::Found, "{:?}", r.bracket);
+    let (holds, fails) = (r.bracket.holds.unwrap(), r.bracket.fails.unwrap());
+    assert!(fails.speedup <= holds.speedup * 1.01);
+    for p in r.by_rate() {
+        assert!((p.setting.rate_rps - rate * p.setting.speedup).abs() <= 1e-9 * p.setting.rate_rps);
+        assert!(p.holds == (p.setting.speedup <= holds.speedup), "{p:?}");
+    }
+}
