@@ -32,6 +32,13 @@ fn saturate(extra: &[&str]) -> std::process::Output {
     aisim(&args)
 }
 
+/// Exit 2 with stderr containing `says`.
+fn assert_refused(o: &std::process::Output, says: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(says), "wanted {says:?} in: {e}");
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
@@ -110,13 +117,8 @@ fn a_range_that_does_not_bracket_writes_its_outputs_and_exits_2() {
         "--format",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_refused(&o, "not narrowed to 1.0% in 2 bisection probe(s)");
     assert_eq!(json(&o)["status"], "probe_limit");
-    assert!(
-        stderr(&o).contains("not narrowed to 1.0% in 2 bisection probe(s)"),
-        "{}",
-        stderr(&o)
-    );
 }
 
 #[test]
@@ -163,23 +165,14 @@ fn bad_ranges_exit_2_naming_the_flag() {
             ("3", "`3` has no `..`"),
         ] {
             let o = saturate(&[flag, value, "--sla-ttft-ms", "40"]);
-            assert_eq!(o.status.code(), Some(2), "{flag} {value}");
-            let e = stderr(&o);
-            assert!(
-                e.starts_with(&format!(
-                    "error: invalid value '{value}' for '{flag} <LO..HI>': {why}"
-                )),
-                "{flag} {value}: {e}"
+            assert_refused(
+                &o,
+                &format!("error: invalid value '{value}' for '{flag} <LO..HI>': {why}"),
             );
         }
     }
     let o = saturate(&["--sla-ttft-ms", "40"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--rate-range <LO..HI>"),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, "--rate-range <LO..HI>");
     let o = saturate(&[
         "--rate-range",
         "1..2",
@@ -188,8 +181,7 @@ fn bad_ranges_exit_2_naming_the_flag() {
         "--sla-ttft-ms",
         "40",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    assert_refused(&o, "cannot be used with");
 }
 
 #[test]
@@ -243,8 +235,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
         let mut args = vec!["--rate-range", "1..40", "--sla-ttft-ms", "40"];
         args.extend_from_slice(extra);
         let o = saturate(&args);
-        assert_eq!(o.status.code(), Some(2), "{extra:?}");
-        assert!(stderr(&o).starts_with(says), "{extra:?}: {}", stderr(&o));
+        assert_refused(&o, says);
     }
     let o = aisim(&[
         "sweep",
@@ -256,19 +247,14 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
         "--sla-ttft-ms",
         "40",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o)
-            .starts_with("error: admission.concurrency 4 (--concurrency) leaves no arrival rate"),
-        "{}",
-        stderr(&o)
+    assert_refused(
+        &o,
+        "error: admission.concurrency 4 (--concurrency) leaves no arrival rate",
     );
     let o = saturate(&["--rate-range", "1..40"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).starts_with("error: no SLO limit to hold: give at least one of --sla-ttft-ms"),
-        "{}",
-        stderr(&o)
+    assert_refused(
+        &o,
+        "error: no SLO limit to hold: give at least one of --sla-ttft-ms",
     );
     // --rate is the base rate a speedup scales.
     let o = saturate(&[

@@ -228,58 +228,35 @@ fn the_search_is_byte_identical_on_any_threads() {
 
 #[test]
 fn a_search_without_a_rate_or_a_limit_is_refused() {
-    let e = try_search(Axis::Rate, 1.0, 2.0, &server(10.0), 1).unwrap_err();
-    assert!(e.to_string().starts_with("no SLO limit to hold"), "{e}");
+    let refused = |spec: &ReplaySpec, says: &str| {
+        let e = try_search(Axis::Rate, 1.0, 2.0, spec, 1).unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+        assert!(!e.is_internal());
+    };
+    refused(&server(10.0), "no SLO limit to hold");
     let mut spec = with_sla(server(10.0));
     spec.admission.concurrency = Some(4);
-    let e = try_search(Axis::Rate, 1.0, 2.0, &spec, 1).unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with("admission.concurrency 4 (--concurrency) leaves no arrival rate"),
-        "{e}"
+    refused(
+        &spec,
+        "admission.concurrency 4 (--concurrency) leaves no arrival rate",
     );
     let mut spec = with_sla(server(10.0));
     spec.admission.speedup = 2.0;
-    let e = try_search(Axis::Rate, 1.0, 2.0, &spec, 1).unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with("admission.speedup 2 would scale the rate"),
-        "{e}"
-    );
+    refused(&spec, "admission.speedup 2 would scale the rate");
     let mut spec = with_sla(server(1.0));
+    let one_row = "{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1}\n";
     spec.workload = WorkloadSpec::Trace {
-        path: common::temp_file(
-            "one.jsonl",
-            "{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1}\n",
-        ),
+        path: common::temp_file("one.jsonl", one_row),
         format: None,
         trace_block_size: None,
     };
-    let e = try_search(Axis::Rate, 1.0, 2.0, &spec, 1).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("has 1 request(s) over 0 ms: no mean rate"),
-        "{e}"
-    );
-    assert!(!e.is_internal());
-}
-
-/// The shared Mooncake trace (run with `-- --ignored`; fails loudly when absent).
-fn mooncake() -> std::path::PathBuf {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
-    assert!(
-        p.exists(),
-        "missing {}: this test needs the shared Mooncake trace next to the project",
-        p.display()
-    );
-    p
+    refused(&spec, "has 1 request(s) over 0 ms: no mean rate");
 }
 
 #[test]
 #[ignore = "needs ../shared"]
 fn the_real_trace_saturates_inside_its_bracket() {
-    let path = mooncake();
+    let path = common::mooncake();
     let stamps: Vec<f64> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()

@@ -16,12 +16,7 @@ fn search() -> SaturateReport {
             input: LengthSpec::Fixed { tokens: 100 },
             output: LengthSpec::Fixed { tokens: 9 },
             arrival: ArrivalSpec::Constant { rate: 10.0 },
-            prefix_groups: 0,
-            prefix_tokens: 0,
-            turns: 1,
-            think_ms: 0.0,
-            trace_block_size: 512,
-            total_cdf: None,
+            ..SyntheticSpec::default()
         }),
         topology: TopologySpec::Aggregated { workers: 1 },
         timing: TimingSpec::Fixed {

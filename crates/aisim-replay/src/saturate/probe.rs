@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::SaturateError;
 use crate::metrics::Summary;
-use crate::report::ReplayReport;
+// An empty cohort's shares are 0: it holds nothing.
+use crate::report::{ratio as share, ReplayReport};
 use crate::spec::{ArrivalSpec, ReplaySpec, WorkloadSpec};
 use crate::trace::{read_trace, TraceData};
 use crate::workload::demo_trace;
@@ -146,15 +147,6 @@ pub struct Condition {
 
 /// Least share of the offered cohort that must complete (issue 12).
 pub const MIN_COMPLETED: f64 = 0.99;
-
-/// `part / whole`, 0 for an empty cohort (which then holds nothing).
-fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
-}
 
 impl Condition {
     /// Whether `report` meets it.
