@@ -140,12 +140,14 @@ enum Command {
     ///   aisim compare a.json b.json --html compare.html
     #[command(verbatim_doc_comment)]
     Compare(commands::compare::CompareArgs),
-    /// Sweeps: plan a grid of replays, run it in shards, merge the results.
+    /// Sweeps: plan a grid of replays, run it in shards, merge the results;
+    /// or search the highest rate that holds the SLOs.
     ///
     /// Examples:
     ///   aisim sweep plan grid.toml --out plan.jsonl
     ///   aisim sweep run plan.jsonl --out results/
     ///   aisim sweep merge results/ --out results.jsonl --csv results.csv
+    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --sla-ttft-ms 2000
     #[command(verbatim_doc_comment)]
     Sweep(commands::sweep::SweepArgs),
     /// Measured runs: import them from per-request measurements.

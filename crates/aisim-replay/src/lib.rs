@@ -43,6 +43,7 @@ pub mod progress;
 mod replayer;
 pub mod report;
 pub mod runtime;
+pub mod saturate;
 pub mod seeds;
 pub mod sketch;
 pub mod spec;

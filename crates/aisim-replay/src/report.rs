@@ -611,7 +611,8 @@ impl PoolReport {
     }
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
+/// `a / b`, 0 when `b` is 0 (an empty cohort's share).
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
     } else {

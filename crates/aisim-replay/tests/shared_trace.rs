@@ -3,22 +3,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use aisim_replay::spec::{TopologySpec, WorkloadSpec};
 use aisim_replay::ReplaySpec;
 use common::*;
-
-fn mooncake() -> PathBuf {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
-    assert!(
-        p.exists(),
-        "missing {}: these tests need the shared Mooncake trace next to the project",
-        p.display()
-    );
-    p
-}
 
 /// The defaults on the shared trace with `workers` workers.
 fn mooncake_spec(workers: u32) -> ReplaySpec {

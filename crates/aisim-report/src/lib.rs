@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod html;
 pub mod profiles;
 pub mod replay;
+pub mod saturate;
 pub mod seeds;
 pub mod sweep;
 pub mod table;

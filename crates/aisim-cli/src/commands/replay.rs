@@ -1070,3 +1070,32 @@ impl ReplayObserver for RunObserver<'_> {
         }
     }
 }
+
+/// What commands that take the replay's flags (`sweep saturate`) read of
+/// them besides the spec.
+impl ReplayArgs {
+    /// The spec the flags describe.
+    pub(crate) fn spec(&self) -> anyhow::Result<ReplaySpec> {
+        self.build_spec()
+    }
+
+    /// `--format` / `--out` and `--html`.
+    pub(crate) fn outputs(&self) -> (&OutputArgs, &HtmlArgs) {
+        (&self.output, &self.html)
+    }
+
+    /// The flags given among those such a command may set itself or not
+    /// read: one run's outputs and seeds, and the arrival rate's flags.
+    pub(crate) fn run_and_rate_flags(&self) -> Vec<&'static str> {
+        [
+            ("--seeds", self.seeds.is_some()),
+            ("--per-request", self.per_request.is_some()),
+            ("--print-spec", self.print_spec),
+            ("--speedup", self.speedup.is_some()),
+            ("--rate", self.workload.rate.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+}

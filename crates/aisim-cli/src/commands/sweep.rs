@@ -67,6 +67,22 @@ enum SweepCommand {
     ///   aisim sweep merge shard-*/ --out results.jsonl --csv results.csv --best --sla-ttft-ms 2000
     #[command(verbatim_doc_comment)]
     Merge(MergeArgs),
+    /// The highest arrival rate at which the SLOs hold, by bisection.
+    ///
+    /// Replays the workload at rates over the range: evenly spaced points
+    /// (--points), then bisection of the first holding/failing pair to
+    /// --tolerance. A rate holds when at least --attainment of the offered
+    /// cohort completes within every --sla-* limit and at least 99 % of it
+    /// completes (docs/sweeps.md). Prints the answer and every probe's
+    /// throughput, goodput and TTFT / TPOT percentiles; exits 2, after
+    /// writing the outputs, when the range does not bracket the answer or
+    /// the probes run out before the tolerance.
+    ///
+    /// Examples:
+    ///   aisim sweep saturate --synthetic --rate-range 1..50 --sla-ttft-ms 500
+    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --sla-ttft-ms 2000 --sla-tpot-ms 50 --html sat.html
+    #[command(verbatim_doc_comment)]
+    Saturate(Box<crate::commands::saturate::Args>),
 }
 
 /// Flags of `sweep plan`.
@@ -147,6 +163,7 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
         SweepCommand::Plan(a) => plan(a),
         SweepCommand::Run(a) => run_plan(a),
         SweepCommand::Merge(a) => merge(a),
+        SweepCommand::Saturate(a) => crate::commands::saturate::run(*a),
     }
 }
 

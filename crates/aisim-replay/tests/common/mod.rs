@@ -17,6 +17,19 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The shared Mooncake trace in `../shared/traces` (not in a fresh clone:
+/// tests that read it are ignored, and fail loudly when it is absent).
+pub fn mooncake() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
+    assert!(
+        p.exists(),
+        "missing {}: these tests need the shared Mooncake trace next to the project",
+        p.display()
+    );
+    p
+}
+
 /// Writes `text` to a temporary file named `name` and returns its path.
 pub fn temp_file(name: &str, text: &str) -> PathBuf {
     // A folder per content: the same name and text give the same path (runs

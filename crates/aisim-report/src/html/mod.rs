@@ -10,6 +10,7 @@
 mod compare;
 mod fleet;
 mod replay;
+mod saturate;
 pub mod svg;
 mod sweep;
 
@@ -17,6 +18,7 @@ pub use compare::render_compare_html;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
 pub use sweep::render_sweep_html;
+pub use saturate::render_saturate_html;
 
 use crate::table::Table;
 

@@ -1,0 +1,137 @@
+//! `aisim sweep saturate`: the replay's flags plus a range to search, the
+//! highest rate at which the SLOs hold (docs/sweeps.md).
+
+use aisim_replay::policy::SpecComposition;
+use aisim_replay::saturate::{saturate, Axis, Range, SaturateError, Saturation, SearchSettings};
+use aisim_replay::seeds::available_threads;
+
+use super::replay::ReplayArgs;
+use crate::exit::{input, CliError};
+use crate::output::stdout_taker;
+
+/// Flags of the subcommand (documented on `SweepCommand` in main.rs).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Search arrivals per second over LO..HI: a trace's mean rate times the
+    /// speedup, a generated workload's --rate.
+    #[arg(
+        long,
+        value_name = "LO..HI",
+        allow_hyphen_values = true,
+        required_unless_present = "speedup_range",
+        conflicts_with = "speedup_range"
+    )]
+    rate_range: Option<Range>,
+    /// Search the trace-time compression (admission.speedup) over LO..HI.
+    #[arg(long, value_name = "LO..HI", allow_hyphen_values = true)]
+    speedup_range: Option<Range>,
+    /// Least share of the offered cohort that must complete within every
+    /// --sla-* limit for a rate to hold (0.99 reads like a p99 limit).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.9)]
+    attainment: f64,
+    /// Bisection stops once the failing end is within this share of the holding end.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01)]
+    tolerance: f64,
+    /// Most bisection probes (0 ..= 64); the curve's points come on top.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    max_probes: u32,
+    /// Evenly spaced points over the range, both ends included (2 ..= 1000).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    points: u32,
+    /// Threads running the curve's replays [default: the machine's cores].
+    #[arg(long, value_name = "N")]
+    threads: Option<u32>,
+    // Last: its headings would carry over to the flags after it.
+    #[command(flatten)]
+    replay: ReplayArgs,
+}
+
+impl Args {
+    /// The search these flags ask for.
+    fn saturation(&self) -> Saturation {
+        let (axis, range) = match (self.rate_range, self.speedup_range) {
+            (Some(r), _) => (Axis::Rate, r),
+            (None, Some(r)) => (Axis::Speedup, r),
+            (None, None) => unreachable!("clap requires one of the ranges"),
+        };
+        Saturation {
+            axis,
+            range,
+            search: SearchSettings {
+                points: self.points,
+                tolerance: self.tolerance,
+                max_probes: self.max_probes,
+            },
+            attainment: self.attainment,
+        }
+    }
+
+    /// A replay flag the search sets itself, or that only one replay
+    /// reads, is an error naming it (docs/errors.md).
+    fn check_effects(&self, axis: Axis) -> anyhow::Result<()> {
+        let range = aisim_report::saturate::range_flag(axis);
+        for flag in self.replay.run_and_rate_flags() {
+            let why = match flag {
+                "--speedup" => {
+                    format!("{range} sets the rate (a trace's through admission.speedup)")
+                }
+                "--rate" if axis == Axis::Rate => {
+                    format!("{range} sets the generated workload's rate")
+                }
+                "--rate" => continue, // the generated workload's rate at speedup 1
+                _ => "it writes one replay's outputs; the search runs many".to_string(),
+            };
+            anyhow::bail!("{flag} has no effect with sweep saturate: {why}");
+        }
+        Ok(())
+    }
+}
+
+/// The library's error, led by the flag behind it.
+fn blamed(e: SaturateError, axis: Axis) -> CliError {
+    match e {
+        SaturateError::Setting { setting, reason } => {
+            input(anyhow::anyhow!("--{}: {reason}", setting.replace('_', "-")))
+        }
+        e @ SaturateError::Probe { .. } => {
+            let flag = aisim_report::saturate::range_flag(axis);
+            let message = format!("{flag}: {e}");
+            input(anyhow::Error::new(e).context(message))
+        }
+        e => input(e),
+    }
+}
+
+/// Runs the command: writes the outputs, then fails (exit 2) when the range
+/// did not answer (its low end fails, its high end holds, or the probes ran
+/// out before the tolerance).
+pub fn run(args: Args) -> Result<(), CliError> {
+    let s = args.saturation();
+    args.check_effects(s.axis).map_err(input)?;
+    let spec = args.replay.spec().map_err(input)?;
+    let (output, html) = args.replay.outputs();
+    let html_on_stdout = stdout_taker(&[html.on_stdout()])?;
+    output.check_stdout(html_on_stdout)?;
+    let threads = match args.threads {
+        Some(0) => return Err(input(anyhow::anyhow!("--threads 0: at least 1 is needed"))),
+        Some(n) => n as usize,
+        None => available_threads(),
+    };
+    let report = saturate(&spec, &s, threads, &SpecComposition).map_err(|e| blamed(e, s.axis))?;
+    if let Some(w) = aisim_report::saturate::holds_again(&report) {
+        tracing::warn!("{w}");
+    }
+    html.write(|| aisim_report::html::render_saturate_html(&report))?;
+    output.emit_beside(
+        html_on_stdout,
+        || aisim_report::saturate::render_saturate(&report),
+        &aisim_report::to_json(&report),
+    )?;
+    if report.status.answered() {
+        Ok(())
+    } else {
+        Err(input(anyhow::anyhow!(aisim_report::saturate::verdict(
+            &report
+        ))))
+    }
+}
