@@ -117,11 +117,12 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
 #[test]
 #[ignore = "needs ../shared/real"]
 fn layer_profiles_replay_the_real_runs() {
-    // Zero-shot with each GPU's own per-layer profile (LLMServingSim's): the
-    // 4090 run within 5 % on the means, the PRO 6000 run within 30 % (it is
-    // 10-23 % fast there; not explained yet: the unused mixed attention rows
-    // are one candidate, see docs/fidelity.md).
-    for (run, tolerance) in [(RUNS[0], 5.0), (RUNS[1], 30.0)] {
+    // Zero-shot with each GPU's own per-layer profile (LLMServingSim's),
+    // mixed prefill-and-decode passes from the mixed attention rows: the
+    // 4090 run within 2 % on the means (0.6 % measured), the PRO 6000 run
+    // within 15 % (4 to 12 % fast: the real run is slower than its own
+    // kernels, see docs/fidelity.md).
+    for (run, tolerance) in [(RUNS[0], 2.0), (RUNS[1], 15.0)] {
         let m = import(run);
         let timing = aisim_core::timing::TimingSpec::Layers {
             dir: shared(run).join("profile/tp1"),
