@@ -143,12 +143,13 @@ pub fn timed_requests(records: &[RequestRecord]) -> Vec<TimedRequest> {
         .collect()
 }
 
-/// `requests` as a generic per-request JSONL file, in trace order (the
-/// prompt hashes are the trace's to hold, so left out).
+/// `requests` as a generic per-request JSONL file, in trace order, with the
+/// prompt hashes when known: imported again, it gives the same measurement
+/// and the same trace.
 pub fn requests_text(requests: &[TimedRequest]) -> String {
     let mut out = String::new();
     for r in trace_order(requests) {
-        let row = json!({
+        let mut row = json!({
             "request_id": r.id,
             "send_s": r.send_s,
             "first_token_s": r.first_token_s,
@@ -156,6 +157,9 @@ pub fn requests_text(requests: &[TimedRequest]) -> String {
             "input_tokens": r.input_tokens,
             "output_tokens": r.output_tokens,
         });
+        if let Some(h) = &r.hash_ids {
+            row["hash_ids"] = json!(h);
+        }
         out.push_str(&row.to_string());
         out.push('\n');
     }
