@@ -124,8 +124,7 @@ fn calibration_recovers_known_coefficients() {
         .collect();
     let options = CalibrateOptions::for_runs(&runs);
     assert_eq!(
-        options.fit,
-        COEFFICIENT_NAMES,
+        options.fit, COEFFICIENT_NAMES,
         "tensor-parallel runs with per-request measurements exercise every term"
     );
     let fit = calibrate(&runs, &options).unwrap();
@@ -194,7 +193,6 @@ fn bad_measured_runs_name_the_field() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-
 #[test]
 fn a_per_request_file_that_is_not_the_runs_requests_is_refused_naming_line_and_field() {
     let d = dir("bad-requests");
@@ -207,8 +205,10 @@ fn a_per_request_file_that_is_not_the_runs_requests_is_refused_naming_line_and_f
         ..CalibrateOptions::for_runs(std::slice::from_ref(&run))
     };
     // Line 3's prompt length changed: named with its line and field.
-    let mut rows: Vec<serde_json::Value> =
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let was = rows[2]["input_tokens"].as_u64().unwrap();
     rows[2]["input_tokens"] = (was + 1).into();
     let edited: String = rows.iter().map(|r| format!("{r}\n")).collect();
@@ -228,6 +228,9 @@ fn a_per_request_file_that_is_not_the_runs_requests_is_refused_naming_line_and_f
     let msg = calibrate(std::slice::from_ref(&run), &options)
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("59 measured requests") && msg.contains("has 60"), "{msg}");
+    assert!(
+        msg.contains("59 measured requests") && msg.contains("has 60"),
+        "{msg}"
+    );
     std::fs::remove_dir_all(&d).ok();
 }

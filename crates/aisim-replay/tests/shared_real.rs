@@ -203,7 +203,10 @@ fn held_out_prediction_on_the_real_runs() {
             ("tpot_ms", "mean", 5.0),
         ] {
             let e = stat_error(&cal, metric, stat);
-            assert!(e.abs() <= target, "{run} held-out {stat} {metric}: {e:+.1} % ({fit:?})");
+            assert!(
+                e.abs() <= target,
+                "{run} held-out {stat} {metric}: {e:+.1} % ({fit:?})"
+            );
         }
     }
 }

@@ -426,7 +426,11 @@ mod tests {
         assert!((got - (999.0 + rest + once)).abs() < 1e-9, "{got}");
         // Without mixed rows, the prefill part (5) plus the decode part (2).
         let text = std::fs::read_to_string(dir.join("attention.csv")).unwrap();
-        let unmixed: String = text.lines().filter(|l| !l.ends_with(",999")).map(|l| format!("{l}\n")).collect();
+        let unmixed: String = text
+            .lines()
+            .filter(|l| !l.ends_with(",999"))
+            .map(|l| format!("{l}\n"))
+            .collect();
         write(&dir, "attention.csv", &unmixed);
         let t = LayerTiming::from_dir(&dir, Some(1)).unwrap();
         let got = t.pass_us(&mixed);

@@ -277,8 +277,7 @@ impl PhysicsTiming {
         let weight_bytes = f.fixed_weight_bytes + self.expert_bytes(tokens);
         // Attention reads each decoder's context and each chunk's cached one.
         let cached: u64 = shape.prefill.iter().map(|c| c.context_before as u64).sum();
-        let kv_bytes =
-            (shape.decode_context_tokens + cached) as f64 * f.kv_bytes_per_token_per_gpu;
+        let kv_bytes = (shape.decode_context_tokens + cached) as f64 * f.kv_bytes_per_token_per_gpu;
         let allreduce_s = if f.tp > 1.0 && f.link_bytes_per_s > 0.0 {
             let bytes = tokens as f64 * f.hidden * f.dtype_bytes;
             2.0 * f.layers * 2.0 * (f.tp - 1.0) / f.tp * bytes / f.link_bytes_per_s

@@ -134,7 +134,8 @@ mod tests {
     use super::*;
 
     fn read(tag: &str, text: &str) -> Result<Rows, CoreError> {
-        let dir = std::env::temp_dir().join(format!("aisim-profile-csv-{tag}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("aisim-profile-csv-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("dense.csv");
         std::fs::write(&path, text).unwrap();
@@ -166,8 +167,14 @@ mod tests {
             ("layer,tokens,time_us,extra\n", "line 1: field `extra`"),
             ("layer,tokens,time_us,tokens\n", "named twice"),
             ("layer,tokens,time_us\nqkv,4\n", "line 2"),
-            ("layer,tokens,time_us\n\"a\nb\",4,x\n", "line 2: field `time_us`"),
-            ("layer,tokens,time_us\nqkv,4,1\nqkv,-1,1\n", "line 3: field `tokens`"),
+            (
+                "layer,tokens,time_us\n\"a\nb\",4,x\n",
+                "line 2: field `time_us`",
+            ),
+            (
+                "layer,tokens,time_us\nqkv,4,1\nqkv,-1,1\n",
+                "line 3: field `tokens`",
+            ),
             ("layer,tokens,time_us\nqkv,4,NaN\n", "`NaN`"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {

@@ -83,7 +83,7 @@ pub struct Fit {
     pub runs: Vec<String>,
     /// Replays of the whole set of runs done.
     pub evaluations: u32,
-    /// Mean squared log-ratio of simulated to measured at the start.
+    /// The score at the start ([`objective`]).
     pub start_objective: f64,
     /// The same at the fit.
     pub objective: f64,

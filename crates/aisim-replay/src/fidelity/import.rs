@@ -499,9 +499,7 @@ pub fn imported(
             name: name.to_string(),
             spec,
             measured: summarize(requests),
-            requests: Some(PathBuf::from(
-                requests_path.file_name().unwrap_or_default(),
-            )),
+            requests: Some(PathBuf::from(requests_path.file_name().unwrap_or_default())),
         },
         trace_path,
         trace: trace_text(requests),

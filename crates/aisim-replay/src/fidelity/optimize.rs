@@ -28,11 +28,7 @@ pub fn score(r: &[f64]) -> f64 {
 
 /// Bounded Nelder–Mead (reflection 1, expansion 2, contraction ½, shrink ½)
 /// from `start`, at most `budget` evaluations; returns the best point.
-pub fn nelder_mead(
-    p: &mut dyn Problem,
-    start: Point,
-    budget: u32,
-) -> Result<Point, FidelityError> {
+pub fn nelder_mead(p: &mut dyn Problem, start: Point, budget: u32) -> Result<Point, FidelityError> {
     let d = start.0.len();
     let mut used = 0u32;
     let eval = |p: &mut dyn Problem, x: &mut Vec<f64>, used: &mut u32| {
@@ -127,7 +123,7 @@ pub fn levenberg_marquardt(
     };
     let mut f = score(&r);
     let mut lambda = 1e-3;
-    'outer: while used + d as u32 + 1 <= budget && f > SCORE_FLOOR {
+    'outer: while used + (d as u32) < budget && f > SCORE_FLOOR {
         // Jacobian columns; a step that the bounds block goes backwards.
         let mut jac: Vec<Vec<f64>> = Vec::with_capacity(d);
         for k in 0..d {
@@ -170,7 +166,11 @@ pub fn levenberg_marquardt(
             let fnew = score(&rn);
             if fnew < f {
                 let gain = f - fnew;
-                let moved = xn.iter().zip(&x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                let moved = xn
+                    .iter()
+                    .zip(&x)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
                 (x, r, f) = (xn, rn, fnew);
                 lambda = (lambda / 4.0).max(1e-12);
                 if gain <= 1e-12 * f.max(1e-300) || moved < 1e-9 {
@@ -195,17 +195,20 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
     for col in 0..n {
         let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        if !(a[pivot][col].abs() > 1e-300) {
+        // A NaN pivot counts as singular too.
+        if a[pivot][col].abs().is_nan() || a[pivot][col].abs() <= 1e-300 {
             return None;
         }
         a.swap(col, pivot);
         b.swap(col, pivot);
-        for row in col + 1..n {
-            let m = a[row][col] / a[col][col];
-            for k in col..n {
-                a[row][k] -= m * a[col][k];
+        let (done, rest) = a.split_at_mut(col + 1);
+        let pivot_row = &done[col];
+        for (row, r) in rest.iter_mut().enumerate() {
+            let m = r[col] / pivot_row[col];
+            for (x, p) in r[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= m * p;
             }
-            b[row] -= m * b[col];
+            b[col + 1 + row] -= m * b[col];
         }
     }
     let mut x = vec![0.0; n];
@@ -251,6 +254,9 @@ mod tests {
     fn linear_systems_are_solved_and_singular_ones_refused() {
         let x = solve(vec![vec![0.0, 2.0], vec![4.0, 1.0]], vec![2.0, 9.0]).unwrap();
         assert_eq!(x, vec![2.0, 1.0]);
-        assert_eq!(solve(vec![vec![1.0, 2.0], vec![2.0, 4.0]], vec![1.0, 2.0]), None);
+        assert_eq!(
+            solve(vec![vec![1.0, 2.0], vec![2.0, 4.0]], vec![1.0, 2.0]),
+            None
+        );
     }
 }
