@@ -44,6 +44,23 @@ fn import_validate_calibrate_round_trip() {
     let tok_s = v["measured"]["output_tok_s"].as_f64().unwrap();
     assert!((tok_s - 143.0 / 2.8).abs() < 1e-9, "{tok_s}");
     assert_eq!(v["spec"]["workload"]["path"], "run.trace.jsonl");
+    // The per-request file beside it is the generic shape, in arrival
+    // order: imported again, it gives the same measurement and trace.
+    assert_eq!(v["requests"], "run.requests.jsonl");
+    let again = dir.join("again.json");
+    let o = aisim(&[
+        "measured",
+        "import",
+        dir.join("run.requests.jsonl").to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let w: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    assert_eq!(w["measured"], v["measured"]);
+    let trace = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert_eq!(trace("again.trace.jsonl"), trace("run.trace.jsonl"));
     let o = aisim(&["validate", &run, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

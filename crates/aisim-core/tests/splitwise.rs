@@ -78,7 +78,8 @@ fn ratios() -> (Vec<f64>, Vec<f64>, Vec<String>) {
             kv_capacity_tokens: u64::MAX,
         };
         let measured = n(7) * 1e-3;
-        if measured < m.terms(&shape).compute_s {
+        let t = m.terms(&shape);
+        if measured < t.compute_s + t.attention_s {
             impossible.push(format!("{hw} tp{tp} prompt {prompt} batch {batch}"));
         } else {
             prefill.push(measured / m.pass_time(&shape).prefill_s);

@@ -4,9 +4,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use aisim_replay::fidelity::calibrate::{calibrate, CalibrateOptions};
 use aisim_replay::fidelity::measured::{MeasuredRun, MEASURED_VERSION};
+use aisim_replay::fidelity::request_times::{requests_text, timed_requests};
 use aisim_replay::fidelity::validate::{compare, measured_from_report, replay, validate};
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec};
 use aisim_replay::ReplaySpec;
@@ -25,15 +26,19 @@ fn dir(tag: &str) -> PathBuf {
     d
 }
 
-/// A measured run whose measurement is `spec`'s own replay, written to and
+/// A measured run whose measurement is `spec`'s own replay (its summary
+/// and, in the generic per-request shape, every request), written to and
 /// read back from `dir`.
 fn self_measured(spec: ReplaySpec, dir: &Path, name: &str) -> MeasuredRun {
+    let out = run(spec.clone());
+    let requests = dir.join(format!("{name}.requests.jsonl"));
+    std::fs::write(&requests, requests_text(&timed_requests(&out.records))).unwrap();
     let run = MeasuredRun {
         version: MEASURED_VERSION,
         name: name.into(),
-        measured: measured_from_report(&run(spec.clone()).report),
+        measured: measured_from_report(&out.report),
         spec,
-        requests: None,
+        requests: Some(requests),
     };
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, run.to_json()).unwrap();
@@ -62,10 +67,17 @@ fn a_run_measured_by_its_own_replay_validates_with_zero_error() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-/// Mixed lengths at a given rate: at 0.5/s requests mostly run alone (TTFT
-/// shows the compute slope and the per-pass constant, TPOT the weights and
-/// the KV slope), at 8/s they batch (the per-request constant).
-fn recovery_spec(c: PhysicsCoefficients, rate: f64) -> ReplaySpec {
+/// Mixed lengths (prompts 100 to 8000 tokens, 10 to 300 out),
+/// tensor-parallel over PCIe (so the all-reduce is a sizeable term), at
+/// evenly spaced arrivals `gap_s` apart. Every scheduling decision of these
+/// two loads depends on token counts only, not on when passes end, so the
+/// score is smooth in the coefficients: 20 s apart every request runs alone
+/// (TTFT: the compute slope and its attention curvature, the all-reduce
+/// slope where short prompts are memory-bound, the per-pass constant; TPOT:
+/// the weights and the KV slope), and 1 µs apart they all arrive during the
+/// first pass and batch (the per-request constant, passes where memory
+/// hides compute).
+fn recovery_spec(c: PhysicsCoefficients, gap_s: f64) -> ReplaySpec {
     ReplaySpec {
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: 60,
@@ -74,13 +86,18 @@ fn recovery_spec(c: PhysicsCoefficients, rate: f64) -> ReplaySpec {
                 max: 8000,
             },
             output: LengthSpec::Uniform { min: 10, max: 300 },
-            arrival: ArrivalSpec::Poisson { rate },
+            arrival: ArrivalSpec::Constant { rate: 1.0 / gap_s },
             ..SyntheticSpec::default()
         }),
-        timing: physics(c),
+        timing: TimingSpec::Physics {
+            profile: RECOVERY_PROFILE.into(),
+            coefficients: c,
+        },
         ..ReplaySpec::default()
     }
 }
+
+const RECOVERY_PROFILE: &str = "rtx4090/llama-3.1-8b/tp2";
 
 #[test]
 fn calibration_recovers_known_coefficients() {
@@ -88,38 +105,38 @@ fn calibration_recovers_known_coefficients() {
         compute: 1.6,
         weights: 1.3,
         kv: 2.0,
-        allreduce: 1.0,
-        pass_ms: 0.0,
-        request_ms: 0.0,
+        allreduce: 1.5,
+        pass_ms: 4.0,
+        request_ms: 0.3,
     };
     let d = dir("recover");
-    let runs: Vec<MeasuredRun> = [0.5, 8.0]
+    let runs: Vec<MeasuredRun> = [("alone", 20.0), ("burst", 1e-6)]
         .iter()
-        .map(|&rate| {
-            let mut r = self_measured(recovery_spec(chosen, rate), &d, &format!("rate{rate}"));
+        .map(|&(name, gap)| {
+            let mut r = self_measured(recovery_spec(chosen, gap), &d, name);
             // Replayed from the defaults, then fitted back.
-            r.spec.timing = physics(PhysicsCoefficients::default());
+            r.spec.timing = TimingSpec::Physics {
+                profile: RECOVERY_PROFILE.into(),
+                coefficients: PhysicsCoefficients::default(),
+            };
             r
         })
         .collect();
-    let mut options = CalibrateOptions::for_runs(&runs);
+    let options = CalibrateOptions::for_runs(&runs);
     assert_eq!(
-        options.fit,
-        ["compute", "weights", "kv", "request_ms"],
-        "tp 1, a dense model"
+        options.fit, COEFFICIENT_NAMES,
+        "tensor-parallel runs with per-request measurements exercise every term"
     );
-    // The three roofline scales: the overheads trade against the KV scale
-    // at these lengths (see docs/fidelity.md), so they stay at 0 here.
-    options.fit = vec!["compute", "weights", "kv"];
     let fit = calibrate(&runs, &options).unwrap();
     let got = fit.coefficients.to_array();
     for (i, (g, w)) in got.iter().zip(chosen.to_array()).enumerate() {
         assert!(
             (g - w).abs() <= 0.02 * w,
-            "coefficient {i}: fitted {g}, chosen {w} ({fit:?})"
+            "{}: fitted {g}, chosen {w} ({fit:?})",
+            COEFFICIENT_NAMES[i]
         );
     }
-    assert!(fit.objective < fit.start_objective);
+    assert!(fit.objective < 1e-6 * fit.start_objective, "{fit:?}");
     let again = calibrate(&runs, &options).unwrap();
     assert_eq!(again, fit, "the same fit on a second run");
     std::fs::remove_dir_all(&d).ok();
@@ -172,6 +189,48 @@ fn bad_measured_runs_name_the_field() {
     assert!(
         e.contains("measured.completed") && e.contains("7 requests measured"),
         "{e}"
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn a_per_request_file_that_is_not_the_runs_requests_is_refused_naming_line_and_field() {
+    let d = dir("bad-requests");
+    let spec = recovery_spec(PhysicsCoefficients::default(), 20.0);
+    let run = self_measured(spec, &d, "run");
+    let path = run.requests.clone().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let options = CalibrateOptions {
+        max_evaluations: 1,
+        ..CalibrateOptions::for_runs(std::slice::from_ref(&run))
+    };
+    // Line 3's prompt length changed: named with its line and field.
+    let mut rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let was = rows[2]["input_tokens"].as_u64().unwrap();
+    rows[2]["input_tokens"] = (was + 1).into();
+    let edited: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&path, &edited).unwrap();
+    let e = calibrate(std::slice::from_ref(&run), &options).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("run.requests.jsonl")
+            && msg.contains("line 3: input_tokens")
+            && msg.contains(&format!("{}", was + 1)),
+        "{msg}"
+    );
+    assert!(!e.is_internal());
+    // A request left out: the counts differ.
+    let short: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, short).unwrap();
+    let msg = calibrate(std::slice::from_ref(&run), &options)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("59 measured requests") && msg.contains("has 60"),
+        "{msg}"
     );
     std::fs::remove_dir_all(&d).ok();
 }

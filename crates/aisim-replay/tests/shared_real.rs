@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use aisim_replay::fidelity::calibrate::{calibrate, physics_timing, CalibrateOptions};
 use aisim_replay::fidelity::import::{imported, read_llmservingsim, summarize};
-use aisim_replay::fidelity::measured::MeasuredRun;
+use aisim_replay::fidelity::measured::{Measured, MeasuredRun};
+use aisim_replay::fidelity::request_times::{requests_text, trace_order};
 use aisim_replay::fidelity::validate::{validate, ValidationReport};
 
 const RUNS: [&str; 2] = ["RTX4090__Llama-3.1-8B", "RTXPRO6000__Llama-3.1-8B"];
@@ -22,16 +23,21 @@ fn shared(run: &str) -> PathBuf {
     p
 }
 
-/// Imports a run folder as `aisim measured import --from llmservingsim` does.
-fn import(run: &str) -> MeasuredRun {
-    // A folder per test thread: tests run in parallel and import the same
-    // runs, and one must not read the trace another is rewriting.
+/// A folder per test thread: tests run in parallel and import the same
+/// runs, and one must not read the trace another is rewriting.
+fn work_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "aisim-shared-real-{}-{:?}",
         std::process::id(),
         std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Imports a run folder as `aisim measured import --from llmservingsim` does.
+fn import(run: &str) -> MeasuredRun {
+    let dir = work_dir();
     let (requests, spec) = read_llmservingsim(&shared(run), None).unwrap();
     let out = dir.join(format!("{run}.json"));
     imported(&out, run, spec, &requests, 16)
@@ -75,10 +81,14 @@ fn imported_summaries_equal_the_published_truth() {
 }
 
 fn mean_error(v: &ValidationReport, metric: &str) -> f64 {
+    stat_error(v, metric, "mean")
+}
+
+fn stat_error(v: &ValidationReport, metric: &str, stat: &str) -> f64 {
     v.runs[0]
         .metrics
         .iter()
-        .find(|m| m.metric == metric && m.stat == "mean")
+        .find(|m| m.metric == metric && m.stat == stat)
         .and_then(|m| m.error_pct)
         .unwrap()
 }
@@ -117,11 +127,12 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
 #[test]
 #[ignore = "needs ../shared/real"]
 fn layer_profiles_replay_the_real_runs() {
-    // Zero-shot with each GPU's own per-layer profile (LLMServingSim's): the
-    // 4090 run within 5 % on the means, the PRO 6000 run within 30 % (it is
-    // 10-23 % fast there; not explained yet: the unused mixed attention rows
-    // are one candidate, see docs/fidelity.md).
-    for (run, tolerance) in [(RUNS[0], 5.0), (RUNS[1], 30.0)] {
+    // Zero-shot with each GPU's own per-layer profile (LLMServingSim's),
+    // mixed prefill-and-decode passes from the mixed attention rows: the
+    // 4090 run within 2 % on the means (0.6 % measured), the PRO 6000 run
+    // within 15 % (4 to 12 % fast: the real run is slower than its own
+    // kernels, see docs/fidelity.md).
+    for (run, tolerance) in [(RUNS[0], 2.0), (RUNS[1], 15.0)] {
         let m = import(run);
         let timing = aisim_core::timing::TimingSpec::Layers {
             dir: shared(run).join("profile/tp1"),
@@ -132,6 +143,70 @@ fn layer_profiles_replay_the_real_runs() {
             let e = mean_error(&v, metric);
             println!("{run} layers: mean {metric} {e:+.1} %");
             assert!(e.abs() <= tolerance, "{run} mean {metric}: {e} %");
+        }
+    }
+}
+
+/// Held out: calibrated on the first 150 requests of a run (their own
+/// trace, starting on an idle server as the real run did), predicting the
+/// last 150 (the whole trace replayed, the first 150 as warm-up), against
+/// issue 11's targets: mean and p90 E2E within 5 %, mean TTFT within 10 %,
+/// mean TPOT within 5 %. Prints the rows of docs/fidelity.md's table.
+#[test]
+#[ignore = "needs ../shared/real"]
+fn held_out_prediction_on_the_real_runs() {
+    let dir = work_dir();
+    for run in RUNS {
+        let (requests, spec) = read_llmservingsim(&shared(run), None).unwrap();
+        let order: Vec<_> = trace_order(&requests).into_iter().cloned().collect();
+        let (first, last) = order.split_at(150);
+        let write = |name: &str, part: &[_]| {
+            let out = dir.join(format!("{name}.json"));
+            imported(&out, name, spec.clone(), part, 16)
+                .write(&out)
+                .unwrap()
+        };
+        let full = write(run, &order);
+        let first = write(&format!("{run}_first"), first);
+        let last_requests = dir.join(format!("{run}_last.requests.jsonl"));
+        std::fs::write(&last_requests, requests_text(last)).unwrap();
+        let mut held = full.clone();
+        held.name = format!("{run}, last 150");
+        // Output tokens per second is left out: over the last 150's own
+        // span, it is not the rate the replay reports for its cohort.
+        held.measured = Measured {
+            output_tok_s: None,
+            ..summarize(last)
+        };
+        held.spec.discipline.warmup_requests = 150;
+        held.requests = Some(last_requests);
+        let held = [held];
+        let zero = validate(&held, None).unwrap();
+        let firsts = [first];
+        let fit = calibrate(&firsts, &CalibrateOptions::for_runs(&firsts)).unwrap();
+        let timing = physics_timing(&held[0], fit.coefficients).unwrap();
+        let cal = validate(&held, Some(&timing)).unwrap();
+        for (what, v) in [("zero-shot", &zero), ("fit on the first 150", &cal)] {
+            println!(
+                "| {run}, {what} | {:+.1} | {:+.1} | {:+.1} | {:+.1} | {:.1} |",
+                mean_error(v, "ttft_ms"),
+                mean_error(v, "tpot_ms"),
+                mean_error(v, "e2e_ms"),
+                stat_error(v, "e2e_ms", "p90"),
+                v.mape_pct["overall"]
+            );
+        }
+        for (metric, stat, target) in [
+            ("e2e_ms", "mean", 5.0),
+            ("e2e_ms", "p90", 5.0),
+            ("ttft_ms", "mean", 10.0),
+            ("tpot_ms", "mean", 5.0),
+        ] {
+            let e = stat_error(&cal, metric, stat);
+            assert!(
+                e.abs() <= target,
+                "{run} held-out {stat} {metric}: {e:+.1} % ({fit:?})"
+            );
         }
     }
 }

@@ -84,7 +84,7 @@ pub fn render_calibration(r: &CalibrationReport<'_>) -> String {
     }
     let mut out = t.render();
     out.push_str(&format!(
-        "objective (mean squared log-ratio) {:.6} -> {:.6} in {} evaluations, {:.1} s\n\n",
+        "score (squared errors of the statistics and requests, docs/fidelity.md) {:.6} -> {:.6} in {} evaluations, {:.1} s\n\n",
         r.fit.start_objective, r.fit.objective, r.fit.evaluations, r.host.wall_s
     ));
     let mut e = Table::new(["run", "metric", "zero-shot MAPE %", "calibrated MAPE %"]);

@@ -31,7 +31,7 @@ pub struct CalibrateArgs {
     /// Start from these coefficients (physics or fitted:FILE) [default: physics].
     #[arg(long)]
     pub timing: Option<String>,
-    /// Most replays of the set of runs [default: 600].
+    /// Most replays of the set of runs [default: 1000].
     #[arg(long)]
     pub max_evaluations: Option<u32>,
     /// Report format on stdout [default: table].

@@ -46,7 +46,7 @@ pub struct ImportArgs {
     /// What INPUT is [default: generic].
     #[arg(long, value_enum)]
     pub from: Option<Source>,
-    /// The measured-run file to write; the trace goes beside it.
+    /// The measured-run file to write; its trace (NAME.trace.jsonl) and per-request file (NAME.requests.jsonl) go beside it.
     #[arg(long, value_name = "RUN.json")]
     pub out: PathBuf,
     /// Name of the run [default: the file name of --out without .json].
@@ -106,6 +106,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
     });
     let i = imported(&a.out, &name, spec, &requests, block);
     Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
+    Target::File(i.requests_path).write("the per-request file", i.requests.as_bytes())?;
     Target::File(a.out.clone()).write(
         "the measured run",
         format!("{}\n", i.run.to_json()).as_bytes(),

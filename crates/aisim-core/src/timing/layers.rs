@@ -5,11 +5,13 @@
 //!   pass; `embedding` and `final_layernorm` run once per pass, `layernorm`
 //!   twice per decoder layer, the others once per decoder layer.
 //! - `attention.csv` (`prefill_chunk,kv_prefill,n_decode,kv_decode,time_us`):
-//!   one decoder layer's attention. A pass's attention is taken as its prefill
-//!   part (rows without decoders, by prompt tokens and their mean cached
-//!   context) plus its decode part (rows without prefill, by decoders and
-//!   their mean context): the mixed rows are not used, a documented
-//!   simplification.
+//!   one decoder layer's attention, by prompt tokens, their mean cached
+//!   context, decoders and their mean context. A pass with prompts only reads
+//!   the rows without decoders, one with decoders only the rows without
+//!   prefill, and a pass with both the mixed rows, interpolated over all
+//!   four (measured mixed passes take 1.2 to 1.4 times the sum of their two
+//!   parts: one kernel serves both); without mixed rows the two parts are
+//!   summed.
 //! - `per_sequence.csv` (`layer,sequences,time_us`): `lm_head` and `sampler`,
 //!   once per pass, by the requests in the pass.
 //!
@@ -20,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::profile_csv::{read_rows, Rows};
 use super::table::{bad, check_axis, interp, segment};
 use super::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
@@ -38,24 +41,27 @@ impl Curve {
     }
 }
 
-/// A time against two axes: one curve per value of the first axis.
-#[derive(Debug, Clone, Default)]
-struct Surface {
-    rows: Vec<f64>,
-    curves: Vec<Curve>,
+/// A time against one or more axes: a curve, or one grid of the other axes
+/// per value of the first, the two around a point blended linearly (and
+/// extrapolated along the end segments). Evaluating one allocates nothing.
+#[derive(Debug, Clone)]
+enum Grid {
+    Curve(Curve),
+    Nested { rows: Vec<f64>, inner: Vec<Grid> },
 }
 
-impl Surface {
-    /// The two curves around `row`, blended: as interpolating every curve's
-    /// value at `x` along the rows, without evaluating (or allocating for)
-    /// the others on every pass.
-    fn at(&self, row: f64, x: f64) -> f64 {
-        if self.curves.len() == 1 {
-            return self.curves[0].at(x);
+impl Grid {
+    /// The time at `x` (one coordinate per axis).
+    fn at(&self, x: &[f64]) -> f64 {
+        match self {
+            Grid::Curve(c) => c.at(x[0]),
+            Grid::Nested { inner, .. } if inner.len() == 1 => inner[0].at(&x[1..]),
+            Grid::Nested { rows, inner } => {
+                let (i, w) = segment(rows, x[0]);
+                let (a, b) = (inner[i].at(&x[1..]), inner[i + 1].at(&x[1..]));
+                a + w * (b - a)
+            }
         }
-        let (i, w) = segment(&self.rows, row);
-        let (a, b) = (self.curves[i].at(x), self.curves[i + 1].at(x));
-        a + w * (b - a)
     }
 }
 
@@ -68,69 +74,15 @@ pub struct LayerTiming {
     per_pass: Vec<Curve>,
     /// Curves run once per pass, by requests.
     per_sequence: Vec<Curve>,
-    prefill_attention: Surface,
-    decode_attention: Surface,
+    /// Attention by (prefill tokens, their mean cached context).
+    prefill_attention: Grid,
+    /// Attention by (decoders, their mean context).
+    decode_attention: Grid,
+    /// Attention of passes with both, by the four; `None` when the profile
+    /// has no mixed rows (the two parts are then summed).
+    mixed_attention: Option<Grid>,
     decoder_layers: f64,
     name: String,
-}
-
-/// Rows of a numeric CSV with a header, each `(line, first column, numbers)`;
-/// the first column is text when `named`.
-type Rows = Vec<(usize, String, Vec<f64>)>;
-
-fn read_rows(path: &Path, header: &[&str], named: bool) -> Result<Rows, CoreError> {
-    // Bounded, BOM dropped, bad bytes named by line and column.
-    let text = crate::text_file::read_text_file(path)?;
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
-    let got: Vec<&str> = match lines.next() {
-        Some((_, h)) => h.split(',').map(str::trim).collect(),
-        None => vec![],
-    };
-    if got != header {
-        return Err(bad(
-            path,
-            "line 1",
-            format!(
-                "header `{}`: expected `{}`",
-                got.join(","),
-                header.join(",")
-            ),
-        ));
-    }
-    let mut rows = Vec::new();
-    for (line, l) in lines.filter(|(_, l)| !l.is_empty()) {
-        let cells: Vec<&str> = l.split(',').map(str::trim).collect();
-        if cells.len() != header.len() {
-            return Err(bad(
-                path,
-                format!("line {line}"),
-                format!("{} columns: expected {}", cells.len(), header.len()),
-            ));
-        }
-        let skip = usize::from(named);
-        let mut numbers = Vec::with_capacity(cells.len());
-        for (cell, field) in cells.iter().zip(header).skip(skip) {
-            let v: f64 = cell
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    bad(
-                        path,
-                        format!("line {line}: field `{field}`"),
-                        format!("`{cell}` is not a number of 0 or more"),
-                    )
-                })?;
-            numbers.push(v);
-        }
-        let name = if named {
-            cells[0].to_string()
-        } else {
-            String::new()
-        };
-        rows.push((line, name, numbers));
-    }
-    Ok(rows)
 }
 
 /// Points sorted by x; a repeated x is an error naming its line.
@@ -170,25 +122,39 @@ fn named_curves(path: &Path, rows: Rows) -> Result<BTreeMap<String, Curve>, Core
 /// A measured point of a curve: (line, x, µs).
 type Point = (usize, f64, f64);
 
-fn surface(
-    path: &Path,
-    what: &str,
-    points: Vec<(usize, f64, f64, f64)>,
-) -> Result<Surface, CoreError> {
+/// A measured point of a grid: (line, coordinates, µs).
+type GridPoint = (usize, Vec<f64>, f64);
+
+/// The grid of `points` (each with as many coordinates); `None` when there
+/// are none.
+fn grid(path: &Path, what: &str, points: Vec<GridPoint>) -> Result<Option<Grid>, CoreError> {
+    let Some(dims) = points.first().map(|p| p.1.len()) else {
+        return Ok(None);
+    };
+    if dims == 1 {
+        let points = points.into_iter().map(|(l, x, us)| (l, x[0], us)).collect();
+        return curve(path, what, points).map(|c| Some(Grid::Curve(c)));
+    }
     // Values are at least 0, whose bit patterns sort as the numbers do.
-    let mut by_row: BTreeMap<u64, Vec<Point>> = BTreeMap::new();
-    for (line, row, x, us) in points {
-        by_row.entry(row.to_bits()).or_default().push((line, x, us));
+    let mut by_row: BTreeMap<u64, Vec<GridPoint>> = BTreeMap::new();
+    for (line, x, us) in points {
+        by_row
+            .entry(x[0].to_bits())
+            .or_default()
+            .push((line, x[1..].to_vec(), us));
     }
-    let mut s = Surface::default();
+    let mut rows = Vec::with_capacity(by_row.len());
+    let mut inner = Vec::with_capacity(by_row.len());
     for (row, points) in by_row {
-        s.rows.push(f64::from_bits(row));
-        s.curves.push(curve(path, what, points)?);
+        rows.push(f64::from_bits(row));
+        inner.extend(grid(path, what, points)?);
     }
-    if s.rows.is_empty() {
-        return Err(bad(path, what, "no rows: the profile needs them"));
-    }
-    Ok(s)
+    Ok(Some(Grid::Nested { rows, inner }))
+}
+
+/// [`grid`], which must have points.
+fn required_grid(path: &Path, what: &str, points: Vec<GridPoint>) -> Result<Grid, CoreError> {
+    grid(path, what, points)?.ok_or_else(|| bad(path, what, "no rows: the profile needs them"))
 }
 
 fn take(path: &Path, curves: &mut BTreeMap<String, Curve>, name: &str) -> Result<Curve, CoreError> {
@@ -253,7 +219,7 @@ impl LayerTiming {
         let dense_path = dir.join("dense.csv");
         let mut dense = named_curves(
             &dense_path,
-            read_rows(&dense_path, &["layer", "tokens", "time_us"], true)?,
+            read_rows(&dense_path, Some("layer"), &["tokens", "time_us"])?,
         )?;
         let mut per_pass = Vec::new();
         for name in ["embedding", "final_layernorm"] {
@@ -265,12 +231,13 @@ impl LayerTiming {
         let seq_path = dir.join("per_sequence.csv");
         let mut seq = named_curves(
             &seq_path,
-            read_rows(&seq_path, &["layer", "sequences", "time_us"], true)?,
+            read_rows(&seq_path, Some("layer"), &["sequences", "time_us"])?,
         )?;
         let per_sequence = std::mem::take(&mut seq).into_values().collect();
         let attn_path = dir.join("attention.csv");
         let rows = read_rows(
             &attn_path,
+            None,
             &[
                 "prefill_chunk",
                 "kv_prefill",
@@ -278,29 +245,34 @@ impl LayerTiming {
                 "kv_decode",
                 "time_us",
             ],
-            false,
         )?;
-        let (mut prefill, mut decode) = (Vec::new(), Vec::new());
+        let (mut prefill, mut decode, mut mixed) = (Vec::new(), Vec::new(), Vec::new());
         for (line, _, n) in rows {
             match (n[0] > 0.0, n[2] > 0.0) {
-                (true, false) => prefill.push((line, n[0], n[1], n[4])),
-                (false, true) => decode.push((line, n[2], n[3], n[4])),
-                _ => {} // mixed or empty passes: see the module doc
+                (true, false) => prefill.push((line, vec![n[0], n[1]], n[4])),
+                (false, true) => decode.push((line, vec![n[2], n[3]], n[4])),
+                (true, true) => mixed.push((line, n[..4].to_vec(), n[4])),
+                (false, false) => {} // an empty pass takes no time
             }
         }
         Ok(LayerTiming {
             per_layer,
             per_pass,
             per_sequence,
-            prefill_attention: surface(
+            prefill_attention: required_grid(
                 &attn_path,
                 "prefill attention (prefill_chunk, kv_prefill)",
                 prefill,
             )?,
-            decode_attention: surface(
+            decode_attention: required_grid(
                 &attn_path,
                 "decode attention (n_decode, kv_decode)",
                 decode,
+            )?,
+            mixed_attention: grid(
+                &attn_path,
+                "mixed attention (prefill_chunk, kv_prefill, n_decode, kv_decode)",
+                mixed,
             )?,
             decoder_layers: decoder_layers as f64,
             name: format!("layers:{}", dir.display()),
@@ -316,20 +288,31 @@ impl LayerTiming {
         if requests == 0.0 {
             return 0.0;
         }
-        let mut attention = 0.0;
-        if prefill_tokens > 0.0 {
-            let cached: f64 = shape
+        let cached = if prefill_tokens > 0.0 {
+            shape
                 .prefill
                 .iter()
                 .map(|c| c.tokens as f64 * c.context_before as f64)
                 .sum::<f64>()
-                / prefill_tokens;
-            attention += self.prefill_attention.at(prefill_tokens, cached);
-        }
-        if decode > 0.0 {
-            let mean_ctx = shape.decode_context_tokens as f64 / decode;
-            attention += self.decode_attention.at(decode, mean_ctx);
-        }
+                / prefill_tokens
+        } else {
+            0.0
+        };
+        let mean_ctx = if decode > 0.0 {
+            shape.decode_context_tokens as f64 / decode
+        } else {
+            0.0
+        };
+        let attention = match (prefill_tokens > 0.0, decode > 0.0, &self.mixed_attention) {
+            (true, true, Some(mixed)) => mixed.at(&[prefill_tokens, cached, decode, mean_ctx]),
+            (true, true, None) => {
+                self.prefill_attention.at(&[prefill_tokens, cached])
+                    + self.decode_attention.at(&[decode, mean_ctx])
+            }
+            (true, false, _) => self.prefill_attention.at(&[prefill_tokens, cached]),
+            (false, true, _) => self.decode_attention.at(&[decode, mean_ctx]),
+            (false, false, _) => 0.0,
+        };
         let layer: f64 = self.per_layer.iter().map(|(c, k)| k * c.at(tokens)).sum();
         let once: f64 = self.per_pass.iter().map(|c| c.at(tokens)).sum::<f64>()
             + self
@@ -418,6 +401,40 @@ mod tests {
         // The layer count comes from meta.yaml's catalog model (32 layers).
         let meta = LayerTiming::from_dir(&dir, None).unwrap();
         assert_eq!(meta.decoder_layers, 32.0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_pass_with_prompts_and_decoders_reads_the_mixed_rows() {
+        let dir = fixture("mixed");
+        let chunk = [PrefillChunk {
+            context_before: 0,
+            tokens: 16,
+        }];
+        let mixed = PassShape {
+            prefill: &chunk,
+            decode_requests: 1,
+            decode_context_tokens: 100,
+            kv_capacity_tokens: 1 << 20,
+        };
+        // 17 tokens, 2 requests: layernorm 1.32, qkv 11.6, embedding 1.16,
+        // final 1, lm_head 110, sampler 10; attention the mixed row's 999.
+        let rest = 2.0 * 1.32 + 11.6;
+        let once = 1.16 + 1.0 + 110.0 + 10.0;
+        let t = LayerTiming::from_dir(&dir, Some(1)).unwrap();
+        let got = t.pass_us(&mixed);
+        assert!((got - (999.0 + rest + once)).abs() < 1e-9, "{got}");
+        // Without mixed rows, the prefill part (5) plus the decode part (2).
+        let text = std::fs::read_to_string(dir.join("attention.csv")).unwrap();
+        let unmixed: String = text
+            .lines()
+            .filter(|l| !l.ends_with(",999"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        write(&dir, "attention.csv", &unmixed);
+        let t = LayerTiming::from_dir(&dir, Some(1)).unwrap();
+        let got = t.pass_us(&mixed);
+        assert!((got - (5.0 + 2.0 + rest + once)).abs() < 1e-9, "{got}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -5,6 +5,7 @@ mod iteration;
 mod layers;
 mod physics;
 mod polynomial;
+mod profile_csv;
 mod table;
 
 use std::fmt::Debug;

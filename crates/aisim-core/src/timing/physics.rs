@@ -2,16 +2,24 @@
 //! term scaled by a coefficient that calibration can fit (docs/fidelity.md).
 //!
 //! ```text
-//! t = max(c_compute · T_compute, c_weights · T_weights + c_kv · T_kv)
+//! t = max(c_compute · T_gemm, c_weights · T_weights)
+//!     + max(c_compute · T_attention, c_kv · T_kv)
 //!     + c_allreduce · T_allreduce + pass_ms + request_ms · requests
 //! ```
-//! `T_compute`: the pass's FLOPs (prefill with attention over the context
-//! already cached, one token per decoding request) at the GPU's dense peak;
-//! `T_weights`: the weight bytes the pass touches, read once (for MoE, the
-//! experts the batch's tokens are expected to hit), at the memory bandwidth;
-//! `T_kv`: the KV bytes the decoding requests read; `T_allreduce`: two ring
-//! all-reduces of the pass's activations per layer over the tensor-parallel
-//! group's link. Compute overlaps memory traffic, so the two take their max.
+//! `T_gemm`: the FLOPs of the pass's tokens through the weights at the GPU's
+//! dense peak; `T_weights`: the weight bytes the pass touches, read once (for
+//! MoE, the experts the batch's tokens are expected to hit), at the memory
+//! bandwidth; `T_attention`: the attention FLOPs (prompt chunks over their
+//! cached context and their own causal half, each decoding token over its
+//! context) at the peak; `T_kv`: the KV bytes attention reads (each decoding
+//! request's context, each prompt chunk's cached context); `T_allreduce`:
+//! two ring all-reduces of the pass's activations per layer over the
+//! tensor-parallel group's link. Compute overlaps memory traffic within a
+//! kernel, not across kernels: the projections and FFN (weights against
+//! their FLOPs) and attention (KV against its FLOPs) run one after the
+//! other, so each takes its own max and the two add. A pass of prompt
+//! chunks and decoders is then compute-bound in its GEMMs and memory-bound
+//! in its decode attention, as measured kernels are.
 
 use serde::{Deserialize, Serialize};
 
@@ -107,11 +115,13 @@ impl PhysicsCoefficients {
 /// The basis terms of one pass, seconds (before the coefficients).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PhysicsTerms {
-    /// FLOPs at the dense peak.
+    /// FLOPs of the tokens through the weights, at the dense peak.
     pub compute_s: f64,
+    /// Attention FLOPs at the dense peak.
+    pub attention_s: f64,
     /// Weight bytes touched at the memory bandwidth.
     pub weights_s: f64,
-    /// KV bytes read by decoding requests at the memory bandwidth.
+    /// KV bytes read by attention at the memory bandwidth.
     pub kv_s: f64,
     /// Tensor-parallel all-reduces at the link bandwidth.
     pub allreduce_s: f64,
@@ -122,8 +132,9 @@ pub struct PhysicsTerms {
 impl PhysicsTerms {
     /// The pass time these terms give under `c`, seconds.
     pub fn time_s(&self, c: &PhysicsCoefficients) -> f64 {
-        let memory = c.weights * self.weights_s + c.kv * self.kv_s;
-        (c.compute * self.compute_s).max(memory)
+        let gemm = (c.compute * self.compute_s).max(c.weights * self.weights_s);
+        let attention = (c.compute * self.attention_s).max(c.kv * self.kv_s);
+        gemm + attention
             + c.allreduce * self.allreduce_s
             + 1e-3 * (c.pass_ms + c.request_ms * self.requests as f64)
     }
@@ -261,10 +272,12 @@ impl PhysicsTiming {
             .map(|c| c.tokens as f64 * (c.context_before as f64 + c.tokens as f64 / 2.0))
             .sum();
         let decode_context = shape.decode_context_tokens as f64 + decode as f64 / 2.0;
-        let flops = tokens as f64 * f.token_flops
-            + (prefill_context + decode_context) * f.context_flops_per_token;
+        let gemm_flops = tokens as f64 * f.token_flops;
+        let attention_flops = (prefill_context + decode_context) * f.context_flops_per_token;
         let weight_bytes = f.fixed_weight_bytes + self.expert_bytes(tokens);
-        let kv_bytes = shape.decode_context_tokens as f64 * f.kv_bytes_per_token_per_gpu;
+        // Attention reads each decoder's context and each chunk's cached one.
+        let cached: u64 = shape.prefill.iter().map(|c| c.context_before as u64).sum();
+        let kv_bytes = (shape.decode_context_tokens + cached) as f64 * f.kv_bytes_per_token_per_gpu;
         let allreduce_s = if f.tp > 1.0 && f.link_bytes_per_s > 0.0 {
             let bytes = tokens as f64 * f.hidden * f.dtype_bytes;
             2.0 * f.layers * 2.0 * (f.tp - 1.0) / f.tp * bytes / f.link_bytes_per_s
@@ -272,7 +285,8 @@ impl PhysicsTiming {
             0.0
         };
         PhysicsTerms {
-            compute_s: flops / f.peak_flops,
+            compute_s: gemm_flops / f.peak_flops,
+            attention_s: attention_flops / f.peak_flops,
             weights_s: weight_bytes / f.mem_bw,
             kv_s: kv_bytes / f.mem_bw,
             allreduce_s,
@@ -354,11 +368,11 @@ mod tests {
         };
         let t = m.terms(&shape);
         let want = p.prefill_flops(512, 3000) / 989e12;
-        assert!(
-            (t.compute_s - want).abs() / want < 1e-9,
-            "{} vs {want}",
-            t.compute_s
-        );
+        let flops_s = t.compute_s + t.attention_s;
+        assert!((flops_s - want).abs() / want < 1e-9, "{flops_s} vs {want}");
+        // The chunk's attention reads its 3000 cached tokens' KV.
+        let kv = 3000.0 * p.model().kv_bytes_per_token_per_gpu(2.0, 8) / 3.35e12;
+        assert!((t.kv_s - kv).abs() < 1e-15, "{} vs {kv}", t.kv_s);
         assert!(t.allreduce_s > 0.0);
         let cold = [PrefillChunk {
             context_before: 0,
@@ -368,7 +382,32 @@ mod tests {
             prefill: &cold,
             ..shape
         });
-        assert!(t.compute_s > cold.compute_s);
+        assert!(t.attention_s > cold.attention_s);
+        assert_eq!(t.compute_s, cold.compute_s);
+    }
+
+    #[test]
+    fn a_mixed_pass_adds_its_compute_bound_gemms_and_memory_bound_decode_attention() {
+        let m = physics("rtx4090/llama-3.1-8b");
+        let chunk = [PrefillChunk {
+            context_before: 0,
+            tokens: 2048,
+        }];
+        let shape = PassShape {
+            prefill: &chunk,
+            decode_requests: 64,
+            decode_context_tokens: 64 * 2000,
+            kv_capacity_tokens: 1 << 20,
+        };
+        let t = m.terms(&shape);
+        // The GEMMs are compute-bound and decode attention memory-bound:
+        // the pass is their sum, longer than either and than the old
+        // whole-pass max of compute against all memory traffic.
+        assert!(t.compute_s > t.weights_s && t.kv_s > t.attention_s, "{t:?}");
+        let c = PhysicsCoefficients::default();
+        assert_eq!(t.time_s(&c), t.compute_s + t.kv_s);
+        let whole_pass_max = (t.compute_s + t.attention_s).max(t.weights_s + t.kv_s);
+        assert!(t.time_s(&c) > 1.05 * whole_pass_max, "{t:?}");
     }
 
     #[test]

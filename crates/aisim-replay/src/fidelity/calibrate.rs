@@ -1,16 +1,21 @@
 //! Fitting the physics model's coefficients to measured runs: every
 //! candidate is judged by replaying the runs, and a bounded Nelder–Mead
-//! search (deterministic: fixed start, fixed simplex, no sampling) minimizes
-//! the mean squared log-ratio of simulated to measured statistics.
+//! search then a Levenberg–Marquardt polish (deterministic: fixed start,
+//! fixed simplex, no sampling) minimize the mean squared log-ratio of
+//! simulated to measured statistics (and per-request latencies, when the
+//! runs hold them).
 
 use std::path::Path;
 
+use aisim_core::profile::ComputedProfile;
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use serde::{Deserialize, Serialize};
 
 use super::json_file::read_json;
 use super::measured::MeasuredRun;
-use super::validate::{compare, replay};
+use super::optimize::{levenberg_marquardt, nelder_mead, score, Problem};
+use super::request_times::MeasuredRequests;
+use super::validate::{compare, replay_output};
 use super::FidelityError;
 
 /// Version of the fitted-coefficients file.
@@ -21,7 +26,7 @@ const SCALE_BOUNDS: (f64, f64) = (0.02, 50.0);
 /// Overheads (ms) are searched as `ln(ms + OVERHEAD_FLOOR_MS)` up to this many ms,
 /// so 0 is reachable and the search moves by factors at any scale.
 const OVERHEAD_MAX_MS: f64 = 1000.0;
-const OVERHEAD_FLOOR_MS: f64 = 1e-3;
+const OVERHEAD_FLOOR_MS: f64 = 0.1;
 /// Cost of a statistic the replay cannot give (no request completed).
 const MISSING_PENALTY: f64 = 100.0;
 
@@ -38,27 +43,31 @@ pub struct CalibrateOptions {
 
 impl CalibrateOptions {
     /// Fit every coefficient the runs can tell apart: `allreduce` only when
-    /// a run is tensor-parallel, and `pass_ms` only for MoE models: on a
-    /// dense model the weights read is the same every pass, so its scale
-    /// and a per-pass constant are the same thing to a replay (only
-    /// compute-bound passes, which hide the weights, separate them).
+    /// a run is tensor-parallel; `pass_ms` only when a run has per-request
+    /// measurements or an MoE model. From the summary alone, on a dense
+    /// model the weights read is the same every pass, so its scale and a
+    /// per-pass constant are the same thing to the decode passes (only
+    /// compute-bound prompt passes, which hide the weights, separate them,
+    /// too weakly for a summary); each request's TTFT, set mostly by prompt
+    /// passes, and its E2E, mostly by decode passes, separate them.
     pub fn for_runs(runs: &[MeasuredRun]) -> CalibrateOptions {
-        let tp = runs.iter().any(|r| r.spec.engine.tp_size > 1);
-        let moe = runs.iter().any(|r| {
-            r.spec
-                .timing
-                .profile_key()
-                .and_then(|k| aisim_core::profile::ComputedProfile::from_key(k).ok())
-                .is_some_and(|p| p.model().moe.is_some())
-        });
+        let profiles: Vec<ComputedProfile> = runs
+            .iter()
+            .filter_map(|r| r.spec.timing.profile_key())
+            .filter_map(|k| ComputedProfile::from_key(k).ok())
+            .collect();
+        let tp = runs.iter().any(|r| r.spec.engine.tp_size > 1)
+            || profiles.iter().any(|p| p.serving().tp > 1);
+        let moe = profiles.iter().any(|p| p.model().moe.is_some());
+        let per_request = runs.iter().any(|r| r.requests.is_some());
         CalibrateOptions {
             fit: COEFFICIENT_NAMES
                 .iter()
                 .copied()
-                .filter(|n| (tp || *n != "allreduce") && (moe || *n != "pass_ms"))
+                .filter(|n| (tp || *n != "allreduce") && (moe || per_request || *n != "pass_ms"))
                 .collect(),
             start: PhysicsCoefficients::default(),
-            max_evaluations: 600,
+            max_evaluations: 1000,
         }
     }
 }
@@ -74,7 +83,7 @@ pub struct Fit {
     pub runs: Vec<String>,
     /// Replays of the whole set of runs done.
     pub evaluations: u32,
-    /// Mean squared log-ratio of simulated to measured at the start.
+    /// The score at the start ([`objective`]).
     pub start_objective: f64,
     /// The same at the fit.
     pub objective: f64,
@@ -131,24 +140,85 @@ pub fn physics_timing(
     }
 }
 
-/// Mean squared log-ratio of simulated to measured over every statistic
-/// of every run (the request count left out: timing does not set it).
-pub fn objective(runs: &[MeasuredRun], c: PhysicsCoefficients) -> Result<f64, FidelityError> {
-    let (mut sum, mut n) = (0.0, 0u32);
-    for run in runs {
-        let report = replay(run, Some(&physics_timing(run, c)?))?;
-        for m in compare(&run.measured, &report) {
+/// A run made ready for fitting: its per-request measurements, when its
+/// `requests` file has them in the generic shape.
+struct Target<'r> {
+    run: &'r MeasuredRun,
+    requests: Option<MeasuredRequests>,
+}
+
+fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target<'_>>, FidelityError> {
+    runs.iter()
+        .map(|run| {
+            let requests = run
+                .requests
+                .as_deref()
+                .map(MeasuredRequests::read)
+                .transpose()?;
+            Ok(Target { run, requests })
+        })
+        .collect()
+}
+
+/// `ln(simulated / measured)`, or the cost of a value the replay cannot give.
+fn log_ratio(measured: f64, simulated: Option<f64>) -> f64 {
+    match simulated {
+        Some(s) if s > 0.0 => (s / measured).ln(),
+        _ => MISSING_PENALTY.sqrt(),
+    }
+}
+
+/// The residuals whose sum of squares is the score: `ln(simulated /
+/// measured)` of every summary statistic of every run (the request count
+/// left out: timing does not set it), each weighted so the summary
+/// statistics' squares average; then, for runs with per-request
+/// measurements, of every request's TTFT and E2E, weighted so they
+/// average too. The score is the mean over the summary plus the mean over
+/// the requests: the summary keeps the fit on what is reported, the
+/// requests make coefficients that trade against each other on average
+/// (a per-pass constant and the weights scale, the per-request constant
+/// and the KV scale) identifiable.
+fn residuals(targets: &[Target<'_>], c: PhysicsCoefficients) -> Result<Vec<f64>, FidelityError> {
+    let (mut summary, mut requests) = (Vec::new(), Vec::new());
+    for t in targets {
+        let timing = physics_timing(t.run, c)?;
+        let out = replay_output(t.run, Some(&timing), t.requests.is_some())?;
+        for m in compare(&t.run.measured, &out.report) {
             if m.metric == "completed" || m.measured <= 0.0 {
                 continue;
             }
-            sum += match m.simulated {
-                Some(s) if s > 0.0 => (s / m.measured).ln().powi(2),
-                _ => MISSING_PENALTY,
-            };
-            n += 1;
+            summary.push(log_ratio(m.measured, m.simulated));
+        }
+        if let Some(measured) = &t.requests {
+            let simulated = measured.simulated(&out.records)?;
+            let n = measured.requests.len().max(1) as f64;
+            let mean_ttft = measured.requests.iter().map(|m| m.ttft_ms).sum::<f64>() / n;
+            let mean_e2e = measured.requests.iter().map(|m| m.e2e_ms).sum::<f64>() / n;
+            for (m, s) in measured.requests.iter().zip(simulated) {
+                for (mv, sv, scale) in [
+                    (m.ttft_ms, s.map(|s| s.0), mean_ttft),
+                    (m.e2e_ms, s.map(|s| s.1), mean_e2e),
+                ] {
+                    if scale > 0.0 {
+                        requests.push(sv.map_or(MISSING_PENALTY.sqrt(), |sv| (sv - mv) / scale));
+                    }
+                }
+            }
         }
     }
-    Ok(if n == 0 { 0.0 } else { sum / n as f64 })
+    for group in [&mut summary, &mut requests] {
+        let w = 1.0 / (group.len().max(1) as f64).sqrt();
+        group.iter_mut().for_each(|v| *v *= w);
+    }
+    summary.extend(requests);
+    Ok(summary)
+}
+
+/// The score of `c` on `runs` (docs/fidelity.md): the mean squared
+/// log-ratio of simulated to measured summary statistics, plus that of
+/// per-request TTFT and E2E for runs that hold them.
+pub fn objective(runs: &[MeasuredRun], c: PhysicsCoefficients) -> Result<f64, FidelityError> {
+    Ok(score(&residuals(&targets(runs)?, c)?))
 }
 
 /// Maps search coordinates to coefficients and back, in log space (shifted
@@ -176,20 +246,6 @@ impl Space {
             .collect()
     }
 
-    fn clamp(&self, x: &mut [f64]) {
-        for (v, &i) in x.iter_mut().zip(&self.index) {
-            let (lo, hi) = if Self::is_overhead(i) {
-                (
-                    OVERHEAD_FLOOR_MS.ln(),
-                    (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln(),
-                )
-            } else {
-                (SCALE_BOUNDS.0.ln(), SCALE_BOUNDS.1.ln())
-            };
-            *v = v.clamp(lo, hi);
-        }
-    }
-
     fn coefficients(&self, x: &[f64]) -> PhysicsCoefficients {
         let mut a = self.start;
         for (v, &i) in x.iter().zip(&self.index) {
@@ -201,17 +257,48 @@ impl Space {
         }
         PhysicsCoefficients::from_array(a)
     }
+}
 
-    /// First step along each coordinate: a factor 1.5 for scales, 10 for
-    /// overheads (whose scale is unknown: 1 µs to a second).
+/// The fit as a minimization problem over [`Space`]'s coordinates.
+struct Fitting<'t, 'r> {
+    space: Space,
+    targets: &'t [Target<'r>],
+    evaluations: u32,
+}
+
+impl Problem for Fitting<'_, '_> {
+    fn clamp(&self, x: &mut [f64]) {
+        for (v, &i) in x.iter_mut().zip(&self.space.index) {
+            let (lo, hi) = if Space::is_overhead(i) {
+                (
+                    OVERHEAD_FLOOR_MS.ln(),
+                    (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln(),
+                )
+            } else {
+                (SCALE_BOUNDS.0.ln(), SCALE_BOUNDS.1.ln())
+            };
+            *v = v.clamp(lo, hi);
+        }
+    }
+
+    /// A factor 1.5 for scales, 10 for overheads (whose scale is unknown:
+    /// 1 µs to a second).
     fn step(&self, k: usize) -> f64 {
-        if Self::is_overhead(self.index[k]) {
+        if Space::is_overhead(self.space.index[k]) {
             10f64.ln()
         } else {
             1.5f64.ln()
         }
     }
+
+    fn residuals(&mut self, x: &[f64]) -> Result<Vec<f64>, FidelityError> {
+        self.evaluations += 1;
+        residuals(self.targets, self.space.coefficients(x))
+    }
 }
+
+/// Share of the evaluations Nelder–Mead may use before the polish.
+const SIMPLEX_SHARE: f64 = 0.4;
 
 /// Fits `options.fit` to `runs`.
 pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit, FidelityError> {
@@ -229,115 +316,45 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
             }
         }
     }
-    let space = Space {
-        index,
-        start: options.start.to_array(),
+    let targets = targets(runs)?;
+    let mut p = Fitting {
+        space: Space {
+            index,
+            start: options.start.to_array(),
+        },
+        targets: &targets,
+        evaluations: 0,
     };
-    let evaluations = std::cell::Cell::new(0u32);
-    let mut f = |x: &[f64]| -> Result<f64, FidelityError> {
-        evaluations.set(evaluations.get() + 1);
-        objective(runs, space.coefficients(x))
-    };
-    let x0 = space.to_x(space.start);
-    let start_objective = f(&x0)?;
+    let x0 = p.space.to_x(p.space.start);
+    let start_objective = score(&p.residuals(&x0)?);
     let mut best = (x0, start_objective);
+    let max = options.max_evaluations;
+    let simplex_budget = (max as f64 * SIMPLEX_SHARE) as u32;
     // Restarts from the best point rebuild a simplex that may have collapsed
     // (against a bound, or along a coordinate), until one no longer helps.
-    while !space.index.is_empty() && evaluations.get() < options.max_evaluations {
+    while !p.space.index.is_empty() && p.evaluations < simplex_budget {
         let before = best.1;
-        let budget = options.max_evaluations - evaluations.get();
-        best = nelder_mead(&space, best, budget, &mut f)?;
+        let budget = simplex_budget - p.evaluations;
+        best = nelder_mead(&mut p, best, budget)?;
         if before - best.1 <= 1e-12 * before.max(1e-300) {
             break;
         }
     }
-    let evaluations = evaluations.get();
+    if !p.space.index.is_empty() && p.evaluations < max {
+        let budget = max - p.evaluations;
+        best = levenberg_marquardt(&mut p, best, budget)?;
+    }
     Ok(Fit {
-        coefficients: space.coefficients(&best.0),
-        fitted: space
+        coefficients: p.space.coefficients(&best.0),
+        fitted: p
+            .space
             .index
             .iter()
             .map(|&i| COEFFICIENT_NAMES[i].to_string())
             .collect(),
         runs: runs.iter().map(|r| r.name.clone()).collect(),
-        evaluations,
+        evaluations: p.evaluations,
         start_objective,
         objective: best.1,
     })
-}
-
-type Point = (Vec<f64>, f64);
-
-/// Bounded Nelder–Mead (reflection 1, expansion 2, contraction ½, shrink ½)
-/// from `start`, at most `budget` evaluations.
-fn nelder_mead(
-    space: &Space,
-    start: Point,
-    budget: u32,
-    f: &mut dyn FnMut(&[f64]) -> Result<f64, FidelityError>,
-) -> Result<Point, FidelityError> {
-    let d = start.0.len();
-    let mut used = 0u32;
-    let mut eval = |x: &mut Vec<f64>, used: &mut u32| -> Result<f64, FidelityError> {
-        space.clamp(x);
-        *used += 1;
-        f(x)
-    };
-    let mut simplex: Vec<Point> = vec![start.clone()];
-    for k in 0..d {
-        let mut x = start.0.clone();
-        x[k] += space.step(k);
-        let v = eval(&mut x, &mut used)?;
-        simplex.push((x, v));
-    }
-    while used < budget {
-        simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let (lo, hi) = (simplex[0].1, simplex[d].1);
-        let spread = simplex
-            .iter()
-            .flat_map(|p| p.0.iter().zip(&simplex[0].0).map(|(a, b)| (a - b).abs()))
-            .fold(0.0, f64::max);
-        if hi - lo < 1e-12 || spread < 1e-7 {
-            break;
-        }
-        let centroid: Vec<f64> = (0..d)
-            .map(|k| simplex[..d].iter().map(|p| p.0[k]).sum::<f64>() / d as f64)
-            .collect();
-        let along = |t: f64| -> Vec<f64> {
-            centroid
-                .iter()
-                .zip(&simplex[d].0)
-                .map(|(c, w)| c + t * (c - w))
-                .collect()
-        };
-        let mut r = along(1.0);
-        let fr = eval(&mut r, &mut used)?;
-        if fr < simplex[0].1 {
-            let mut e = along(2.0);
-            let fe = eval(&mut e, &mut used)?;
-            simplex[d] = if fe < fr { (e, fe) } else { (r, fr) };
-        } else if fr < simplex[d - 1].1 {
-            simplex[d] = (r, fr);
-        } else {
-            let t = if fr < simplex[d].1 { 0.5 } else { -0.5 };
-            let mut c = along(t);
-            let fc = eval(&mut c, &mut used)?;
-            if fc < simplex[d].1.min(fr) {
-                simplex[d] = (c, fc);
-            } else {
-                let best = simplex[0].0.clone();
-                for p in simplex.iter_mut().skip(1) {
-                    let mut x: Vec<f64> =
-                        p.0.iter()
-                            .zip(&best)
-                            .map(|(a, b)| b + 0.5 * (a - b))
-                            .collect();
-                    let v = eval(&mut x, &mut used)?;
-                    *p = (x, v);
-                }
-            }
-        }
-    }
-    simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
-    Ok(simplex.swap_remove(0))
 }

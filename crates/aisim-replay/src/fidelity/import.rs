@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::json_file::read_json;
 use super::measured::{Measured, MeasuredRun, MEASURED_VERSION};
+use super::request_times::{requests_text, trace_order};
 use super::stats::Stats;
 use super::FidelityError;
 use crate::error::ReplayError;
@@ -395,11 +396,16 @@ pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
 
 /// Where the trace of the measured run `out` goes: `NAME.trace.jsonl` beside it.
 pub fn trace_path(out: &Path) -> PathBuf {
+    sibling(out, "trace.jsonl")
+}
+
+/// `STEM.suffix` beside `out`.
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".into());
-    out.with_file_name(format!("{stem}.trace.jsonl"))
+    out.with_file_name(format!("{stem}.{suffix}"))
 }
 
 /// The Mooncake trace of `requests`: arrivals at their send times from the
@@ -409,10 +415,8 @@ pub fn trace_text(requests: &[TimedRequest]) -> String {
         .iter()
         .map(|r| r.send_s)
         .fold(f64::INFINITY, f64::min);
-    let mut order: Vec<&TimedRequest> = requests.iter().collect();
-    order.sort_by(|a, b| a.send_s.total_cmp(&b.send_s).then(a.line.cmp(&b.line)));
     let mut out = Vec::new();
-    for r in order {
+    for r in trace_order(requests) {
         let hashes = r.hash_ids.as_deref().unwrap_or(&[]);
         write_mooncake_row(
             &mut out,
@@ -428,15 +432,28 @@ pub fn trace_text(requests: &[TimedRequest]) -> String {
     String::from_utf8(out).expect("the rows are ASCII")
 }
 
-/// What an import writes: the measured run (at `out`) and its trace (at `trace_path`).
+/// Where the per-request file of the measured run `out` goes:
+/// `NAME.requests.jsonl` beside it.
+pub fn requests_path(out: &Path) -> PathBuf {
+    sibling(out, "requests.jsonl")
+}
+
+/// What an import writes: the measured run (at `out`), its trace (at
+/// `trace_path`) and its requests in the generic shape (at `requests_path`),
+/// which calibration compares request by request.
 #[derive(Debug, Clone)]
 pub struct Imported {
-    /// The measured run; its workload names the trace relative to its folder.
+    /// The measured run; its workload names the trace, and its `requests`
+    /// the per-request file, relative to its folder.
     pub run: MeasuredRun,
     /// Where the trace goes: [`trace_path`] of `out`.
     pub trace_path: PathBuf,
     /// The trace, Mooncake JSONL.
     pub trace: String,
+    /// Where the per-request file goes: [`requests_path`] of `out`.
+    pub requests_path: PathBuf,
+    /// The per-request file, generic JSONL in trace order.
+    pub requests: String,
 }
 
 impl Imported {
@@ -445,7 +462,11 @@ impl Imported {
     /// instead, for its exit codes.
     pub fn write(&self, out: &Path) -> Result<MeasuredRun, FidelityError> {
         let run = format!("{}\n", self.run.to_json());
-        for (path, text) in [(self.trace_path.as_path(), &self.trace), (out, &run)] {
+        for (path, text) in [
+            (self.trace_path.as_path(), &self.trace),
+            (self.requests_path.as_path(), &self.requests),
+            (out, &run),
+        ] {
             std::fs::write(path, text).map_err(|source| ReplayError::Io {
                 path: path.to_path_buf(),
                 source,
@@ -466,6 +487,7 @@ pub fn imported(
     block_size: u32,
 ) -> Imported {
     let trace_path = trace_path(out);
+    let requests_path = requests_path(out);
     spec.workload = WorkloadSpec::Trace {
         path: PathBuf::from(trace_path.file_name().unwrap_or_default()),
         format: Some(TraceFormat::Mooncake),
@@ -477,10 +499,12 @@ pub fn imported(
             name: name.to_string(),
             spec,
             measured: summarize(requests),
-            requests: None,
+            requests: Some(PathBuf::from(requests_path.file_name().unwrap_or_default())),
         },
         trace_path,
         trace: trace_text(requests),
+        requests_path,
+        requests: requests_text(requests),
     }
 }
 

@@ -8,6 +8,8 @@ mod error;
 pub mod import;
 mod json_file;
 pub mod measured;
+mod optimize;
+pub mod request_times;
 pub mod stats;
 pub mod validate;
 

@@ -12,7 +12,7 @@ use super::FidelityError;
 use crate::metrics::Summary;
 use crate::policy::SpecComposition;
 use crate::spec::WorkloadSpec;
-use crate::{ReplayReport, Replayer};
+use crate::{ReplayOutput, ReplayReport, Replayer};
 
 /// One compared statistic.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,11 +141,23 @@ pub fn replay(
     run: &MeasuredRun,
     timing: Option<&TimingSpec>,
 ) -> Result<ReplayReport, FidelityError> {
+    Ok(replay_output(run, timing, false)?.report)
+}
+
+/// [`replay`], with every request's record when `records` is set.
+pub fn replay_output(
+    run: &MeasuredRun,
+    timing: Option<&TimingSpec>,
+    records: bool,
+) -> Result<ReplayOutput, FidelityError> {
     let mut spec = run.spec.clone();
     if let Some(t) = timing {
         spec.timing = t.clone();
     }
-    let report = Replayer::new(spec, SpecComposition)?.run()?.report;
+    let out = Replayer::new(spec, SpecComposition)?
+        .with_records(records)
+        .run()?;
+    let report = &out.report;
     if let (Some(n), WorkloadSpec::Trace { path, .. }) =
         (run.measured.completed, &run.spec.workload)
     {
@@ -160,7 +172,7 @@ pub fn replay(
             });
         }
     }
-    Ok(report)
+    Ok(out)
 }
 
 /// Replays every run and compares it with its measurement.
