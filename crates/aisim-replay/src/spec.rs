@@ -16,6 +16,11 @@ use crate::trace::{float, TraceFormat};
 use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
 
+mod scaling;
+pub use scaling::{
+    LatencyTarget, LoadPlannerSpec, PoolBoundsSpec, PoolPlan, ScalingKind, ScalingSpec,
+};
+
 /// A complete, reproducible description of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -579,145 +584,6 @@ pub struct RouterQueueSpec {
     pub capacity: u32,
 }
 
-/// Built-in scaling policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ScalingKind {
-    /// A fixed number of workers.
-    #[default]
-    None,
-    /// The load-based planner (`load`): adds a worker when the recent p90
-    /// TTFT or the queue depth per worker exceeds its target, removes one
-    /// when the load stays low, within `min_workers..=max_workers`.
-    Load,
-}
-
-impl ScalingKind {
-    /// The policy's name (as the spec and the CLI spell it).
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalingKind::None => "none",
-            ScalingKind::Load => "load",
-        }
-    }
-}
-
-/// Scaling policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct ScalingSpec {
-    /// Which policy.
-    pub policy: ScalingKind,
-    /// The load-based planner's parameters (with `policy: load` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadPlannerSpec>,
-}
-
-/// The load-based planner's parameters. The topology's worker count is the
-/// count at the start; it must lie within `min_workers..=max_workers`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LoadPlannerSpec {
-    /// Fewest workers (accepting or starting), at least 1.
-    pub min_workers: u32,
-    /// Most workers (accepting or starting); `None`: the topology's count.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_workers: Option<u32>,
-    /// Time between ticks, s (the first tick is one interval after the start).
-    pub tick_s: f64,
-    /// Time from a scale-up decision until the new worker accepts requests, s.
-    pub startup_s: f64,
-    /// Target for the p90 TTFT of the requests whose first token came since
-    /// the last tick, ms (`None`: `sla.ttft_ms`, or 1,000 without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttft_ms: Option<f64>,
-    /// Target for the waiting requests per accepting worker at a tick.
-    pub queue_depth: f64,
-}
-
-impl Default for LoadPlannerSpec {
-    fn default() -> Self {
-        LoadPlannerSpec {
-            min_workers: 1,
-            max_workers: None,
-            tick_s: 10.0,
-            startup_s: 30.0,
-            ttft_ms: None,
-            queue_depth: 4.0,
-        }
-    }
-}
-
-impl ScalingSpec {
-    /// The planner's parameters with the spec's defaults filled in, when the
-    /// policy is `load`: (parameters, max workers, TTFT target in ms).
-    pub fn load_planner(&self, spec: &ReplaySpec) -> Option<(LoadPlannerSpec, u32, f64)> {
-        if self.policy != ScalingKind::Load {
-            return None;
-        }
-        let p = self.load.unwrap_or_default();
-        let max = p.max_workers.unwrap_or(spec.workers());
-        let ttft = p.ttft_ms.or(spec.sla.ttft_ms).unwrap_or(1000.0);
-        Some((p, max, ttft))
-    }
-
-    fn validate(&self, spec: &ReplaySpec) -> Result<(), ReplayError> {
-        if self.policy == ScalingKind::None {
-            if self.load.is_some() {
-                return Err(ReplayError::spec(
-                    "scaling.load",
-                    "has no effect with scaling policy none: set policy to load",
-                ));
-            }
-            return Ok(());
-        }
-        if let TopologySpec::Disaggregated { .. } = spec.topology {
-            return Err(ReplayError::spec(
-                "scaling.policy",
-                "load: the planner scales the aggregated pool only so far (a disaggregated run's pools are fixed)",
-            ));
-        }
-        let (p, max, ttft) = self.load_planner(spec).expect("policy load");
-        if p.min_workers == 0 {
-            return Err(ReplayError::spec(
-                "scaling.load.min_workers",
-                "0: at least 1 worker",
-            ));
-        }
-        // Each bound's own field, so the message leads with the flag that set it.
-        let n = spec.workers();
-        let min = p.min_workers;
-        let (field, reason) = if max < min {
-            ("max_workers", format!("{max} is below min_workers {min}"))
-        } else if n > max {
-            (
-                "max_workers",
-                format!("{max} is below the {n} workers the topology starts with"),
-            )
-        } else if n < min {
-            (
-                "min_workers",
-                format!("{min} is above the {n} workers the topology starts with"),
-            )
-        } else {
-            ("", String::new())
-        };
-        if !field.is_empty() {
-            return Err(ReplayError::spec(format!("scaling.load.{field}"), reason));
-        }
-        check_positive("scaling.load.tick_s", p.tick_s)?;
-        if !(p.startup_s.is_finite() && p.startup_s >= 0.0) {
-            return Err(ReplayError::spec(
-                "scaling.load.startup_s",
-                format!("{} must be 0 or more", p.startup_s),
-            ));
-        }
-        check_positive("scaling.load.ttft_ms", ttft)?;
-        check_positive("scaling.load.queue_depth", p.queue_depth)?;
-        Ok(())
-    }
-}
-
 /// The declared measurement discipline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -752,7 +618,7 @@ pub struct SlaSpec {
     pub e2e_ms: Option<f64>,
 }
 
-fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
+pub(crate) fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {

@@ -115,12 +115,22 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         ]);
     }
     run.row(["scaling", r.policies.scaling.as_str()]);
-    if let Some((p, max, ttft)) = spec.scaling.load_planner(spec) {
+    for p in spec.scaling.plans(spec) {
+        let label = match p.pool {
+            "workers" => "planner".to_string(),
+            pool => format!("planner, {pool}"),
+        };
         run.row([
-            "planner".to_string(),
+            label,
             format!(
-                "{}..={max} workers, a tick every {} s, startup {} s; targets: p90 TTFT {} ms, {} waiting a worker",
-                p.min_workers, p.tick_s, p.startup_s, ttft, p.queue_depth
+                "{}..={} workers, a tick every {} s, startup {} s; targets: p90 {} {} ms, {} waiting a worker",
+                p.min_workers,
+                p.max_workers,
+                p.tick_s,
+                p.startup_s,
+                p.target.metric(),
+                p.target.ms(),
+                p.queue_depth
             ),
         ]);
     }

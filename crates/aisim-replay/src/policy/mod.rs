@@ -27,7 +27,7 @@ pub use scaling::{
 pub use sticky::Sticky;
 
 use crate::error::ReplayError;
-use crate::spec::{ReplaySpec, RouterKind, ScalingKind};
+use crate::spec::{ReplaySpec, RouterKind};
 
 /// Supplies the policies and the timing model of a run. Implement it to
 /// inject your own; each method has the spec's choice as its default.
@@ -39,9 +39,14 @@ pub trait ReplayComposition {
     fn decode_placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
         self.placement(spec)
     }
-    /// The scaling policy for this spec.
+    /// The scaling policy for this spec (a disaggregated run's prefill pool).
     fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
         Box::new(NoScaling)
+    }
+    /// The scaling policy of a disaggregated run's decode pool: by default
+    /// another of the same (its snapshots name the pool).
+    fn decode_scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        self.scaling(spec)
     }
     /// The pass timing of every engine (by default the spec's `timing`).
     fn timing(&self, spec: &ReplaySpec) -> Result<Arc<dyn TimingModel>, ReplayError> {
@@ -93,19 +98,20 @@ impl ReplayComposition for SpecComposition {
     }
 
     fn scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
-        match spec.scaling.policy {
-            ScalingKind::None => Box::new(NoScaling),
-            ScalingKind::Load => match spec.scaling.load_planner(spec) {
-                Some((p, max, ttft_ms)) => Box::new(LoadPlanner::new(
-                    p.min_workers,
-                    max,
-                    crate::workload::ms_to_duration(p.tick_s * 1e3),
-                    ttft_ms,
-                    p.queue_depth,
-                )),
-                None => Box::new(NoScaling),
-            },
-        }
+        spec_planner(spec, 0)
+    }
+
+    fn decode_scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        spec_planner(spec, 1)
+    }
+}
+
+/// The planner of the spec's `n`th scaled pool (`ScalingSpec::plans`), or
+/// none.
+fn spec_planner(spec: &ReplaySpec, n: usize) -> Box<dyn ScalingPolicy> {
+    match spec.scaling.plans(spec).get(n) {
+        Some(plan) => Box::new(LoadPlanner::for_plan(plan)),
+        None => Box::new(NoScaling),
     }
 }
 

@@ -5,7 +5,7 @@ use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
-use super::scaler::Scaler;
+use super::scaler::{Recent, Scaler};
 use super::workers::Workers;
 use crate::error::ReplayError;
 use crate::event::EventKind;
@@ -18,6 +18,7 @@ pub(crate) struct AggTopology {
     placement: Box<dyn PlacementPolicy>,
     /// The scaling policy's state, when it ticks.
     scaler: Option<Scaler>,
+    recent: Recent,
 }
 
 impl AggTopology {
@@ -33,6 +34,7 @@ impl AggTopology {
             pool,
             placement,
             scaler: None,
+            recent: Recent::default(),
         }
     }
 
@@ -105,7 +107,9 @@ impl Topology for AggTopology {
 
     fn scaling_tick(&mut self, front: &mut Front<'_>) -> Option<SimTime> {
         let s = self.scaler.as_mut()?;
-        s.tick(front, &mut self.pool)
+        self.recent.read(&mut front.collector);
+        s.tick_if_due(front, &mut self.pool, &self.recent);
+        s.next_tick()
     }
 
     fn worker_ready(&mut self, front: &mut Front<'_>, worker: u32) {

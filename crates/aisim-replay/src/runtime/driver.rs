@@ -481,7 +481,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             front
                 .heap
                 .push(SimTime::ZERO.after(first), EventKind::ScalingTick);
-            front.collector.track_recent_ttft();
+            front.collector.track_recent_latency();
         }
         while let Some(t) = next_time(front, topo) {
             // With a scaling policy, ticks would go on forever: the run ends

@@ -12,9 +12,30 @@ use aisim_core::{SimDuration, SimTime};
 
 use super::driver::Front;
 use super::pool::Pool;
+use crate::collector::TraceCollector;
 use crate::event::EventKind;
 use crate::policy::{ScalingPolicy, ScalingSnapshot};
 use crate::report::PoolScaling;
+
+/// The recent latencies every pool's policy sees at a tick, read from the
+/// collector once per tick (the buffers are kept for their capacity).
+#[derive(Debug, Default)]
+pub(crate) struct Recent {
+    ttft: Vec<u64>,
+    tpot: Vec<u64>,
+    ttft_p90_ms: Option<f64>,
+    tpot_p90_ms: Option<f64>,
+}
+
+impl Recent {
+    /// Takes the TTFTs and TPOTs since the last read, keeps their p90s.
+    pub fn read(&mut self, collector: &mut TraceCollector) {
+        collector.take_recent_ttft(&mut self.ttft);
+        collector.take_recent_tpot(&mut self.tpot);
+        self.ttft_p90_ms = p90(&mut self.ttft).map(|ns| ns as f64 * 1e-6);
+        self.tpot_p90_ms = p90(&mut self.tpot).map(|ns| ns as f64 * 1e-6);
+    }
+}
 
 /// A worker slot's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,14 +67,16 @@ pub(crate) struct Scaler {
     /// (time ns, workers counting) at the start and at each change.
     timeline: Vec<(u64, u32)>,
     ticks: u64,
-    ttft: Vec<u64>,
+    /// When the policy wants its next tick.
+    next_at: Option<SimTime>,
     snapshot: ScalingSnapshot,
 }
 
 impl Scaler {
-    /// `policy` over a pool of `slots` workers of which the first `initial`
-    /// accept from the start; the runtime keeps at least `min`.
+    /// `policy` over pool `pool` of `slots` workers of which the first
+    /// `initial` accept from the start; the runtime keeps at least `min`.
     pub fn new(
+        pool: &'static str,
         policy: Box<dyn ScalingPolicy>,
         slots: u32,
         initial: u32,
@@ -69,6 +92,7 @@ impl Scaler {
                 }
             })
             .collect();
+        let next_at = policy.first_tick().map(|d| SimTime::ZERO.after(d));
         Scaler {
             policy,
             startup,
@@ -80,8 +104,11 @@ impl Scaler {
             worker_ns: 0,
             timeline: vec![(0, initial)],
             ticks: 0,
-            ttft: Vec::new(),
-            snapshot: ScalingSnapshot::default(),
+            next_at,
+            snapshot: ScalingSnapshot {
+                pool,
+                ..ScalingSnapshot::default()
+            },
         }
     }
 
@@ -90,7 +117,13 @@ impl Scaler {
         self.policy.first_tick()
     }
 
-    fn slots(&self) -> u32 {
+    /// When the next tick is due, if the policy wants one.
+    pub fn next_tick(&self) -> Option<SimTime> {
+        self.next_at
+    }
+
+    /// Worker slots of the pool (the most it may reach).
+    pub fn slots(&self) -> u32 {
         self.state.len() as u32
     }
 
@@ -118,14 +151,17 @@ impl Scaler {
         pool.workers.set_accepting(w, state == State::Active);
     }
 
-    /// Whether any worker of the pool holds a request.
+    /// Whether any worker of the pool holds a request (or a transfer).
     pub fn holds_any(&self, pool: &Pool) -> bool {
-        (0..self.slots()).any(|w| pool.workers.holding(w).0 > 0)
+        (0..self.slots()).any(|w| !pool.idle(w))
     }
 
-    /// A tick at `front.now`: the policy's decision carried out; returns
-    /// when the policy wants the next one.
-    pub fn tick(&mut self, front: &mut Front<'_>, pool: &mut Pool) -> Option<SimTime> {
+    /// A tick at `front.now` if one is due: the policy's decision carried
+    /// out on `recent` latencies.
+    pub fn tick_if_due(&mut self, front: &mut Front<'_>, pool: &mut Pool, recent: &Recent) {
+        if self.next_at.is_none_or(|t| t > front.now) {
+            return;
+        }
         let now = front.now;
         self.ticks += 1;
         let s = &mut self.snapshot;
@@ -148,11 +184,11 @@ impl Scaler {
                 State::Off => {}
             }
         }
-        front.collector.take_recent_ttft(&mut self.ttft);
-        s.recent_ttft_p90_ms = p90(&mut self.ttft).map(|ns| ns as f64 * 1e-6);
+        s.recent_ttft_p90_ms = recent.ttft_p90_ms;
+        s.recent_tpot_p90_ms = recent.tpot_p90_ms;
         let decision = self.policy.tick(&self.snapshot);
         self.apply(front, pool, decision.target_workers);
-        decision.next_tick.map(|d| now.after(d))
+        self.next_at = decision.next_tick.map(|d| now.after(d));
     }
 
     /// Starts or drains workers until `target` accept or start.
@@ -184,7 +220,12 @@ impl Scaler {
                         self.set(pool, w, State::Starting);
                         let at = now.after(self.startup);
                         self.ready_at[w as usize] = at;
-                        front.schedule(at, EventKind::WorkerReady { worker: w });
+                        front.schedule(
+                            at,
+                            EventKind::WorkerReady {
+                                worker: pool.event_index(w),
+                            },
+                        );
                     }
                     cur += 1;
                     continue;
@@ -204,7 +245,7 @@ impl Scaler {
             }
             let w = (0..self.slots())
                 .filter(|&w| self.state[w as usize] == State::Active)
-                .min_by_key(|&w| (pool.workers.holding(w).0, std::cmp::Reverse(w)))
+                .min_by_key(|&w| (pool.held(w), std::cmp::Reverse(w)))
                 .expect("an accepting worker");
             self.set(pool, w, State::Draining);
             cur -= 1;
@@ -219,10 +260,11 @@ impl Scaler {
         }
     }
 
-    /// A draining worker `w` that holds nothing and runs no pass stops.
+    /// A draining worker `w` that holds nothing, runs no pass and has no
+    /// transfer under way stops.
     #[inline]
     pub fn stop_if_empty(&mut self, now: SimTime, pool: &mut Pool, w: u32) {
-        if self.state[w as usize] == State::Draining && pool.workers.holding(w) == (0, false) {
+        if self.state[w as usize] == State::Draining && pool.idle(w) {
             self.set(pool, w, State::Off);
             self.count(now, -1);
         }
