@@ -811,6 +811,88 @@ fn every_router_runs_and_the_report_names_the_policy_that_ran() {
 }
 
 #[test]
+fn each_disaggregated_pool_runs_its_own_timing_from_flags() {
+    let args = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "1",
+        "--input-tokens",
+        "1000",
+        "--output-tokens",
+        "3",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--prefill-timing",
+        "fixed:10,99",
+        "--decode-timing",
+        "fixed:99,4",
+        "--kv-bytes-per-token",
+        "1000",
+        "--kv-transfer-gb-s",
+        "1",
+        "--kv-transfer-latency-ms",
+        "2",
+        "--format",
+        "json",
+    ];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // The prefill pool's 10 ms pass + 3 ms transfer + the decode pool's 4 ms.
+    assert_eq!(v["latency"]["ttft_ms"]["max"], 17.0);
+    assert_eq!(v["spec"]["topology"]["decode"]["timing"]["decode_ms"], 4.0);
+    assert_eq!(v["policies"]["decode_timing"], "fixed");
+    // Profiles of two models: refused, naming both flags.
+    let o = aisim(&[
+        "replay",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--prefill-profile",
+        "h100/llama-3.1-8b",
+        "--decode-profile",
+        "h100/llama-3.1-70b/tp4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--decode-profile: invalid replay spec: `topology.decode.timing.profile`: h100/llama-3.1-70b/tp4 serves llama-3.1-70b")
+            && e.contains("(`topology.prefill.timing.profile`, --prefill-profile) serves llama-3.1-8b"),
+        "{e}"
+    );
+    // A pool's bad timing names its flag.
+    let o = aisim(&[
+        "replay",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--kv-bytes-per-token",
+        "1",
+        "--decode-timing",
+        "fixed:-1,4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("--decode-timing: invalid replay spec: `topology.decode.timing.prefill_ms`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = aisim(&["replay", "--prefill-profile", "h100/llama-3.1-8b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--prefill-profile has no effect on an aggregated topology"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn the_load_planner_scales_each_disaggregated_pool_from_flags() {
     let args = [
         "replay",
@@ -864,10 +946,15 @@ fn the_load_planner_scales_each_disaggregated_pool_from_flags() {
             .filter(|c| c["pool"] == pool)
             .map(|c| c["workers"].as_u64().unwrap())
             .collect();
-        assert!(n.len() > 1 && n.iter().all(|&n| (1..=max).contains(&n)), "{pool}: {n:?}");
+        assert!(
+            n.len() > 1 && n.iter().all(|&n| (1..=max).contains(&n)),
+            "{pool}: {n:?}"
+        );
     }
     let pools = v["pools"].as_array().unwrap();
-    assert!(pools.iter().all(|p| p["worker_seconds"].as_f64().unwrap() > 0.0));
+    assert!(pools
+        .iter()
+        .all(|p| p["worker_seconds"].as_f64().unwrap() > 0.0));
 }
 
 #[test]

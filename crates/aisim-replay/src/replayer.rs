@@ -10,7 +10,7 @@ use aisim_core::{Engine, EngineConfig};
 use crate::collector::{Collected, CollectorOptions, RequestRecord};
 use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
-use crate::policy::{ReplayComposition, ScalingPolicy};
+use crate::policy::{DisaggPool, ReplayComposition, ScalingPolicy};
 use crate::report::{PolicyNames, ReplayReport, RunTotals};
 use crate::runtime::{
     AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Scaler, Silent, Topology,
@@ -138,10 +138,11 @@ impl<C: ReplayComposition> Replayer<C> {
         );
         let placement = self.composition.placement(spec);
         let scaling = self.composition.scaling(spec);
-        let policies = PolicyNames {
+        let mut policies = PolicyNames {
             placement: placement.name().to_string(),
             scaling: scaling.name().to_string(),
-            timing: timing_name.clone(),
+            timing: timing_name,
+            decode_timing: None,
         };
         let options = CollectorOptions {
             keep_records: self.keep_records,
@@ -188,14 +189,34 @@ impl<C: ReplayComposition> Replayer<C> {
                 let slots = |s: &Option<Scaler>, start| s.as_ref().map_or(start, Scaler::slots);
                 let pools = spec.pools();
                 let (prefill_engine, decode_engine) = (pools[0].engine, pools[1].engine);
+                let pool_timing = |pool| -> Result<_, ReplayError> {
+                    Ok(self
+                        .composition
+                        .pool_timing(spec, pool)?
+                        .unwrap_or_else(|| timing.clone()))
+                };
+                let prefill_timing = pool_timing(DisaggPool::Prefill)?;
+                let decode_timing = pool_timing(DisaggPool::Decode)?;
+                policies.timing = prefill_timing.name().to_string();
+                if !Arc::ptr_eq(&prefill_timing, &decode_timing) {
+                    policies.decode_timing = Some(decode_timing.name().to_string());
+                }
                 let topo = DisaggTopology::new(
                     (
-                        pool_workers(slots(&scalers[0], prefill.workers), prefill_engine, &timing)?,
+                        pool_workers(
+                            slots(&scalers[0], prefill.workers),
+                            prefill_engine,
+                            &prefill_timing,
+                        )?,
                         prefill_engine,
                         placement,
                     ),
                     (
-                        pool_workers(slots(&scalers[1], decode.workers), decode_engine, &timing)?,
+                        pool_workers(
+                            slots(&scalers[1], decode.workers),
+                            decode_engine,
+                            &decode_timing,
+                        )?,
                         decode_engine,
                         self.composition.decode_placement(spec),
                     ),

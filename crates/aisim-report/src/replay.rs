@@ -147,7 +147,15 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
             ),
         ]);
     }
-    run.row(["timing".to_string(), timing_name(&spec.timing)]);
+    let pools = spec.pools();
+    if pools.iter().any(|p| p.own_timing) {
+        for p in &pools {
+            let pool = p.field.trim_start_matches("topology.");
+            run.row([format!("timing, {pool}"), timing_name(p.timing)]);
+        }
+    } else {
+        run.row(["timing".to_string(), timing_name(&spec.timing)]);
+    }
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row(["arrivals", r.discipline.arrival_loop.describe()]);
     run.row([

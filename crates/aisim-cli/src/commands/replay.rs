@@ -11,8 +11,8 @@ use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::seeds;
 use aisim_replay::spec::{
-    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec, RouterKind,
-    RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
+    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
+    RouterKind, RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
@@ -170,6 +170,18 @@ pub struct ReplayArgs {
     /// Disaggregated: decode workers (with --prefill-workers).
     #[arg(long, value_name = "D")]
     decode_workers: Option<u32>,
+    /// Disaggregated: the prefill pool's GPU profile, read as --profile is (its iteration timing, or with --prefill-timing physics its physics model; its KV capacity and tp) [default: --profile].
+    #[arg(long, value_name = "KEY")]
+    prefill_profile: Option<String>,
+    /// Disaggregated: the prefill pool's timing model, in --timing's forms [default: --timing].
+    #[arg(long, value_name = "TIMING")]
+    prefill_timing: Option<String>,
+    /// Disaggregated: the decode pool's GPU profile, read as --profile is; both pools serve one model [default: --profile].
+    #[arg(long, value_name = "KEY")]
+    decode_profile: Option<String>,
+    /// Disaggregated: the decode pool's timing model, in --timing's forms [default: --timing].
+    #[arg(long, value_name = "TIMING")]
+    decode_timing: Option<String>,
     /// Disaggregated: token budget per pass of a prefill worker [default: --max-num-batched-tokens].
     #[arg(long)]
     prefill_max_num_batched_tokens: Option<u32>,
@@ -382,7 +394,9 @@ impl ReplayArgs {
             spec.engine.num_gpu_blocks = self.num_gpu_blocks;
         }
         self.set_pools(&mut spec);
-        spec.apply_profile()?;
+        self.set_pool_timings(&mut spec)?;
+        spec.apply_profile()
+            .map_err(|e| blame_flag(e, &self.field_flags()))?;
         if let Some(r) = self.router {
             spec.router.policy = r.kind();
         }
@@ -505,6 +519,8 @@ impl ReplayArgs {
         self.given_flags(&[
             "topology.prefill.engine.",
             "topology.decode.engine.",
+            "topology.prefill.timing.",
+            "topology.decode.timing.",
             "topology.kv_transfer.",
             "scaling.load.prefill.",
             "scaling.load.decode.",
@@ -565,6 +581,47 @@ impl ReplayArgs {
         }
     }
 
+    /// `--prefill-timing` / `--prefill-profile` and the decode pool's: a
+    /// pool given either runs a timing of its own, read as `--timing` and
+    /// `--profile` read theirs (a physics timing without a pool profile takes
+    /// the spec's); a pool given neither runs the spec's `timing`.
+    fn set_pool_timings(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        let base = spec.timing.clone();
+        let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut spec.topology
+        else {
+            return Ok(());
+        };
+        let pools = [
+            (
+                prefill,
+                &self.prefill_timing,
+                &self.prefill_profile,
+                "--prefill",
+            ),
+            (
+                decode,
+                &self.decode_timing,
+                &self.decode_profile,
+                "--decode",
+            ),
+        ];
+        for (pool, timing, profile, prefix) in pools {
+            let own = pool.timing.clone().unwrap_or_else(|| base.clone());
+            let t = timing_flags(timing.as_deref(), profile.as_deref(), &own).with_context(
+                || match (timing, profile) {
+                    (Some(t), _) => format!("{prefix}-timing {t}"),
+                    (None, p) => format!("{prefix}-profile {}", p.as_deref().unwrap_or_default()),
+                },
+            )?;
+            if t.is_some() {
+                pool.timing = t;
+            }
+        }
+        Ok(())
+    }
+
     /// The scaling flags: `--planner` picks the policy; the planner's
     /// parameters need the load planner (flags with no effect are errors).
     fn set_scaling(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
@@ -608,8 +665,16 @@ impl ReplayArgs {
             p.tpot_ms = self.planner_tpot_ms;
         }
         let pools = [
-            (&mut p.prefill, self.prefill_min_workers, self.prefill_max_workers),
-            (&mut p.decode, self.decode_min_workers, self.decode_max_workers),
+            (
+                &mut p.prefill,
+                self.prefill_min_workers,
+                self.prefill_max_workers,
+            ),
+            (
+                &mut p.decode,
+                self.decode_min_workers,
+                self.decode_max_workers,
+            ),
         ];
         for (bounds, min, max) in pools {
             if min.is_none() && max.is_none() {
@@ -746,6 +811,17 @@ impl ReplayArgs {
                 self.decode_num_gpu_blocks.is_some(),
             ),
             (
+                "topology.prefill.timing.profile",
+                "--prefill-profile",
+                self.prefill_profile.is_some(),
+            ),
+            (
+                "topology.decode.timing.profile",
+                "--decode-profile",
+                self.decode_profile.is_some(),
+            ),
+            ("timing.profile", "--profile", self.profile.is_some()),
+            (
                 "topology.kv_transfer.gb_s",
                 "--kv-transfer-gb-s",
                 self.kv_transfer_gb_s.is_some(),
@@ -830,6 +906,21 @@ impl ReplayArgs {
             ),
         ];
         fields.extend(pool_flags);
+        let pool_timings = [
+            (
+                POOL_TIMING_FIELDS[0],
+                "--prefill-timing",
+                self.prefill_timing.is_some(),
+            ),
+            (
+                POOL_TIMING_FIELDS[1],
+                "--decode-timing",
+                self.decode_timing.is_some(),
+            ),
+        ];
+        for (pool_fields, flag, given) in pool_timings {
+            fields.extend(pool_fields.map(|f| (f, flag, given)));
+        }
         fields.extend(self.workload.field_flags());
         fields
     }
@@ -956,6 +1047,22 @@ impl ReplayArgs {
         Ok(())
     }
 }
+
+/// The spec fields a pool's `--prefill-timing` / `--decode-timing` sets.
+const POOL_TIMING_FIELDS: [[&str; 4]; 2] = [
+    [
+        "topology.prefill.timing.profile",
+        "topology.prefill.timing.prefill_ms",
+        "topology.prefill.timing.decode_ms",
+        "topology.prefill.timing.coefficients",
+    ],
+    [
+        "topology.decode.timing.profile",
+        "topology.decode.timing.prefill_ms",
+        "topology.decode.timing.decode_ms",
+        "topology.decode.timing.coefficients",
+    ],
+];
 
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {

@@ -52,6 +52,30 @@ pub trait ReplayComposition {
     fn timing(&self, spec: &ReplaySpec) -> Result<Arc<dyn TimingModel>, ReplayError> {
         Ok(spec.timing.build()?)
     }
+    /// The pass timing of one disaggregated pool, when it has its own: by
+    /// default the pool's `timing` in the spec built (`None` without one:
+    /// the pool runs `timing`). Override it to give the pools different
+    /// models of one's own; `timing` alone applies to both pools.
+    fn pool_timing(
+        &self,
+        spec: &ReplaySpec,
+        pool: DisaggPool,
+    ) -> Result<Option<Arc<dyn TimingModel>>, ReplayError> {
+        let pools = spec.pools();
+        match pools.get(pool as usize).filter(|p| p.own_timing) {
+            Some(p) => Ok(Some(p.timing.build()?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A disaggregated run's pool (`ReplayComposition::pool_timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisaggPool {
+    /// The prefill pool.
+    Prefill = 0,
+    /// The decode pool.
+    Decode = 1,
 }
 
 /// Round robin placement, no scaling, whatever the spec says.
