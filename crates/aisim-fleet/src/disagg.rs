@@ -426,9 +426,9 @@ pub fn disagg_verified(
     p: &DisaggParams,
     v: &DisaggVerifyParams,
 ) -> Result<DisaggReport, FleetError> {
-    p.validate(prefill, decode)?;
-    let kv_bytes_per_token = v.validate(prefill, decode)?;
+    // `disagg` validates `p`; the sweep is bounded, so it may run first.
     let mut r = disagg(prefill, decode, p)?;
+    let kv_bytes_per_token = v.validate(prefill, decode)?;
     let mut order: Vec<&DisaggPoint> = r.points.iter().collect();
     order.sort_by(|a, b| {
         a.cost_per_hr

@@ -91,11 +91,13 @@ pub(crate) type PoolParts<'e> = (Workers, &'e EngineConfig, Box<dyn PlacementPol
 impl DisaggTopology {
     /// The two pools and the link between them.
     pub fn new(
-        (prefill, prefill_engine, prefill_placement): PoolParts<'_>,
+        (mut prefill, prefill_engine, prefill_placement): PoolParts<'_>,
         (decode, decode_engine, decode_placement): PoolParts<'_>,
         link: &KvTransferSpec,
     ) -> DisaggTopology {
         let decode_base = prefill.count();
+        // Over time the report draws the decode pool (it emits the tokens).
+        prefill.without_series();
         let mut prefill = Pool::new("prefill", Role::Prefill, 0, prefill, prefill_engine);
         prefill.capture_kv_events(prefill_placement.wants_kv_events());
         let mut decode = Pool::new("decode", Role::Decode, decode_base, decode, decode_engine);

@@ -52,7 +52,8 @@ fn kv_capacity(engine: &Engine) -> u64 {
 }
 
 /// A worker's KV occupancy over time: peak and time integral, and the
-/// same in time bins with the tokens its passes emitted.
+/// same in time bins with the tokens its passes emitted (`series`: only for
+/// a pool whose workers the report draws over time).
 #[derive(Debug, Default)]
 pub(crate) struct KvSampler {
     capacity: u64,
@@ -60,7 +61,7 @@ pub(crate) struct KvSampler {
     peak: u64,
     block_ns: f64,
     last: SimTime,
-    series: WorkerSeries,
+    series: Option<WorkerSeries>,
 }
 
 impl KvSampler {
@@ -75,8 +76,9 @@ impl KvSampler {
     /// The same, at the end of a pass that emitted `tokens`.
     #[inline]
     pub(super) fn sample_emitted(&mut self, now: SimTime, level: u64, tokens: u64) {
-        self.series
-            .sample(self.last.0, now.0, self.level, level, tokens);
+        if let Some(series) = &mut self.series {
+            series.sample(self.last.0, now.0, self.level, level, tokens);
+        }
         self.integrate(now, level);
     }
 
@@ -94,10 +96,10 @@ impl KvSampler {
         let Some(&last_end) = ends.last() else {
             return;
         };
-        if self.series.is_open_at(last_end.0) {
-            self.series
-                .sample(self.last.0, start.0, self.level, level, 0);
-            self.series.sample(
+        let series = self.series.as_mut().filter(|s| s.is_open_at(last_end.0));
+        if let Some(series) = series {
+            series.sample(self.last.0, start.0, self.level, level, 0);
+            series.sample(
                 start.0,
                 last_end.0,
                 level,
@@ -150,6 +152,8 @@ pub(crate) struct Workers {
     /// With a scaling policy: per worker, whether it takes no new request
     /// (off, starting up or draining). `None`: every worker accepts.
     closed: Option<Vec<bool>>,
+    /// Whether workers keep their KV and tokens in time bins.
+    keep_series: bool,
 }
 
 impl Workers {
@@ -167,7 +171,14 @@ impl Workers {
             make,
             kv_events: false,
             closed: None,
+            keep_series: true,
         }
+    }
+
+    /// Workers keep no time series (a pool the report does not draw over
+    /// time: a disaggregated run's prefill pool).
+    pub fn without_series(&mut self) {
+        self.keep_series = false;
     }
 
     /// Only workers below `accepting` accept from now on; the others are
@@ -263,6 +274,7 @@ impl Workers {
             id: w,
             kv: KvSampler {
                 capacity: kv_capacity(&engine),
+                series: self.keep_series.then(WorkerSeries::default),
                 ..KvSampler::default()
             },
             engine,
@@ -313,7 +325,7 @@ impl Workers {
                     kv_capacity: w.kv.capacity,
                     kv_peak: w.kv.peak,
                     kv_block_ns: w.kv.block_ns,
-                    series: std::mem::take(&mut w.kv.series),
+                    series: w.kv.series.take().unwrap_or_default(),
                 }
             })
             .collect();
