@@ -1,6 +1,8 @@
 //! The aggregated topology: N identical workers, each one engine; a pass
 //! completion makes its tokens and completions visible.
 
+use std::borrow::Cow;
+
 use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
@@ -68,10 +70,10 @@ impl Topology for AggTopology {
     fn submit(
         &mut self,
         front: &mut Front<'_>,
-        req: &Request,
+        req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
-        let at = self.pool.place_arrival(front, &mut *self.placement, req)?;
-        self.pool.add(at, req, Entry::Whole)
+        let at = self.pool.place_arrival(front, &mut *self.placement, &req)?;
+        self.pool.add(at, &req, Entry::Whole)
     }
 
     fn abort(&mut self, front: &mut Front<'_>, id: u64) {

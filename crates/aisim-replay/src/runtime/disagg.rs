@@ -7,6 +7,7 @@
 //! present and decodes all its output. A request without output ends with
 //! its prefill.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use aisim_core::hashing::IntHashBuilder;
@@ -292,19 +293,20 @@ impl Topology for DisaggTopology {
     fn submit(
         &mut self,
         front: &mut Front<'_>,
-        req: &Request,
+        req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
         let at = self
             .prefill
-            .place_arrival(front, &mut *self.prefill_placement, req)?;
+            .place_arrival(front, &mut *self.prefill_placement, &req)?;
         let entry = if req.output_length == 0 {
             Entry::Whole
         } else {
             Entry::PrefillJob
         };
-        let added = self.prefill.add(at, req, entry)?;
+        let added = self.prefill.add(at, &req, entry)?;
         if added.is_ok() {
-            self.waiting_handoff.insert(req.id.0, req.clone());
+            // Moved when the session does not keep it.
+            self.waiting_handoff.insert(req.id.0, req.into_owned());
         }
         Ok(added)
     }

@@ -135,6 +135,19 @@ impl KvSampler {
     }
 }
 
+/// A worker slot's state under a scaling policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    /// Not running (never started, or stopped): counts for nothing.
+    Off,
+    /// Started, accepting once its startup delay has passed.
+    Starting,
+    /// Taking requests.
+    Active,
+    /// Taking no new request; stops once it holds none.
+    Draining,
+}
+
 /// Every worker of the topology; only those in use hold an engine.
 pub(crate) struct Workers {
     /// Per worker index: its place in `used`, or `UNUSED`.
@@ -149,9 +162,9 @@ pub(crate) struct Workers {
     make: EngineFactory,
     /// Engines record KV events (for a placement policy that asks).
     kv_events: bool,
-    /// With a scaling policy: per worker, whether it takes no new request
-    /// (off, starting up or draining). `None`: every worker accepts.
-    closed: Option<Vec<bool>>,
+    /// With a scaling policy: each worker's state (only `Active` ones take
+    /// new requests). `None`: every worker accepts.
+    states: Option<Vec<SlotState>>,
     /// Whether workers keep their KV and tokens in time bins.
     keep_series: bool,
 }
@@ -170,7 +183,7 @@ impl Workers {
             spare: Some(first),
             make,
             kv_events: false,
-            closed: None,
+            states: None,
             keep_series: true,
         }
     }
@@ -182,21 +195,39 @@ impl Workers {
     }
 
     /// Only workers below `accepting` accept from now on; the others are
-    /// closed until `set_accepting` opens them (a scaling policy's pool).
+    /// off until `set_state` starts them (a scaling policy's pool).
     pub fn limit_accepting(&mut self, accepting: u32) {
-        self.closed = Some((0..self.count()).map(|w| w >= accepting).collect());
+        self.states = Some(
+            (0..self.count())
+                .map(|w| {
+                    if w < accepting {
+                        SlotState::Active
+                    } else {
+                        SlotState::Off
+                    }
+                })
+                .collect(),
+        );
     }
 
-    /// Opens (`on`) or closes worker `w` to new requests.
-    pub fn set_accepting(&mut self, w: u32, on: bool) {
-        if let Some(c) = &mut self.closed {
-            c[w as usize] = !on;
+    /// Worker `w`'s state (`Active` without a scaling policy).
+    #[inline]
+    pub fn state(&self, w: u32) -> SlotState {
+        self.states
+            .as_ref()
+            .map_or(SlotState::Active, |s| s[w as usize])
+    }
+
+    /// Sets worker `w`'s state (with a scaling policy).
+    pub fn set_state(&mut self, w: u32, state: SlotState) {
+        if let Some(s) = &mut self.states {
+            s[w as usize] = state;
         }
     }
 
     #[inline]
     fn accepts(&self, w: u32) -> bool {
-        self.closed.as_ref().is_none_or(|c| !c[w as usize])
+        self.state(w) == SlotState::Active
     }
 
     /// Requests worker `w` holds (running and waiting, all ranks) and
@@ -296,10 +327,10 @@ impl Workers {
     /// Whether every worker holds at least `threshold` requests (running
     /// and waiting, all ranks); an unused worker holds none.
     pub fn all_hold(&self, threshold: u32) -> bool {
-        if let Some(closed) = &self.closed {
+        if self.states.is_some() {
             // Only accepting workers count (an unused one holds nothing).
             return (0..self.count())
-                .filter(|&w| !closed[w as usize])
+                .filter(|&w| self.accepts(w))
                 .all(|w| self.holding(w).0 >= threshold);
         }
         self.first_unused >= self.count()
@@ -348,13 +379,13 @@ impl WorkerView for View<'_> {
         self.0.accepts(worker)
     }
     fn accepting_count(&self) -> u32 {
-        match &self.0.closed {
+        match &self.0.states {
             None => self.0.count(),
-            Some(c) => c.iter().filter(|&&closed| !closed).count() as u32,
+            Some(s) => s.iter().filter(|&&s| s == SlotState::Active).count() as u32,
         }
     }
     fn nth_accepting(&self, n: u32) -> Option<u32> {
-        match &self.0.closed {
+        match &self.0.states {
             None => (n < self.0.count()).then_some(n),
             Some(_) => (0..self.0.count())
                 .filter(|&w| self.0.accepts(w))
@@ -379,7 +410,7 @@ impl WorkerView for View<'_> {
         }
     }
     fn first_unused(&self) -> Option<u32> {
-        match &self.0.closed {
+        match &self.0.states {
             None => (self.0.first_unused < self.0.count()).then_some(self.0.first_unused),
             Some(_) => (self.0.first_unused..self.0.count())
                 .find(|&w| self.0.accepts(w) && self.0.find(w).is_none()),
