@@ -7,11 +7,8 @@
 mod common;
 
 use aisim_core::timing::TimingSpec;
-use aisim_core::{EngineConfig, SimDuration};
-use aisim_replay::policy::{
-    PlacementPolicy, ReplayComposition, RoundRobin, ScalingDecision, ScalingPolicy,
-    ScalingSnapshot, SpecComposition,
-};
+use aisim_core::EngineConfig;
+use aisim_replay::policy::SpecComposition;
 use aisim_replay::report::ScalingReport;
 use aisim_replay::spec::{
     ArrivalSpec, KvTransferSpec, LengthSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
@@ -149,36 +146,6 @@ fn disaggregated_planner_runs_are_deterministic_and_read_back() {
     let json = serde_json::to_string(&a.report).unwrap();
     let back: aisim_replay::ReplayReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, a.report);
-}
-
-/// Two workers, then one from the tick at 1 s on (scripted).
-struct DrainOne;
-
-impl ScalingPolicy for DrainOne {
-    fn name(&self) -> &str {
-        "drain_one"
-    }
-    fn first_tick(&self) -> Option<SimDuration> {
-        Some(SimDuration(1_000_000_000))
-    }
-    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
-        assert!(s.pool == "prefill" || s.pool == "decode", "{}", s.pool);
-        ScalingDecision {
-            target_workers: 1,
-            next_tick: None,
-        }
-    }
-}
-
-struct Scripted;
-
-impl ReplayComposition for Scripted {
-    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
-        Box::new(RoundRobin::default())
-    }
-    fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
-        Box::new(DrainOne)
-    }
 }
 
 #[test]

@@ -4,10 +4,6 @@
 
 mod common;
 
-use aisim_core::SimDuration;
-use aisim_replay::policy::{
-    PlacementPolicy, ReplayComposition, RoundRobin, ScalingDecision, ScalingPolicy, ScalingSnapshot,
-};
 use aisim_replay::report::ScalingReport;
 use aisim_replay::spec::{
     ArrivalSpec, LengthSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, TopologySpec,
@@ -127,36 +123,6 @@ fn planner_runs_are_deterministic_and_read_back() {
     let json = serde_json::to_string(&a.report).unwrap();
     let back: aisim_replay::ReplayReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, a.report);
-}
-
-/// Two workers, then one from the first tick on (scripted).
-struct DrainOne;
-
-impl ScalingPolicy for DrainOne {
-    fn name(&self) -> &str {
-        "drain_one"
-    }
-    fn first_tick(&self) -> Option<SimDuration> {
-        Some(SimDuration(1_000_000_000))
-    }
-    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
-        assert!(s.workers + s.starting <= 2);
-        ScalingDecision {
-            target_workers: 1,
-            next_tick: None,
-        }
-    }
-}
-
-struct Scripted;
-
-impl ReplayComposition for Scripted {
-    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
-        Box::new(RoundRobin::default())
-    }
-    fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
-        Box::new(DrainOne)
-    }
 }
 
 #[test]

@@ -5,8 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use aisim_core::timing::TimingSpec;
+use aisim_core::SimDuration;
 use aisim_replay::collector::RequestRecord;
-use aisim_replay::policy::SpecComposition;
+use aisim_replay::policy::{
+    PlacementPolicy, ReplayComposition, RoundRobin, ScalingDecision, ScalingPolicy,
+    ScalingSnapshot, SpecComposition,
+};
 use aisim_replay::report::ScalingReport;
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayOutput, ReplaySpec, Replayer};
@@ -119,4 +123,40 @@ pub fn timeline_seconds(s: &ScalingReport, pool: &str) -> f64 {
             c.workers as f64 * (next - c.t_s)
         })
         .sum()
+}
+
+/// Two workers a pool, then one from the tick at 1 s on (scripted).
+pub struct DrainOne;
+
+impl ScalingPolicy for DrainOne {
+    fn name(&self) -> &str {
+        "drain_one"
+    }
+    fn first_tick(&self) -> Option<SimDuration> {
+        Some(SimDuration(1_000_000_000))
+    }
+    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
+        assert!(s.workers + s.starting <= 2);
+        assert!(
+            ["workers", "prefill", "decode"].contains(&s.pool),
+            "{}",
+            s.pool
+        );
+        ScalingDecision {
+            target_workers: 1,
+            next_tick: None,
+        }
+    }
+}
+
+/// Round robin placement, `DrainOne` scaling in every pool.
+pub struct Scripted;
+
+impl ReplayComposition for Scripted {
+    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        Box::new(RoundRobin::default())
+    }
+    fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        Box::new(DrainOne)
+    }
 }
