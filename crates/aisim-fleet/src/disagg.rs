@@ -353,7 +353,8 @@ pub fn disagg_replay_spec(
             profile,
             profile.n_slots(p.max_ctx),
         ))),
-        timing: (profile.key() != prefill.key()).then(|| profile_timing(profile, v.coefficients)),
+        timing: (profile.key() != prefill.key())
+            .then(|| Box::new(profile_timing(profile, v.coefficients))),
     };
     let spec = ReplaySpec {
         seed: v.seed,

@@ -334,7 +334,7 @@ pub struct PoolSpec {
     pub engine: Option<Box<EngineConfig>>,
     /// The pool's pass timing (its GPUs); the spec's `timing` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timing: Option<TimingSpec>,
+    pub timing: Option<Box<TimingSpec>>,
 }
 
 impl PoolSpec {
@@ -761,6 +761,14 @@ fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
     }
 }
 
+/// A pool's GPU profile, from its timing.
+struct PoolProfile {
+    /// The spec field of the pool's timing.
+    timing_field: String,
+    key: String,
+    profile: Arc<dyn aisim_core::profile::GpuProfile>,
+}
+
 /// A timing's own values (fixed times, physics coefficients).
 fn check_timing(t: &TimingSpec) -> Result<(), ReplayError> {
     if let TimingSpec::Fixed {
@@ -850,8 +858,8 @@ impl ReplaySpec {
             prefill, decode, ..
         } = &mut self.topology
         {
-            timings.extend(prefill.timing.as_mut());
-            timings.extend(decode.timing.as_mut());
+            timings.extend(prefill.timing.as_deref_mut());
+            timings.extend(decode.timing.as_deref_mut());
         }
         let trace = match &mut self.workload {
             WorkloadSpec::Trace { path, .. } => Some(path),
@@ -904,7 +912,7 @@ impl ReplaySpec {
                     workers: p.workers,
                     engine: p.engine.as_deref().unwrap_or(&self.engine),
                     own_engine: p.engine.is_some(),
-                    timing: p.timing.as_ref().unwrap_or(&self.timing),
+                    timing: p.timing.as_deref().unwrap_or(&self.timing),
                     own_timing: p.timing.is_some(),
                 })
                 .collect(),
@@ -936,7 +944,7 @@ impl ReplaySpec {
             return Ok(());
         };
         for (field, pool) in [("topology.prefill", prefill), ("topology.decode", decode)] {
-            let own = match &pool.timing {
+            let own = match pool.timing.as_deref() {
                 Some(t) => t.profile_key().map(|k| (k.to_string(), true)),
                 None => global.as_ref().map(|(k, _)| (k.clone(), false)),
             };
@@ -966,14 +974,16 @@ impl ReplaySpec {
     }
 
     /// Each disaggregated pool's GPU profile (its timing's, when that comes
-    /// from one), with the pool's timing field.
-    fn pool_profiles(
-        &self,
-    ) -> Result<Vec<(String, String, Arc<dyn aisim_core::profile::GpuProfile>)>, ReplayError> {
+    /// from one).
+    fn pool_profiles(&self) -> Result<Vec<PoolProfile>, ReplayError> {
         let mut out = Vec::new();
         for pool in self.pools() {
             if let Some(key) = pool.timing.profile_key() {
-                out.push((pool.timing_field(), key.to_string(), resolve_profile(key)?));
+                out.push(PoolProfile {
+                    timing_field: pool.timing_field(),
+                    key: key.to_string(),
+                    profile: resolve_profile(key)?,
+                });
             }
         }
         Ok(out)
@@ -985,11 +995,12 @@ impl ReplaySpec {
     /// continues the prompt the prefill pool computed.
     fn pool_model_kv_bytes(&self) -> Result<Option<u64>, ReplayError> {
         let profiles = self.pool_profiles()?;
-        if let [(pf, pk, p), (field, dk, d)] = profiles.as_slice() {
-            if let (Some(pm), Some(dm)) = (p.model_name(), d.model_name()) {
+        if let [p, d] = profiles.as_slice() {
+            if let (Some(pm), Some(dm)) = (p.profile.model_name(), d.profile.model_name()) {
+                let (pf, pk, dk) = (&p.timing_field, &p.key, &d.key);
                 if pm != dm {
                     return Err(ReplayError::spec(
-                        format!("{field}.profile"),
+                        format!("{}.profile", d.timing_field),
                         format!(
                             "{dk} serves {dm}, but the prefill pool's profile {pk} (`{pf}.profile`) serves {pm}: both pools serve one model (the decode pool continues the prompt the prefill pool computed); give both profiles of the same model"
                         ),
@@ -997,8 +1008,9 @@ impl ReplaySpec {
                 }
             }
         }
-        Ok(profiles.iter().find_map(|(_, _, p)| {
-            p.kv_bytes_per_token()
+        Ok(profiles.iter().find_map(|p| {
+            p.profile
+                .kv_bytes_per_token()
                 .filter(|b| b.is_finite() && *b >= 1.0)
                 .map(|b| b.round() as u64)
         }))

@@ -32,11 +32,11 @@ fn one_request(prefill: Option<TimingSpec>, decode: Option<TimingSpec>) -> Repla
     );
     spec.topology = TopologySpec::Disaggregated {
         prefill: PoolSpec {
-            timing: prefill,
+            timing: prefill.map(Box::new),
             ..PoolSpec::new(1)
         },
         decode: PoolSpec {
-            timing: decode,
+            timing: decode.map(Box::new),
             ..PoolSpec::new(1)
         },
         kv_transfer: KvTransferSpec {

@@ -608,15 +608,15 @@ impl ReplayArgs {
             ),
         ];
         for (pool, timing, profile, prefix) in pools {
-            let own = pool.timing.clone().unwrap_or_else(|| base.clone());
+            let own = pool.timing.as_deref().unwrap_or(&base).clone();
             let t = timing_flags(timing.as_deref(), profile.as_deref(), &own).with_context(
                 || match (timing, profile) {
                     (Some(t), _) => format!("{prefix}-timing {t}"),
                     (None, p) => format!("{prefix}-profile {}", p.as_deref().unwrap_or_default()),
                 },
             )?;
-            if t.is_some() {
-                pool.timing = t;
+            if let Some(t) = t {
+                pool.timing = Some(Box::new(t));
             }
         }
         Ok(())
