@@ -5,7 +5,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{aisim, command, fixture, stderr, stdout, temp_dir, temp_file as temp, without_host};
+use common::{
+    aisim, command, fixture, json_ok, stderr, stdout, temp_dir, temp_file as temp, without_host,
+};
 
 #[test]
 fn the_demo_replays_by_default() {
@@ -850,9 +852,7 @@ fn the_load_planner_scales_each_disaggregated_pool_from_flags() {
         "--format",
         "json",
     ];
-    let o = aisim(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_ok(&args);
     let load = &v["spec"]["scaling"]["load"];
     assert_eq!(load["prefill"]["max_workers"], 3);
     assert_eq!(load["decode"]["max_workers"], 5);

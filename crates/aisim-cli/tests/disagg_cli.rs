@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{aisim, assert_refused, stderr, stdout, without_host};
+use common::{aisim, assert_refused, json_ok, stderr, stdout, without_host};
 
 const DISAGG: &[&str] = &[
     "replay",
@@ -228,9 +228,7 @@ fn each_pool_runs_its_own_timing_from_flags() {
         "--format",
         "json",
     ]);
-    let o = aisim(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_ok(&args);
     // The prefill pool's 10 ms pass + 1,000 × 100 B / 0.1 GB/s + 2 ms + the
     // decode pool's 4 ms.
     assert_eq!(v["latency"]["ttft_ms"]["max"], 17.0);

@@ -166,11 +166,7 @@ fn a_draining_worker_of_each_pool_takes_no_new_request_and_finishes_what_it_hold
         },
         ..ReplaySpec::default()
     };
-    let out = Replayer::new(spec, Scripted)
-        .unwrap()
-        .with_records(true)
-        .run()
-        .unwrap();
+    let out = run_scripted(spec);
     assert_counts_add_up(&out, "scripted");
     assert_eq!(out.report.outcomes.completed, 30);
     let tick = 1_000_000_000;

@@ -140,11 +140,7 @@ fn a_draining_worker_takes_no_new_request_and_finishes_what_it_holds() {
         },
         ..ReplaySpec::default()
     };
-    let out = Replayer::new(spec, Scripted)
-        .unwrap()
-        .with_records(true)
-        .run()
-        .unwrap();
+    let out = run_scripted(spec);
     assert_counts_add_up(&out, "planner");
     assert_eq!(out.report.outcomes.completed, 40);
     assert_eq!(out.report.policies.scaling, "drain_one");

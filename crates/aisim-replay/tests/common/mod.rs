@@ -149,6 +149,15 @@ impl ScalingPolicy for DrainOne {
     }
 }
 
+/// `spec` replayed with `Scripted`, every record kept.
+pub fn run_scripted(spec: ReplaySpec) -> ReplayOutput {
+    Replayer::new(spec, Scripted)
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap()
+}
+
 /// Round robin placement, `DrainOne` scaling in every pool.
 pub struct Scripted;
 
