@@ -5,7 +5,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{aisim, command, fixture, stderr, stdout, temp_dir, temp_file as temp, without_host};
+use common::{
+    aisim, command, fixture, json_ok, stderr, stdout, temp_dir, temp_file as temp, without_host,
+};
 
 #[test]
 fn the_demo_replays_by_default() {
@@ -472,16 +474,45 @@ fn flags_that_would_be_ignored_are_errors_naming_them() {
             &["--startup-s", "--planner load"],
         ),
         (
+            &["replay", "--planner", "load", "--decode-max-workers", "2"],
+            &["--decode-max-workers has no effect on an aggregated topology"],
+        ),
+        (
+            &["replay", "--planner", "load", "--planner-tpot-ms", "50"],
+            &["--planner-tpot-ms has no effect on an aggregated topology"],
+        ),
+        (
+            &[
+                "replay",
+                "--prefill-workers",
+                "1",
+                "--decode-workers",
+                "1",
+                "--kv-bytes-per-token",
+                "100",
+                "--prefill-min-workers",
+                "1",
+            ],
+            &["--prefill-min-workers has no effect with the scaling policy none"],
+        ),
+        (
             &[
                 "replay",
                 "--planner",
                 "load",
                 "--prefill-workers",
-                "1",
+                "2",
                 "--decode-workers",
                 "1",
+                "--kv-bytes-per-token",
+                "100",
+                "--prefill-max-workers",
+                "1",
             ],
-            &["scaling.policy", "aggregated pool only"],
+            &[
+                "--prefill-max-workers: ",
+                "`scaling.load.prefill.max_workers`: 1 is below the 2 workers the prefill pool starts with",
+            ],
         ),
         (
             &[
@@ -779,6 +810,69 @@ fn every_router_runs_and_the_report_names_the_policy_that_ran() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn the_load_planner_scales_each_disaggregated_pool_from_flags() {
+    let args = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "400",
+        "--rate",
+        "40",
+        "--burstiness",
+        "0.05",
+        "--timing",
+        "fixed:40,10",
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--prefill-max-num-seqs",
+        "1",
+        "--decode-max-num-seqs",
+        "4",
+        "--kv-bytes-per-token",
+        "100",
+        "--planner",
+        "load",
+        "--prefill-max-workers",
+        "3",
+        "--decode-max-workers",
+        "5",
+        "--planner-tick-s",
+        "2",
+        "--startup-s",
+        "1",
+        "--planner-ttft-ms",
+        "300",
+        "--planner-tpot-ms",
+        "40",
+        "--format",
+        "json",
+    ];
+    let v = json_ok(&args);
+    let load = &v["spec"]["scaling"]["load"];
+    assert_eq!(load["prefill"]["max_workers"], 3);
+    assert_eq!(load["decode"]["max_workers"], 5);
+    assert_eq!(load["tpot_ms"], 40.0);
+    let timeline = v["scaling"]["timeline"].as_array().unwrap();
+    for (pool, max) in [("prefill", 3), ("decode", 5)] {
+        let n: Vec<u64> = timeline
+            .iter()
+            .filter(|c| c["pool"] == pool)
+            .map(|c| c["workers"].as_u64().unwrap())
+            .collect();
+        assert!(
+            n.len() > 1 && n.iter().all(|&n| (1..=max).contains(&n)),
+            "{pool}: {n:?}"
+        );
+    }
+    let pools = v["pools"].as_array().unwrap();
+    assert!(pools
+        .iter()
+        .all(|p| p["worker_seconds"].as_f64().unwrap() > 0.0));
 }
 
 #[test]

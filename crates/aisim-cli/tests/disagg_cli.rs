@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{aisim, stderr, stdout, without_host};
+use common::{aisim, assert_refused, json_ok, stderr, stdout, without_host};
 
 const DISAGG: &[&str] = &[
     "replay",
@@ -205,4 +205,51 @@ fn every_router_places_a_disaggregated_run() {
     assert_eq!(e["requests"], v["outcomes"]["offered"]);
     let v = run_json(&["--router", "sticky", "--router-inner", "kv"]);
     assert_eq!(v["policies"]["placement"], "sticky(kv)");
+}
+
+#[test]
+fn each_pool_runs_its_own_timing_from_flags() {
+    let args = one_and_one(&[
+        "--synthetic",
+        "--requests",
+        "1",
+        "--input-tokens",
+        "1000",
+        "--output-tokens",
+        "3",
+        "--prefill-timing",
+        "fixed:10,99",
+        "--decode-timing",
+        "fixed:99,4",
+        "--kv-transfer-gb-s",
+        "0.1",
+        "--kv-transfer-latency-ms",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v = json_ok(&args);
+    // The prefill pool's 10 ms pass + 1,000 × 100 B / 0.1 GB/s + 2 ms + the
+    // decode pool's 4 ms.
+    assert_eq!(v["latency"]["ttft_ms"]["max"], 17.0);
+    assert_eq!(v["spec"]["topology"]["decode"]["timing"]["decode_ms"], 4.0);
+    assert_eq!(v["policies"]["decode_timing"], "fixed");
+    // Profiles of two models: refused, naming both flags.
+    assert_refused(
+        &one_and_one(&[
+            "--prefill-profile",
+            "h100/llama-3.1-8b",
+            "--decode-profile",
+            "h100/llama-3.1-70b/tp4",
+        ]),
+        "--decode-profile: invalid replay spec: `topology.decode.timing.profile`: h100/llama-3.1-70b/tp4 serves llama-3.1-70b, but the prefill pool's profile h100/llama-3.1-8b (`topology.prefill.timing.profile`, --prefill-profile) serves llama-3.1-8b",
+    );
+    assert_refused(
+        &one_and_one(&["--decode-timing", "fixed:-1,4"]),
+        "--decode-timing: invalid replay spec: `topology.decode.timing.prefill_ms`",
+    );
+    assert_refused(
+        &["replay", "--prefill-profile", "h100/llama-3.1-8b"],
+        "--prefill-profile has no effect on an aggregated topology",
+    );
 }

@@ -581,6 +581,36 @@ fn disagg_verify_engine_marks_splits_and_recommends_by_the_replay() {
 }
 
 #[test]
+fn disagg_verify_engine_replays_two_profiles_and_recommends_by_them() {
+    // An A100 decode pool: 1 + 3 no longer meets the SLOs in the replay.
+    let mut args: Vec<&str> = DISAGG_VERIFY.to_vec();
+    for (flag, value) in [
+        ("--gpu-decode", "a100/llama-3.1-8b/tp1"),
+        ("--max-decode", "6"),
+    ] {
+        let at = args.iter().position(|a| *a == flag).unwrap();
+        args[at + 1] = value;
+    }
+    args.extend(["--verify-top", "4", "--format", "json"]);
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["engine"]["verified"].as_array().unwrap();
+    let marked: Vec<(u64, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["split"]["n_decode"].as_u64().unwrap(),
+                r["meets"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(marked, [(3, false), (4, false), (5, true), (6, true)]);
+    assert_eq!(v["recommended"]["n_decode"], 5);
+    assert_eq!(v["recommended_by"], "engine");
+}
+
+#[test]
 fn disagg_verify_flags_reject_bad_values_and_no_ops() {
     let bad = |extra: &[&str], needle: &str| {
         let args = disagg_verify(extra);
@@ -598,7 +628,7 @@ fn disagg_verify_flags_reject_bad_values_and_no_ops() {
         "--kv-transfer-latency-ms",
     );
     bad(&["--kv-bytes-per-token", "0"], "--kv-bytes-per-token");
-    bad(&["--gpu-decode", "a100/llama-3.1-8b/tp1"], "--gpu-decode");
+    bad(&["--gpu-decode", "h100/llama-3.1-70b/tp4"], "--gpu-decode");
     bad(&["--timing", "nonsense"], "nonsense");
     fails_with(&["disagg", "--verify", "slots"], "--verify");
     fails_with(

@@ -1,16 +1,16 @@
 //! `disagg`: an analytic prefill/decode split.
 
 use aisim_core::profile::GpuProfile;
-use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
-use aisim_core::EngineConfig;
+use aisim_core::timing::PhysicsCoefficients;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::{
-    ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec as ReplayPool, RouterKind,
-    SyntheticSpec, TopologySpec, WorkloadSpec,
+    ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec as ReplayPool, SyntheticSpec,
+    TopologySpec, WorkloadSpec,
 };
 use aisim_replay::{ReplaySpec, Replayer};
 use serde::Serialize;
 
+use crate::engine_verify::{engine_check, profile_engine, profile_timing};
 use crate::validate;
 use crate::FleetError;
 
@@ -291,15 +291,17 @@ impl DisaggVerifyParams {
         validate::count("--n-sim-req", self.n_req, validate::MAX_REQUESTS)?;
         validate::positive("--kv-transfer-gb-s", self.kv_transfer_gb_s)?;
         validate::non_negative("--kv-transfer-latency-ms", self.kv_transfer_latency_ms)?;
-        if prefill.key() != decode.key() {
-            return Err(FleetError::invalid(
-                "--gpu-decode",
-                decode.key(),
-                format!(
-                    "--verify engine replays both pools with one timing model: give --gpu-prefill and --gpu-decode the same profile (--gpu-prefill is {})",
-                    prefill.key()
-                ),
-            ));
+        if let (Some(pm), Some(dm)) = (prefill.model_name(), decode.model_name()) {
+            if pm != dm {
+                return Err(FleetError::invalid(
+                    "--gpu-decode",
+                    decode.key(),
+                    format!(
+                        "serves {dm}, but --gpu-prefill {} serves {pm}: --verify engine hands each prompt's KV from a prefill to a decode worker, so both serve one model",
+                        prefill.key()
+                    ),
+                ));
+            }
         }
         match self.kv_bytes_per_token {
             Some(0) => Err(FleetError::invalid(
@@ -308,8 +310,10 @@ impl DisaggVerifyParams {
                 "must be at least 1",
             )),
             Some(b) => Ok(b),
-            None => prefill
-                .kv_bytes_per_token()
+            // The prefill profile's first: it computes what is sent.
+            None => [prefill, decode]
+                .iter()
+                .find_map(|p| p.kv_bytes_per_token())
                 .filter(|b| b.is_finite() && *b >= 1.0)
                 .map(|b| b.round() as u64)
                 .ok_or_else(|| {
@@ -326,28 +330,13 @@ impl DisaggVerifyParams {
     }
 }
 
-/// One pool's engine: the profile's KV capacity and its slots at `max_ctx`.
-fn pool_engine(profile: &dyn GpuProfile, max_ctx: u32) -> EngineConfig {
-    let mut e = EngineConfig::default();
-    let block_size = e.effective_block_size();
-    let kv_tokens = profile.total_kv_blks() * profile.blk_size() as u64;
-    e.num_gpu_blocks = Some(
-        u32::try_from(kv_tokens / block_size as u64)
-            .unwrap_or(u32::MAX)
-            .max(1),
-    );
-    e.max_num_seqs = u32::try_from(profile.n_slots(max_ctx))
-        .unwrap_or(u32::MAX)
-        .max(1);
-    e
-}
-
 /// The replay spec that stands for one split: `n_prefill` prefill and
-/// `n_decode` decode workers, each pool's engine from its profile (KV
-/// capacity, slots at `max_ctx`), the profile's timing, Poisson arrivals at
-/// `lam` of `mean_isl` prompt and `mean_osl` output tokens, the least-loaded
-/// router in both pools, the whole prompt sent over the link, the first
-/// fifth as warm-up.
+/// `n_decode` decode workers, each pool's engine (KV capacity, slots at
+/// `max_ctx`) and timing from its own profile (the decode pool's its own
+/// model only when the profiles differ), Poisson arrivals at `lam` of
+/// `mean_isl` prompt and `mean_osl` output tokens, the least-loaded router
+/// in both pools, the whole prompt sent over the link, the first fifth as
+/// warm-up.
 pub fn disagg_replay_spec(
     split: &DisaggPoint,
     prefill: &dyn GpuProfile,
@@ -360,9 +349,14 @@ pub fn disagg_replay_spec(
     let osl = p.mean_osl.round().max(1.0) as u32;
     let pool = |workers: u64, profile: &dyn GpuProfile| ReplayPool {
         workers: u32::try_from(workers).unwrap_or(u32::MAX).max(1),
-        engine: Some(Box::new(pool_engine(profile, p.max_ctx))),
+        engine: Some(Box::new(profile_engine(
+            profile,
+            profile.n_slots(p.max_ctx),
+        ))),
+        timing: (profile.key() != prefill.key())
+            .then(|| Box::new(profile_timing(profile, v.coefficients))),
     };
-    let mut spec = ReplaySpec {
+    let spec = ReplaySpec {
         seed: v.seed,
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: v.n_req,
@@ -386,20 +380,10 @@ pub fn disagg_replay_spec(
                 mode: KvTransferMode::FullPrompt,
             },
         },
-        timing: match v.coefficients {
-            None => TimingSpec::Iteration {
-                profile: prefill.key().to_string(),
-            },
-            Some(coefficients) => TimingSpec::Physics {
-                profile: prefill.key().to_string(),
-                coefficients,
-            },
-        },
+        timing: profile_timing(prefill, v.coefficients),
         ..ReplaySpec::default()
     };
-    spec.router.policy = RouterKind::LeastLoaded;
-    spec.discipline.warmup_requests = v.n_req / 5;
-    spec
+    engine_check(spec, v.n_req)
 }
 
 /// Replays one split and holds its P99s against the SLOs.
@@ -443,9 +427,9 @@ pub fn disagg_verified(
     p: &DisaggParams,
     v: &DisaggVerifyParams,
 ) -> Result<DisaggReport, FleetError> {
-    p.validate(prefill, decode)?;
-    let kv_bytes_per_token = v.validate(prefill, decode)?;
+    // `disagg` validates `p`; the sweep is bounded, so it may run first.
     let mut r = disagg(prefill, decode, p)?;
+    let kv_bytes_per_token = v.validate(prefill, decode)?;
     let mut order: Vec<&DisaggPoint> = r.points.iter().collect();
     order.sort_by(|a, b| {
         a.cost_per_hr

@@ -24,9 +24,7 @@ pub fn pool_replay_spec(
     seed: u64,
     coefficients: Option<PhysicsCoefficients>,
 ) -> ReplaySpec {
-    let block_size = EngineConfig::default().effective_block_size();
-    let kv_tokens = profile.total_kv_blks() * profile.blk_size() as u64;
-    let mut spec = ReplaySpec {
+    let spec = ReplaySpec {
         seed,
         workload: WorkloadSpec::Synthetic(SyntheticSpec {
             requests: n_req,
@@ -49,23 +47,47 @@ pub fn pool_replay_spec(
         topology: TopologySpec::Aggregated {
             workers: pool.size.n_gpus.max(1) as u32,
         },
-        timing: match coefficients {
-            None => TimingSpec::Iteration {
-                profile: profile.key().to_string(),
-            },
-            Some(coefficients) => TimingSpec::Physics {
-                profile: profile.key().to_string(),
-                coefficients,
-            },
-        },
+        timing: profile_timing(profile, coefficients),
+        engine: profile_engine(profile, pool.cal.n_slots),
         ..ReplaySpec::default()
     };
-    spec.engine.num_gpu_blocks = Some(
+    engine_check(spec, n_req)
+}
+
+/// The engine of a worker of `profile`: the profile's KV capacity (in blocks
+/// of the default size) and `slots` running requests at most.
+pub(crate) fn profile_engine(profile: &dyn GpuProfile, slots: u64) -> EngineConfig {
+    let mut e = EngineConfig::default();
+    let block_size = e.effective_block_size();
+    let kv_tokens = profile.total_kv_blks() * profile.blk_size() as u64;
+    e.num_gpu_blocks = Some(
         u32::try_from(kv_tokens / block_size as u64)
             .unwrap_or(u32::MAX)
             .max(1),
     );
-    spec.engine.max_num_seqs = u32::try_from(pool.cal.n_slots).unwrap_or(u32::MAX).max(1);
+    e.max_num_seqs = u32::try_from(slots).unwrap_or(u32::MAX).max(1);
+    e
+}
+
+/// The profile's iteration model, or its physics model under `coefficients`.
+pub(crate) fn profile_timing(
+    profile: &dyn GpuProfile,
+    coefficients: Option<PhysicsCoefficients>,
+) -> TimingSpec {
+    let profile = profile.key().to_string();
+    match coefficients {
+        None => TimingSpec::Iteration { profile },
+        Some(coefficients) => TimingSpec::Physics {
+            profile,
+            coefficients,
+        },
+    }
+}
+
+/// What every engine check's replay shares: the least-loaded router (the
+/// DES's shortest queue) and the first fifth of the `n_req` requests as
+/// warm-up.
+pub(crate) fn engine_check(mut spec: ReplaySpec, n_req: u64) -> ReplaySpec {
     spec.router.policy = RouterKind::LeastLoaded;
     spec.discipline.warmup_requests = n_req / 5;
     spec

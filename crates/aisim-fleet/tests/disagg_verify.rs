@@ -103,7 +103,6 @@ fn the_engine_check_is_deterministic() {
 #[test]
 fn bad_settings_name_their_flag() {
     let g = resolve_profile(PROFILE).unwrap();
-    let a100 = resolve_profile("a100/llama-3.1-8b/tp1").unwrap();
     let bare = resolve_profile("h100").unwrap();
     let p = params(500.0);
     let err = |pre: &dyn aisim_core::profile::GpuProfile,
@@ -133,9 +132,13 @@ fn bad_settings_name_their_flag() {
         let e = err(g.as_ref(), g.as_ref(), v);
         assert!(e.contains(flag), "{flag}: {e}");
     }
-    let e = err(g.as_ref(), a100.as_ref(), verify());
+    let other_model = resolve_profile("h100/llama-3.1-70b/tp4").unwrap();
+    let e = err(g.as_ref(), other_model.as_ref(), verify());
     assert!(
-        e.contains("--gpu-decode") && e.contains("one timing model"),
+        e.contains("--gpu-decode")
+            && e.contains(
+                "serves llama-3.1-70b, but --gpu-prefill h100/llama-3.1-8b/tp1 serves llama-3.1-8b"
+            ),
         "{e}"
     );
     let e = err(bare.as_ref(), bare.as_ref(), verify());
@@ -149,4 +152,53 @@ fn bad_settings_name_their_flag() {
     p.lam = 5.0;
     let r = disagg_verified(bare.as_ref(), bare.as_ref(), &p, &v);
     assert!(r.is_ok(), "{:?}", r.err());
+}
+
+/// H100 prefill, A100 decode: the decode pool replays on the A100's own
+/// model and KV, so it needs more decode workers than the analytic split
+/// (and than the same run on H100s alone) says.
+#[test]
+fn different_prefill_and_decode_profiles_replay_each_pool_on_its_own_gpus() {
+    let h100 = resolve_profile(PROFILE).unwrap();
+    let a100 = resolve_profile("a100/llama-3.1-8b/tp1").unwrap();
+    let p = DisaggParams {
+        max_decode: 6,
+        ..params(500.0)
+    };
+    let v = DisaggVerifyParams { top: 4, ..verify() };
+    let r = disagg_verified(h100.as_ref(), a100.as_ref(), &p, &v).unwrap();
+    let e = r.engine.as_ref().unwrap();
+    assert_eq!(e.kv_bytes_per_token, 131_072, "one model, its KV bytes");
+    let splits: Vec<(u64, u64)> = e
+        .verified
+        .iter()
+        .map(|c| (c.split.n_prefill, c.split.n_decode))
+        .collect();
+    assert_eq!(splits, [(1, 3), (1, 4), (1, 5), (1, 6)], "cheapest first");
+    for c in &e.verified {
+        let ttft = c.ttft_p99_ms.unwrap_or(f64::INFINITY);
+        let tpot = c.tpot_p99_ms.unwrap_or(f64::INFINITY);
+        assert_eq!(c.meets_ttft, ttft <= p.slo_ttft_ms, "{c:?}");
+        assert_eq!(c.meets_tpot, tpot <= p.slo_tpot_ms, "{c:?}");
+        assert_eq!(c.meets, c.meets_ttft && c.meets_tpot);
+        assert_eq!((c.offered, c.completed), (1600, 1600));
+    }
+    let meets: Vec<bool> = e.verified.iter().map(|c| c.meets).collect();
+    assert_eq!(meets, [false, false, true, true]);
+    let best = r.best.as_ref().unwrap();
+    assert_eq!((best.n_prefill, best.n_decode), (1, 3), "the analytic best");
+    let rec = r.recommended.as_ref().unwrap();
+    assert_eq!(
+        (rec.n_prefill, rec.n_decode),
+        (1, 5),
+        "the cheapest that met"
+    );
+    assert_eq!(r.recommended_by, "engine");
+    // On H100s alone, 1 + 3 meets: the decode profile made the difference.
+    let same = run(&p, &v);
+    let rec = same.recommended.as_ref().unwrap();
+    assert_eq!((rec.n_prefill, rec.n_decode), (1, 3));
+    // The A100 decode pool's TPOT is its own, not the H100's.
+    let tpot = |r: &DisaggReport| r.engine.as_ref().unwrap().verified[2].tpot_p99_ms;
+    assert_ne!(tpot(&r), tpot(&same));
 }

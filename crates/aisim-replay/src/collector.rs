@@ -236,6 +236,9 @@ pub struct TraceCollector {
     /// TTFTs (ns from planned arrival) of first tokens since the scaling
     /// policy last looked (only with a scaling policy that ticks).
     recent_ttft: Option<Vec<u64>>,
+    /// TPOTs (ns a token after the first) of requests completed since the
+    /// scaling policy last looked (likewise).
+    recent_tpot: Option<Vec<u64>>,
 }
 
 /// What a collector hands over at the end.
@@ -279,12 +282,24 @@ impl TraceCollector {
             pool_gaps_at_once: options.every_request_completes,
             trace_rows: options.trace_rows,
             recent_ttft: None,
+            recent_tpot: None,
         }
     }
 
-    /// Keeps the TTFT of every first token for `take_recent_ttft`.
-    pub fn track_recent_ttft(&mut self) {
+    /// Keeps the TTFT of every first token for `take_recent_ttft`, and the
+    /// TPOT of every completed request for `take_recent_tpot`.
+    pub fn track_recent_latency(&mut self) {
         self.recent_ttft = Some(Vec::new());
+        self.recent_tpot = Some(Vec::new());
+    }
+
+    /// The TPOTs (ns) of the requests completed since the last call (those
+    /// with two tokens or more), in no order.
+    pub fn take_recent_tpot(&mut self, into: &mut Vec<u64>) {
+        into.clear();
+        if let Some(v) = &mut self.recent_tpot {
+            std::mem::swap(v, into);
+        }
     }
 
     /// The TTFTs (ns) of the first tokens since the last call, in no order.
@@ -417,6 +432,9 @@ impl TraceCollector {
         };
         r.terminal_ns = at.0;
         r.outcome = outcome;
+        if let (Some(v), Outcome::Completed, 2..) = (&mut self.recent_tpot, outcome, r.tokens) {
+            v.push((r.last_token_ns - r.first_token_ns) / u64::from(r.tokens - 1));
+        }
         let measured = outcome == Outcome::Completed && r.in_cohort;
         let gaps = self.pending_gaps.remove(&id).unwrap_or_default();
         if measured {

@@ -10,13 +10,13 @@ use aisim_core::{Engine, EngineConfig};
 use crate::collector::{Collected, CollectorOptions, RequestRecord};
 use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
-use crate::policy::ReplayComposition;
+use crate::policy::{DisaggPool, ReplayComposition, ScalingPolicy};
 use crate::report::{PolicyNames, ReplayReport, RunTotals};
 use crate::runtime::{
     AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Scaler, Silent, Topology,
     Workers,
 };
-use crate::spec::{ReplaySpec, TopologySpec, WorkloadSpec};
+use crate::spec::{PoolPlan, ReplaySpec, TopologySpec, WorkloadSpec};
 use crate::trace::TraceData;
 use crate::workload::{build_workload_with, ms_to_duration, Workload, DEMO_TRACE_NAME};
 
@@ -149,10 +149,11 @@ impl<C: ReplayComposition> Replayer<C> {
         );
         let placement = self.composition.placement(spec);
         let scaling = self.composition.scaling(spec);
-        let policies = PolicyNames {
+        let mut policies = PolicyNames {
             placement: placement.name().to_string(),
             scaling: scaling.name().to_string(),
-            timing: timing_name.clone(),
+            timing: timing_name,
+            decode_timing: None,
         };
         let options = CollectorOptions {
             keep_records: self.keep_records,
@@ -165,26 +166,19 @@ impl<C: ReplayComposition> Replayer<C> {
         };
         let (mut collected, mut totals) = match &spec.topology {
             TopologySpec::Aggregated { workers } => {
-                let planner = spec.scaling.load_planner(spec);
+                let plans = spec.scaling.plans(spec);
+                let scaler = pool_scaler("workers", scaling, *workers, plans.first());
                 // With a scaling policy that ticks, the pool has a slot for
                 // every worker it may reach; the first `workers` start.
-                let (slots, min) = match planner {
-                    Some((p, max, _)) => (max, p.min_workers),
-                    None => (*workers, 1),
-                };
-                let ticks = scaling.first_tick().is_some();
+                let slots = scaler.as_ref().map_or(*workers, Scaler::slots);
                 let topo = AggTopology::new(
-                    pool_workers(if ticks { slots } else { *workers }, &spec.engine, &timing)?,
+                    pool_workers(slots, &spec.engine, &timing)?,
                     &spec.engine,
                     placement,
                 );
-                let topo = if ticks {
-                    let startup = planner.map_or(0.0, |(p, _, _)| p.startup_s);
-                    let scaler =
-                        Scaler::new(scaling, slots, *workers, min, ms_to_duration(startup * 1e3));
-                    topo.with_scaler(scaler, *workers)
-                } else {
-                    topo
+                let topo = match scaler {
+                    Some(s) => topo.with_scaler(s, *workers),
+                    None => topo,
                 };
                 self.run_topology(topo, workload, options, observer)?
             }
@@ -193,29 +187,56 @@ impl<C: ReplayComposition> Replayer<C> {
                 decode,
                 kv_transfer,
             } => {
-                if scaling.first_tick().is_some() {
-                    return Err(ReplayError::spec(
-                        "scaling",
-                        format!(
-                            "the scaling policy {} ticks, but a disaggregated run's pools are fixed so far",
-                            scaling.name()
-                        ),
-                    ));
-                }
+                let plans = spec.scaling.plans(spec);
+                let scalers = [
+                    pool_scaler("prefill", scaling, prefill.workers, plans.first()),
+                    pool_scaler(
+                        "decode",
+                        self.composition.decode_scaling(spec),
+                        decode.workers,
+                        plans.get(1),
+                    ),
+                ];
+                let slots = |s: &Option<Scaler>, start| s.as_ref().map_or(start, Scaler::slots);
                 let pools = spec.pools();
                 let (prefill_engine, decode_engine) = (pools[0].engine, pools[1].engine);
+                let pool_timing = |pool| -> Result<_, ReplayError> {
+                    Ok(self
+                        .composition
+                        .pool_timing(spec, pool)?
+                        .unwrap_or_else(|| timing.clone()))
+                };
+                let prefill_timing = pool_timing(DisaggPool::Prefill)?;
+                let decode_timing = pool_timing(DisaggPool::Decode)?;
+                policies.timing = prefill_timing.name().to_string();
+                if !Arc::ptr_eq(&prefill_timing, &decode_timing) {
+                    policies.decode_timing = Some(decode_timing.name().to_string());
+                }
                 let topo = DisaggTopology::new(
                     (
-                        pool_workers(prefill.workers, prefill_engine, &timing)?,
+                        pool_workers(
+                            slots(&scalers[0], prefill.workers),
+                            prefill_engine,
+                            &prefill_timing,
+                        )?,
                         prefill_engine,
                         placement,
                     ),
                     (
-                        pool_workers(decode.workers, decode_engine, &timing)?,
+                        pool_workers(
+                            slots(&scalers[1], decode.workers),
+                            decode_engine,
+                            &decode_timing,
+                        )?,
                         decode_engine,
                         self.composition.decode_placement(spec),
                     ),
                     kv_transfer,
+                );
+                let [p, d] = scalers;
+                let topo = topo.with_scalers(
+                    p.map(|s| (s, prefill.workers)),
+                    d.map(|s| (s, decode.workers)),
                 );
                 self.run_topology(topo, workload, options, observer)?
             }
@@ -260,6 +281,23 @@ impl<C: ReplayComposition> Replayer<C> {
         runtime.set_stream_records(self.stream_records);
         runtime.run(observer)
     }
+}
+
+/// A pool's scaling state when `policy` ticks: a slot for every worker the
+/// spec's plan lets it reach (its count at the start without a plan), of
+/// which the first `start` accept.
+fn pool_scaler(
+    pool: &'static str,
+    policy: Box<dyn ScalingPolicy>,
+    start: u32,
+    plan: Option<&PoolPlan>,
+) -> Option<Scaler> {
+    policy.first_tick()?;
+    let (slots, min, startup_s) = plan.map_or((start, 1, 0.0), |p| {
+        (p.max_workers, p.min_workers, p.startup_s)
+    });
+    let startup = ms_to_duration(startup_s * 1e3);
+    Some(Scaler::new(pool, policy, slots, start, min, startup))
 }
 
 /// `count` workers of `engine`: one engine now, to refuse a bad

@@ -87,8 +87,13 @@ pub struct PolicyNames {
     pub placement: String,
     /// Scaling policy.
     pub scaling: String,
-    /// Timing model of the engines (`TimingModel::name`).
+    /// Timing model of the engines (`TimingModel::name`; disaggregated, the
+    /// prefill pool's).
     pub timing: String,
+    /// Disaggregated: the decode pool's timing model, when it runs one of
+    /// its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_timing: Option<String>,
 }
 
 /// Where the requests came from.

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use aisim_core::profile::resolve_profile;
 use aisim_core::timing::TimingSpec;
@@ -15,6 +16,11 @@ use crate::error::ReplayError;
 use crate::trace::{float, TraceFormat};
 use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
+
+mod scaling;
+pub use scaling::{
+    LatencyTarget, LoadPlannerSpec, PoolBoundsSpec, PoolPlan, ScalingKind, ScalingSpec,
+};
 
 /// A complete, reproducible description of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -326,14 +332,18 @@ pub struct PoolSpec {
     /// The pool's engine; the spec's `engine` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<Box<EngineConfig>>,
+    /// The pool's pass timing (its GPUs); the spec's `timing` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Box<TimingSpec>>,
 }
 
 impl PoolSpec {
-    /// `workers` workers on the spec's engine.
+    /// `workers` workers on the spec's engine and timing.
     pub fn new(workers: u32) -> PoolSpec {
         PoolSpec {
             workers,
             engine: None,
+            timing: None,
         }
     }
 }
@@ -349,9 +359,22 @@ pub struct PoolRef<'a> {
     pub engine: &'a EngineConfig,
     /// Whether the engine is the pool's own (else the spec's `engine`).
     pub own_engine: bool,
+    /// Its pass timing.
+    pub timing: &'a TimingSpec,
+    /// Whether the timing is the pool's own (else the spec's `timing`).
+    pub own_timing: bool,
 }
 
 impl PoolRef<'_> {
+    /// The spec field of its timing (`timing`, or the pool's own).
+    pub fn timing_field(&self) -> String {
+        if self.own_timing {
+            format!("{}.timing", self.field)
+        } else {
+            "timing".to_string()
+        }
+    }
+
     /// The spec field of one of its engine's settings (`setting` as
     /// `EngineConfig::validate` names it).
     pub fn engine_field(&self, setting: &str) -> String {
@@ -579,145 +602,6 @@ pub struct RouterQueueSpec {
     pub capacity: u32,
 }
 
-/// Built-in scaling policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ScalingKind {
-    /// A fixed number of workers.
-    #[default]
-    None,
-    /// The load-based planner (`load`): adds a worker when the recent p90
-    /// TTFT or the queue depth per worker exceeds its target, removes one
-    /// when the load stays low, within `min_workers..=max_workers`.
-    Load,
-}
-
-impl ScalingKind {
-    /// The policy's name (as the spec and the CLI spell it).
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalingKind::None => "none",
-            ScalingKind::Load => "load",
-        }
-    }
-}
-
-/// Scaling policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct ScalingSpec {
-    /// Which policy.
-    pub policy: ScalingKind,
-    /// The load-based planner's parameters (with `policy: load` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub load: Option<LoadPlannerSpec>,
-}
-
-/// The load-based planner's parameters. The topology's worker count is the
-/// count at the start; it must lie within `min_workers..=max_workers`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LoadPlannerSpec {
-    /// Fewest workers (accepting or starting), at least 1.
-    pub min_workers: u32,
-    /// Most workers (accepting or starting); `None`: the topology's count.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_workers: Option<u32>,
-    /// Time between ticks, s (the first tick is one interval after the start).
-    pub tick_s: f64,
-    /// Time from a scale-up decision until the new worker accepts requests, s.
-    pub startup_s: f64,
-    /// Target for the p90 TTFT of the requests whose first token came since
-    /// the last tick, ms (`None`: `sla.ttft_ms`, or 1,000 without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttft_ms: Option<f64>,
-    /// Target for the waiting requests per accepting worker at a tick.
-    pub queue_depth: f64,
-}
-
-impl Default for LoadPlannerSpec {
-    fn default() -> Self {
-        LoadPlannerSpec {
-            min_workers: 1,
-            max_workers: None,
-            tick_s: 10.0,
-            startup_s: 30.0,
-            ttft_ms: None,
-            queue_depth: 4.0,
-        }
-    }
-}
-
-impl ScalingSpec {
-    /// The planner's parameters with the spec's defaults filled in, when the
-    /// policy is `load`: (parameters, max workers, TTFT target in ms).
-    pub fn load_planner(&self, spec: &ReplaySpec) -> Option<(LoadPlannerSpec, u32, f64)> {
-        if self.policy != ScalingKind::Load {
-            return None;
-        }
-        let p = self.load.unwrap_or_default();
-        let max = p.max_workers.unwrap_or(spec.workers());
-        let ttft = p.ttft_ms.or(spec.sla.ttft_ms).unwrap_or(1000.0);
-        Some((p, max, ttft))
-    }
-
-    fn validate(&self, spec: &ReplaySpec) -> Result<(), ReplayError> {
-        if self.policy == ScalingKind::None {
-            if self.load.is_some() {
-                return Err(ReplayError::spec(
-                    "scaling.load",
-                    "has no effect with scaling policy none: set policy to load",
-                ));
-            }
-            return Ok(());
-        }
-        if let TopologySpec::Disaggregated { .. } = spec.topology {
-            return Err(ReplayError::spec(
-                "scaling.policy",
-                "load: the planner scales the aggregated pool only so far (a disaggregated run's pools are fixed)",
-            ));
-        }
-        let (p, max, ttft) = self.load_planner(spec).expect("policy load");
-        if p.min_workers == 0 {
-            return Err(ReplayError::spec(
-                "scaling.load.min_workers",
-                "0: at least 1 worker",
-            ));
-        }
-        // Each bound's own field, so the message leads with the flag that set it.
-        let n = spec.workers();
-        let min = p.min_workers;
-        let (field, reason) = if max < min {
-            ("max_workers", format!("{max} is below min_workers {min}"))
-        } else if n > max {
-            (
-                "max_workers",
-                format!("{max} is below the {n} workers the topology starts with"),
-            )
-        } else if n < min {
-            (
-                "min_workers",
-                format!("{min} is above the {n} workers the topology starts with"),
-            )
-        } else {
-            ("", String::new())
-        };
-        if !field.is_empty() {
-            return Err(ReplayError::spec(format!("scaling.load.{field}"), reason));
-        }
-        check_positive("scaling.load.tick_s", p.tick_s)?;
-        if !(p.startup_s.is_finite() && p.startup_s >= 0.0) {
-            return Err(ReplayError::spec(
-                "scaling.load.startup_s",
-                format!("{} must be 0 or more", p.startup_s),
-            ));
-        }
-        check_positive("scaling.load.ttft_ms", ttft)?;
-        check_positive("scaling.load.queue_depth", p.queue_depth)?;
-        Ok(())
-    }
-}
-
 /// The declared measurement discipline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -752,7 +636,7 @@ pub struct SlaSpec {
     pub e2e_ms: Option<f64>,
 }
 
-fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
+pub(crate) fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
@@ -877,17 +761,57 @@ fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
     }
 }
 
+/// A pool's GPU profile, from its timing.
+struct PoolProfile {
+    /// The spec field of the pool's timing.
+    timing_field: String,
+    key: String,
+    profile: Arc<dyn aisim_core::profile::GpuProfile>,
+}
+
+/// A timing's own values (fixed times, physics coefficients).
+fn check_timing(t: &TimingSpec) -> Result<(), ReplayError> {
+    if let TimingSpec::Fixed {
+        prefill_ms,
+        decode_ms,
+    } = *t
+    {
+        aisim_core::timing::FixedTiming::new(prefill_ms, decode_ms)?;
+    }
+    if let TimingSpec::Physics { coefficients, .. } = t {
+        coefficients.validate("timing.coefficients")?;
+    }
+    Ok(())
+}
+
+/// An error about a `timing.*` field, moved to the pool's own timing.
+fn in_pool_timing(e: ReplayError, pool: &PoolRef<'_>) -> ReplayError {
+    match e {
+        ReplayError::Core(aisim_core::CoreError::InvalidConfig {
+            field,
+            value,
+            reason,
+        }) => ReplayError::spec(
+            format!("{}.{field}", pool.field),
+            format!("{value}: {reason}"),
+        ),
+        other => other,
+    }
+}
+
 /// A GPU profile's engine facts written into one engine configuration (see
 /// `ReplaySpec::apply_profile`).
 fn apply_profile_to(
     e: &mut EngineConfig,
+    engine_field: &str,
+    profile_field: &str,
     profile: &str,
     p: &dyn aisim_core::profile::GpuProfile,
-    tp: u32,
 ) -> Result<(), ReplayError> {
+    let tp = p.gpus();
     if e.tp_size != 1 && e.tp_size != tp {
         return Err(ReplayError::spec(
-            "engine.tp_size",
+            format!("{engine_field}.tp_size"),
             format!(
                 "{} conflicts with profile {profile}, which is tp {tp}: leave tp_size out or set it to {tp}",
                 e.tp_size
@@ -899,7 +823,7 @@ fn apply_profile_to(
         let tokens = p.total_kv_blks().saturating_mul(p.blk_size() as u64);
         if tokens == 0 {
             return Err(ReplayError::spec(
-                "timing.profile",
+                profile_field,
                 format!(
                     "{profile}: the weights leave no GPU memory for KV; use more tensor parallelism (/tpN), a smaller dtype (/fp8) or a larger GPU"
                 ),
@@ -929,18 +853,24 @@ impl ReplaySpec {
     /// Joins every relative path the spec holds (the trace, a timing table)
     /// onto `base`; absolute ones stay as they are.
     pub fn resolve_paths(&mut self, base: &Path) {
-        let paths = [
-            match &mut self.workload {
-                WorkloadSpec::Trace { path, .. } => Some(path),
-                WorkloadSpec::Demo | WorkloadSpec::Synthetic(_) => None,
-            },
-            match &mut self.timing {
-                TimingSpec::Table { path } => Some(path),
-                TimingSpec::Layers { dir, .. } => Some(dir),
-                _ => None,
-            },
-        ];
-        for path in paths.into_iter().flatten() {
+        let mut timings = vec![&mut self.timing];
+        if let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut self.topology
+        {
+            timings.extend(prefill.timing.as_deref_mut());
+            timings.extend(decode.timing.as_deref_mut());
+        }
+        let trace = match &mut self.workload {
+            WorkloadSpec::Trace { path, .. } => Some(path),
+            WorkloadSpec::Demo | WorkloadSpec::Synthetic(_) => None,
+        };
+        let timing_paths = timings.into_iter().map(|t| match t {
+            TimingSpec::Table { path } => Some(path),
+            TimingSpec::Layers { dir, .. } => Some(dir),
+            _ => None,
+        });
+        for path in std::iter::once(trace).chain(timing_paths).flatten() {
             if path.is_relative() {
                 *path = base.join(&*path);
             }
@@ -970,6 +900,8 @@ impl ReplaySpec {
                 workers: *workers,
                 engine: &self.engine,
                 own_engine: false,
+                timing: &self.timing,
+                own_timing: false,
             }],
             TopologySpec::Disaggregated {
                 prefill, decode, ..
@@ -980,47 +912,108 @@ impl ReplaySpec {
                     workers: p.workers,
                     engine: p.engine.as_deref().unwrap_or(&self.engine),
                     own_engine: p.engine.is_some(),
+                    timing: p.timing.as_deref().unwrap_or(&self.timing),
+                    own_timing: p.timing.is_some(),
                 })
                 .collect(),
         }
     }
 
-    /// Every engine configuration the spec holds (the pools' own ones too).
-    fn engines_mut(&mut self) -> Vec<&mut EngineConfig> {
-        let mut engines = vec![&mut self.engine];
-        if let TopologySpec::Disaggregated {
-            prefill, decode, ..
-        } = &mut self.topology
-        {
-            engines.extend(prefill.engine.as_deref_mut());
-            engines.extend(decode.engine.as_deref_mut());
-        }
-        engines
-    }
-
     /// Fills in the engine facts the timing's GPU profile fixes, when the
     /// timing comes from one: its tensor parallelism (`engine.tp_size`, which
     /// must be 1, taken as unset, or the profile's) and its KV memory
-    /// (`engine.kv_budget_tokens`, unless given). Idempotent; a no-op for
-    /// other timing models. The physics model's profile counts as well. `Replayer::new` calls it.
+    /// (`engine.kv_budget_tokens`, unless given). A disaggregated pool with
+    /// a timing of its own gets an engine of its own (the spec's `engine` as
+    /// it was given) with its own profile's facts; the KV bytes of a token
+    /// come from the pools' model (`pool_profiles`). Idempotent; a no-op for
+    /// other timing models. The physics model's profile counts as well.
+    /// `Replayer::new` calls it.
     pub fn apply_profile(&mut self) -> Result<(), ReplayError> {
-        let Some(profile) = self.timing.profile_key().map(str::to_string) else {
+        let given = self.engine.clone();
+        let global = match self.timing.profile_key() {
+            Some(key) => Some((key.to_string(), resolve_profile(key)?)),
+            None => None,
+        };
+        if let Some((key, p)) = &global {
+            apply_profile_to(&mut self.engine, "engine", "timing.profile", key, &**p)?;
+        }
+        let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut self.topology
+        else {
             return Ok(());
         };
-        let p = resolve_profile(&profile)?;
-        let tp = p.gpus();
-        for e in self.engines_mut() {
-            apply_profile_to(e, &profile, &*p, tp)?;
+        for (field, pool) in [("topology.prefill", prefill), ("topology.decode", decode)] {
+            let own = match pool.timing.as_deref() {
+                Some(t) => t.profile_key().map(|k| (k.to_string(), true)),
+                None => global.as_ref().map(|(k, _)| (k.clone(), false)),
+            };
+            let Some((key, own_timing)) = own else {
+                continue;
+            };
+            if own_timing && pool.engine.is_none() {
+                pool.engine = Some(Box::new(given.clone()));
+            }
+            if let Some(e) = pool.engine.as_deref_mut() {
+                let p = resolve_profile(&key)?;
+                let profile_field = if own_timing {
+                    format!("{field}.timing.profile")
+                } else {
+                    "timing.profile".to_string()
+                };
+                apply_profile_to(e, &format!("{field}.engine"), &profile_field, &key, &*p)?;
+            }
         }
+        let bytes = self.pool_model_kv_bytes()?;
         if let TopologySpec::Disaggregated { kv_transfer, .. } = &mut self.topology {
             if kv_transfer.bytes_per_token.is_none() {
-                kv_transfer.bytes_per_token = p
-                    .kv_bytes_per_token()
-                    .filter(|b| b.is_finite() && *b >= 1.0)
-                    .map(|b| b.round() as u64);
+                kv_transfer.bytes_per_token = bytes;
             }
         }
         Ok(())
+    }
+
+    /// Each disaggregated pool's GPU profile (its timing's, when that comes
+    /// from one).
+    fn pool_profiles(&self) -> Result<Vec<PoolProfile>, ReplayError> {
+        let mut out = Vec::new();
+        for pool in self.pools() {
+            if let Some(key) = pool.timing.profile_key() {
+                out.push(PoolProfile {
+                    timing_field: pool.timing_field(),
+                    key: key.to_string(),
+                    profile: resolve_profile(key)?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The KV bytes of a token of the model both pools serve (the prefill
+    /// pool's profile first: it computes what is sent), if a profile names
+    /// one. Two profiles of different models are refused: the decode pool
+    /// continues the prompt the prefill pool computed.
+    fn pool_model_kv_bytes(&self) -> Result<Option<u64>, ReplayError> {
+        let profiles = self.pool_profiles()?;
+        if let [p, d] = profiles.as_slice() {
+            if let (Some(pm), Some(dm)) = (p.profile.model_name(), d.profile.model_name()) {
+                let (pf, pk, dk) = (&p.timing_field, &p.key, &d.key);
+                if pm != dm {
+                    return Err(ReplayError::spec(
+                        format!("{}.profile", d.timing_field),
+                        format!(
+                            "{dk} serves {dm}, but the prefill pool's profile {pk} (`{pf}.profile`) serves {pm}: both pools serve one model (the decode pool continues the prompt the prefill pool computed); give both profiles of the same model"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(profiles.iter().find_map(|p| {
+            p.profile
+                .kv_bytes_per_token()
+                .filter(|b| b.is_finite() && *b >= 1.0)
+                .map(|b| b.round() as u64)
+        }))
     }
 
     /// What only a disaggregated topology needs: single-rank vLLM-core
@@ -1109,15 +1102,9 @@ impl ReplaySpec {
                 "0: at least 1 request must be in flight",
             ));
         }
-        if let TimingSpec::Fixed {
-            prefill_ms,
-            decode_ms,
-        } = self.timing
-        {
-            aisim_core::timing::FixedTiming::new(prefill_ms, decode_ms)?;
-        }
-        if let TimingSpec::Physics { coefficients, .. } = &self.timing {
-            coefficients.validate("timing.coefficients")?;
+        check_timing(&self.timing)?;
+        for pool in self.pools().iter().filter(|p| p.own_timing) {
+            check_timing(pool.timing).map_err(|e| in_pool_timing(e, pool))?;
         }
         let d = &self.discipline;
         if !(d.warmup_s.is_finite() && d.warmup_s >= 0.0) {

@@ -7,13 +7,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use aisim_core::timing::TimingSpec;
-use aisim_replay::report::Outcomes;
 use aisim_replay::spec::{
     ArrivalSpec, KvTransferMode, KvTransferSpec, LengthSpec, PoolSpec, SyntheticSpec, TopologySpec,
     WorkloadSpec,
 };
 use aisim_replay::ReplaySpec;
-use common::{json_without_host, record, run, temp_file, trace_spec, MS};
+use common::{assert_outcomes_add_up, json_without_host, record, run, temp_file, trace_spec, MS};
 
 const PREFILL_MS: f64 = 10.0;
 const DECODE_MS: f64 = 5.0;
@@ -50,14 +49,6 @@ fn one_request(name: &str, row: &str) -> aisim_replay::ReplayOutput {
 /// 1,000 prompt tokens, 3 output tokens.
 const ONE_ROW: &str =
     r#"{"timestamp": 0, "input_length": 1000, "output_length": 3, "hash_ids": [1, 2]}"#;
-
-fn add_up(o: &Outcomes) {
-    assert_eq!(
-        o.completed + o.timed_out + o.rejected + o.incomplete,
-        o.offered,
-        "{o:?}"
-    );
-}
 
 #[test]
 fn ttft_is_prefill_pass_plus_transfer_plus_first_decode_pass() {
@@ -202,7 +193,7 @@ fn disaggregated_runs_are_deterministic_and_their_outcomes_add_up() {
         let b = run(loaded_spec(timeout));
         assert_eq!(json_without_host(&a), json_without_host(&b));
         let o = a.report.outcomes;
-        add_up(&o);
+        assert_outcomes_add_up(&o, "disaggregated");
         assert_eq!(o.offered + o.not_offered, 600, "{o:?}");
         if timeout.is_some() {
             assert!(o.timed_out > 0, "the load times some out: {o:?}");

@@ -264,10 +264,7 @@ fn outcomes_always_add_up_to_offered() {
     let mut spec = trace_spec(temp_file("outcomes.jsonl", &trace), 1, 10.0, 5.0);
     spec.discipline.drain_s = Some(0.05);
     let o = run(spec).report.outcomes;
-    assert_eq!(
-        o.completed + o.timed_out + o.rejected + o.incomplete,
-        o.offered
-    );
+    assert_outcomes_add_up(&o, "drained");
     assert!(o.incomplete >= 2, "{o:?}");
 
     let mut spec = trace_spec(temp_file("outcomes.jsonl", &trace), 1, 10.0, 5.0);
@@ -282,13 +279,7 @@ fn outcomes_always_add_up_to_offered() {
 /// run can end early; what the workload still held is `not_offered`, outside.
 #[test]
 fn requests_planned_after_the_end_are_not_offered() {
-    let add_up = |o: &aisim_replay::report::Outcomes| {
-        assert_eq!(
-            o.completed + o.timed_out + o.rejected + o.incomplete,
-            o.offered,
-            "{o:?}"
-        );
-    };
+    let add_up = |o: &aisim_replay::report::Outcomes| assert_outcomes_add_up(o, "cut off");
     // Planned at 0, 0, 10 ms, 500 ms and 1 s; stopped at 100 ms.
     let trace = rows(&[
         (0.0, 100, 50),

@@ -39,11 +39,7 @@ fn overloaded() -> ReplaySpec {
 /// The outcomes add up, and the per-request records say the same.
 fn assert_books_balance(out: &ReplayOutput) -> Outcomes {
     let o = out.report.outcomes;
-    assert_eq!(
-        o.completed + o.timed_out + o.rejected + o.incomplete,
-        o.offered,
-        "{o:?}"
-    );
+    assert_outcomes_add_up(&o, "books");
     let cohort: Vec<_> = out.records.iter().filter(|r| r.in_cohort).collect();
     assert_eq!(
         cohort.len() as u64,

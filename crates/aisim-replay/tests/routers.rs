@@ -43,15 +43,6 @@ fn demo(policy: RouterKind) -> ReplaySpec {
     spec
 }
 
-fn assert_counts_add_up(out: &ReplayOutput, what: &str) {
-    let o = &out.report.outcomes;
-    assert_eq!(
-        o.completed + o.timed_out + o.rejected + o.incomplete,
-        o.offered,
-        "{what}: {o:?}"
-    );
-}
-
 #[test]
 fn every_new_policy_is_deterministic_and_its_counts_add_up() {
     let mut kv_sampled = grouped(4, RouterKind::Kv);

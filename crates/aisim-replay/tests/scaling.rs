@@ -4,13 +4,9 @@
 
 mod common;
 
-use aisim_core::SimDuration;
-use aisim_replay::policy::{
-    PlacementPolicy, ReplayComposition, RoundRobin, ScalingDecision, ScalingPolicy, ScalingSnapshot,
-};
 use aisim_replay::report::ScalingReport;
 use aisim_replay::spec::{
-    ArrivalSpec, LengthSpec, LoadPlannerSpec, PoolSpec, ScalingKind, SyntheticSpec, TopologySpec,
+    ArrivalSpec, LengthSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, TopologySpec,
     WorkloadSpec,
 };
 use aisim_replay::{ReplayOutput, ReplaySpec, Replayer};
@@ -42,6 +38,7 @@ fn bursty(workers: u32) -> ReplaySpec {
         startup_s: 1.0,
         ttft_ms: Some(500.0),
         queue_depth: 2.0,
+        ..LoadPlannerSpec::default()
     });
     spec
 }
@@ -50,31 +47,10 @@ fn scaling(out: &ReplayOutput) -> &ScalingReport {
     out.report.scaling.as_ref().expect("a scaling section")
 }
 
-fn assert_counts_add_up(out: &ReplayOutput) {
-    let o = &out.report.outcomes;
-    assert_eq!(
-        o.completed + o.timed_out + o.rejected + o.incomplete,
-        o.offered,
-        "{o:?}"
-    );
-}
-
-/// ∫ workers dt over the timeline, from 0 to the end.
-fn timeline_seconds(s: &ScalingReport) -> f64 {
-    let t = &s.timeline;
-    t.iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let next = t.get(i + 1).map_or(s.end_s, |n| n.t_s);
-            c.workers as f64 * (next - c.t_s)
-        })
-        .sum()
-}
-
 #[test]
 fn the_planner_scales_up_under_a_burst_and_down_after_it_within_its_bounds() {
     let out = run(bursty(1));
-    assert_counts_add_up(&out);
+    assert_counts_add_up(&out, "planner");
     assert_eq!(out.report.outcomes.completed, 430);
     assert_eq!(out.report.policies.scaling, "load");
     let s = scaling(&out);
@@ -116,7 +92,7 @@ fn worker_seconds_and_gpu_hours_match_the_timeline() {
     let out = run(bursty(2));
     let s = scaling(&out);
     let pool = &out.report.pools[0];
-    let from_timeline = timeline_seconds(s);
+    let from_timeline = timeline_seconds(s, "workers");
     assert!(
         (pool.worker_seconds - from_timeline).abs() < 1e-6,
         "{} vs {from_timeline}",
@@ -149,36 +125,6 @@ fn planner_runs_are_deterministic_and_read_back() {
     assert_eq!(back, a.report);
 }
 
-/// Two workers, then one from the first tick on (scripted).
-struct DrainOne;
-
-impl ScalingPolicy for DrainOne {
-    fn name(&self) -> &str {
-        "drain_one"
-    }
-    fn first_tick(&self) -> Option<SimDuration> {
-        Some(SimDuration(1_000_000_000))
-    }
-    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
-        assert!(s.workers + s.starting <= 2);
-        ScalingDecision {
-            target_workers: 1,
-            next_tick: None,
-        }
-    }
-}
-
-struct Scripted;
-
-impl ReplayComposition for Scripted {
-    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
-        Box::new(RoundRobin::default())
-    }
-    fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
-        Box::new(DrainOne)
-    }
-}
-
 #[test]
 fn a_draining_worker_takes_no_new_request_and_finishes_what_it_holds() {
     let spec = ReplaySpec {
@@ -194,12 +140,8 @@ fn a_draining_worker_takes_no_new_request_and_finishes_what_it_holds() {
         },
         ..ReplaySpec::default()
     };
-    let out = Replayer::new(spec, Scripted)
-        .unwrap()
-        .with_records(true)
-        .run()
-        .unwrap();
-    assert_counts_add_up(&out);
+    let out = run_scripted(spec);
+    assert_counts_add_up(&out, "planner");
     assert_eq!(out.report.outcomes.completed, 40);
     assert_eq!(out.report.policies.scaling, "drain_one");
     let tick = 1_000_000_000;
@@ -232,7 +174,7 @@ fn a_draining_worker_takes_no_new_request_and_finishes_what_it_holds() {
         vec![(0, 2), (last_on_1, 1)],
         "it stopped with its last request"
     );
-    assert!((out.report.pools[0].worker_seconds - timeline_seconds(s)).abs() < 1e-6);
+    assert!((out.report.pools[0].worker_seconds - timeline_seconds(s, "workers")).abs() < 1e-6);
 }
 
 #[test]
@@ -251,14 +193,13 @@ fn a_spec_refuses_planner_settings_without_effect_or_out_of_bounds() {
         e.contains("`scaling.load.max_workers`: 6 is below the 7 workers the topology starts with"),
         "{e}"
     );
-    let mut disagg = bursty(1);
-    disagg.topology = TopologySpec::Disaggregated {
-        prefill: PoolSpec::new(1),
-        decode: PoolSpec::new(1),
-        kv_transfer: Default::default(),
-    };
-    let e = refused(disagg);
-    assert!(e.contains("aggregated pool only"), "{e}");
+    let mut tpot = bursty(1);
+    tpot.scaling.load.as_mut().unwrap().tpot_ms = Some(50.0);
+    let e = refused(tpot);
+    assert!(
+        e.contains("`scaling.load.tpot_ms`: has no effect on an aggregated topology"),
+        "{e}"
+    );
     let mut tick = bursty(1);
     tick.scaling.load.as_mut().unwrap().tick_s = 0.0;
     assert!(refused(tick).contains("scaling.load.tick_s"));

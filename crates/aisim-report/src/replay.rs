@@ -115,12 +115,22 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         ]);
     }
     run.row(["scaling", r.policies.scaling.as_str()]);
-    if let Some((p, max, ttft)) = spec.scaling.load_planner(spec) {
+    for p in spec.scaling.plans(spec) {
+        let label = match p.pool {
+            "workers" => "planner".to_string(),
+            pool => format!("planner, {pool}"),
+        };
         run.row([
-            "planner".to_string(),
+            label,
             format!(
-                "{}..={max} workers, a tick every {} s, startup {} s; targets: p90 TTFT {} ms, {} waiting a worker",
-                p.min_workers, p.tick_s, p.startup_s, ttft, p.queue_depth
+                "{}..={} workers, a tick every {} s, startup {} s; targets: p90 {} {} ms, {} waiting a worker",
+                p.min_workers,
+                p.max_workers,
+                p.tick_s,
+                p.startup_s,
+                p.target.metric(),
+                p.target.ms(),
+                p.queue_depth
             ),
         ]);
     }
@@ -137,7 +147,15 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
             ),
         ]);
     }
-    run.row(["timing".to_string(), timing_name(&spec.timing)]);
+    let pools = spec.pools();
+    if pools.iter().any(|p| p.own_timing) {
+        for p in &pools {
+            let pool = p.field.trim_start_matches("topology.");
+            run.row([format!("timing, {pool}"), timing_name(p.timing)]);
+        }
+    } else {
+        run.row(["timing".to_string(), timing_name(&spec.timing)]);
+    }
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row(["arrivals", r.discipline.arrival_loop.describe()]);
     run.row([

@@ -20,7 +20,16 @@ pub fn blame_flag(e: ReplayError, fields: &[FieldFlag]) -> anyhow::Error {
     };
     match fields.iter().find(|(f, _, given)| *given && *f == field) {
         Some((_, flag, _)) => {
-            let message = format!("{flag}: {e}");
+            // Another field the message names, set by a flag, is named by
+            // its flag too (two pools' profiles that disagree).
+            let mut message = format!("{flag}: {e}");
+            for (other, other_flag, _) in fields.iter().filter(|(f, _, g)| *g && *f != field) {
+                let quoted = format!("`{other}`");
+                // The first flag of a field only (`contains` fails after it).
+                if message.contains(&quoted) && !message.contains(&format!("{quoted}, ")) {
+                    message = message.replace(&quoted, &format!("{quoted}, {other_flag}"));
+                }
+            }
             anyhow::Error::new(e).context(message)
         }
         None => e.into(),

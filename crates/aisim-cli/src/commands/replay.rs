@@ -11,8 +11,8 @@ use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::seeds;
 use aisim_replay::spec::{
-    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolSpec, RouterKind,
-    RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
+    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
+    RouterKind, RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec, Replayer};
@@ -170,6 +170,18 @@ pub struct ReplayArgs {
     /// Disaggregated: decode workers (with --prefill-workers).
     #[arg(long, value_name = "D")]
     decode_workers: Option<u32>,
+    /// Disaggregated: the prefill pool's GPU profile, read as --profile is (its iteration timing, or with --prefill-timing physics its physics model; its KV capacity and tp) [default: --profile].
+    #[arg(long, value_name = "KEY")]
+    prefill_profile: Option<String>,
+    /// Disaggregated: the prefill pool's timing model, in --timing's forms [default: --timing].
+    #[arg(long, value_name = "TIMING")]
+    prefill_timing: Option<String>,
+    /// Disaggregated: the decode pool's GPU profile, read as --profile is; both pools serve one model [default: --profile].
+    #[arg(long, value_name = "KEY")]
+    decode_profile: Option<String>,
+    /// Disaggregated: the decode pool's timing model, in --timing's forms [default: --timing].
+    #[arg(long, value_name = "TIMING")]
+    decode_timing: Option<String>,
     /// Disaggregated: token budget per pass of a prefill worker [default: --max-num-batched-tokens].
     #[arg(long)]
     prefill_max_num_batched_tokens: Option<u32>,
@@ -220,24 +232,39 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N")]
     router_queue_capacity: Option<u32>,
 
-    /// Scaling policy [default: none]. load: the load-based planner scales the aggregated pool between --min-workers and --max-workers (--workers is the count at the start).
+    /// Scaling policy [default: none]. load: the load-based planner scales each pool between its --min-workers and --max-workers (--workers, or --prefill-workers and --decode-workers, the counts at the start).
     #[arg(long, value_enum)]
     planner: Option<PlannerArg>,
     /// load planner: seconds between ticks [default: 10].
     #[arg(long, value_name = "S")]
     planner_tick_s: Option<f64>,
-    /// load planner: fewest workers (accepting or starting) [default: 1].
+    /// load planner: fewest workers of each pool (accepting or starting) [default: 1].
     #[arg(long, value_name = "N")]
     min_workers: Option<u32>,
-    /// load planner: most workers (accepting or starting) [default: --workers].
+    /// load planner: most workers of each pool (accepting or starting) [default: the pool's count at the start].
     #[arg(long, value_name = "N")]
     max_workers: Option<u32>,
+    /// load planner, disaggregated: fewest prefill workers [default: --min-workers].
+    #[arg(long, value_name = "N")]
+    prefill_min_workers: Option<u32>,
+    /// load planner, disaggregated: most prefill workers [default: --max-workers].
+    #[arg(long, value_name = "N")]
+    prefill_max_workers: Option<u32>,
+    /// load planner, disaggregated: fewest decode workers [default: --min-workers].
+    #[arg(long, value_name = "N")]
+    decode_min_workers: Option<u32>,
+    /// load planner, disaggregated: most decode workers [default: --max-workers].
+    #[arg(long, value_name = "N")]
+    decode_max_workers: Option<u32>,
     /// load planner: seconds from a scale-up decision until the new worker accepts requests [default: 30].
     #[arg(long, value_name = "S")]
     startup_s: Option<f64>,
-    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick, ms [default: --sla-ttft-ms, else 1000].
+    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick (the aggregated or the prefill pool's), ms [default: --sla-ttft-ms, else 1000].
     #[arg(long, value_name = "MS")]
     planner_ttft_ms: Option<f64>,
+    /// load planner, disaggregated: target for the p90 TPOT of the requests completed since the last tick (the decode pool's), ms [default: --sla-tpot-ms, else 100].
+    #[arg(long, value_name = "MS")]
+    planner_tpot_ms: Option<f64>,
     /// load planner: target for the waiting requests per accepting worker [default: 4].
     #[arg(long, value_name = "N")]
     planner_queue_depth: Option<f64>,
@@ -367,7 +394,9 @@ impl ReplayArgs {
             spec.engine.num_gpu_blocks = self.num_gpu_blocks;
         }
         self.set_pools(&mut spec);
-        spec.apply_profile()?;
+        self.set_pool_timings(&mut spec)?;
+        spec.apply_profile()
+            .map_err(|e| blame_flag(e, &self.field_flags()))?;
         if let Some(r) = self.router {
             spec.router.policy = r.kind();
         }
@@ -483,41 +512,32 @@ impl ReplayArgs {
         Ok(())
     }
 
-    /// The flags only a disaggregated topology reads, those given.
+    /// The flags only a disaggregated topology reads, those given: the
+    /// pools' own engine settings, the KV link and the planner's per-pool
+    /// settings (`--prefill-workers` and `--decode-workers` make one).
     fn disagg_flags(&self) -> Vec<&'static str> {
-        [
-            (
-                "--prefill-max-num-batched-tokens",
-                self.prefill_max_num_batched_tokens.is_some(),
-            ),
-            (
-                "--prefill-max-num-seqs",
-                self.prefill_max_num_seqs.is_some(),
-            ),
-            (
-                "--prefill-num-gpu-blocks",
-                self.prefill_num_gpu_blocks.is_some(),
-            ),
-            (
-                "--decode-max-num-batched-tokens",
-                self.decode_max_num_batched_tokens.is_some(),
-            ),
-            ("--decode-max-num-seqs", self.decode_max_num_seqs.is_some()),
-            (
-                "--decode-num-gpu-blocks",
-                self.decode_num_gpu_blocks.is_some(),
-            ),
-            ("--kv-transfer-gb-s", self.kv_transfer_gb_s.is_some()),
-            (
-                "--kv-transfer-latency-ms",
-                self.kv_transfer_latency_ms.is_some(),
-            ),
-            ("--kv-bytes-per-token", self.kv_bytes_per_token.is_some()),
-            ("--kv-transfer-mode", self.kv_transfer_mode.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(flag, given)| given.then_some(flag))
-        .collect()
+        self.given_flags(&[
+            "topology.prefill.engine.",
+            "topology.decode.engine.",
+            "topology.prefill.timing.",
+            "topology.decode.timing.",
+            "topology.kv_transfer.",
+            "scaling.load.prefill.",
+            "scaling.load.decode.",
+            "scaling.load.tpot_ms",
+        ])
+    }
+
+    /// The flags given that set a spec field starting with one of `prefixes`.
+    fn given_flags(&self, prefixes: &[&str]) -> Vec<&'static str> {
+        let mut flags: Vec<&'static str> = self
+            .field_flags()
+            .into_iter()
+            .filter(|(field, _, given)| *given && prefixes.iter().any(|p| field.starts_with(p)))
+            .map(|(_, flag, _)| flag)
+            .collect();
+        flags.dedup();
+        flags
     }
 
     /// The per-pool engine flags: a pool given one gets its own engine,
@@ -561,6 +581,47 @@ impl ReplayArgs {
         }
     }
 
+    /// `--prefill-timing` / `--prefill-profile` and the decode pool's: a
+    /// pool given either runs a timing of its own, read as `--timing` and
+    /// `--profile` read theirs (a physics timing without a pool profile takes
+    /// the spec's); a pool given neither runs the spec's `timing`.
+    fn set_pool_timings(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
+        let base = spec.timing.clone();
+        let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &mut spec.topology
+        else {
+            return Ok(());
+        };
+        let pools = [
+            (
+                prefill,
+                &self.prefill_timing,
+                &self.prefill_profile,
+                "--prefill",
+            ),
+            (
+                decode,
+                &self.decode_timing,
+                &self.decode_profile,
+                "--decode",
+            ),
+        ];
+        for (pool, timing, profile, prefix) in pools {
+            let own = pool.timing.as_deref().unwrap_or(&base).clone();
+            let t = timing_flags(timing.as_deref(), profile.as_deref(), &own).with_context(
+                || match (timing, profile) {
+                    (Some(t), _) => format!("{prefix}-timing {t}"),
+                    (None, p) => format!("{prefix}-profile {}", p.as_deref().unwrap_or_default()),
+                },
+            )?;
+            if let Some(t) = t {
+                pool.timing = Some(Box::new(t));
+            }
+        }
+        Ok(())
+    }
+
     /// The scaling flags: `--planner` picks the policy; the planner's
     /// parameters need the load planner (flags with no effect are errors).
     fn set_scaling(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
@@ -572,16 +633,8 @@ impl ReplayArgs {
             Some(PlannerArg::Load) => spec.scaling.policy = ScalingKind::Load,
             None => {}
         }
-        let given = [
-            ("--planner-tick-s", self.planner_tick_s.is_some()),
-            ("--min-workers", self.min_workers.is_some()),
-            ("--max-workers", self.max_workers.is_some()),
-            ("--startup-s", self.startup_s.is_some()),
-            ("--planner-ttft-ms", self.planner_ttft_ms.is_some()),
-            ("--planner-queue-depth", self.planner_queue_depth.is_some()),
-        ];
         if spec.scaling.policy != ScalingKind::Load {
-            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            if let Some(flag) = self.given_flags(&["scaling.load."]).first() {
                 anyhow::bail!("{flag} has no effect with the scaling policy {}: it sets the load-based planner (--planner load)", spec.scaling.policy.name());
             }
             return Ok(());
@@ -607,6 +660,33 @@ impl ReplayArgs {
         }
         if let Some(v) = self.planner_queue_depth {
             p.queue_depth = v;
+        }
+        if self.planner_tpot_ms.is_some() {
+            p.tpot_ms = self.planner_tpot_ms;
+        }
+        let pools = [
+            (
+                &mut p.prefill,
+                self.prefill_min_workers,
+                self.prefill_max_workers,
+            ),
+            (
+                &mut p.decode,
+                self.decode_min_workers,
+                self.decode_max_workers,
+            ),
+        ];
+        for (bounds, min, max) in pools {
+            if min.is_none() && max.is_none() {
+                continue;
+            }
+            let b = bounds.get_or_insert_with(PoolBoundsSpec::default);
+            if min.is_some() {
+                b.min_workers = min;
+            }
+            if max.is_some() {
+                b.max_workers = max;
+            }
         }
         Ok(())
     }
@@ -731,6 +811,17 @@ impl ReplayArgs {
                 self.decode_num_gpu_blocks.is_some(),
             ),
             (
+                "topology.prefill.timing.profile",
+                "--prefill-profile",
+                self.prefill_profile.is_some(),
+            ),
+            (
+                "topology.decode.timing.profile",
+                "--decode-profile",
+                self.decode_profile.is_some(),
+            ),
+            ("timing.profile", "--profile", self.profile.is_some()),
+            (
                 "topology.kv_transfer.gb_s",
                 "--kv-transfer-gb-s",
                 self.kv_transfer_gb_s.is_some(),
@@ -744,6 +835,11 @@ impl ReplayArgs {
                 "topology.kv_transfer.bytes_per_token",
                 "--kv-bytes-per-token",
                 self.kv_bytes_per_token.is_some(),
+            ),
+            (
+                "topology.kv_transfer.mode",
+                "--kv-transfer-mode",
+                self.kv_transfer_mode.is_some(),
             ),
             ("engine.dp_size", "--dp-size", self.dp_size.is_some()),
             (
@@ -783,8 +879,48 @@ impl ReplayArgs {
                 "--planner-queue-depth",
                 self.planner_queue_depth.is_some(),
             ),
+            (
+                "scaling.load.tpot_ms",
+                "--planner-tpot-ms",
+                self.planner_tpot_ms.is_some(),
+            ),
+            (
+                "scaling.load.prefill.min_workers",
+                "--prefill-min-workers",
+                self.prefill_min_workers.is_some(),
+            ),
+            (
+                "scaling.load.prefill.max_workers",
+                "--prefill-max-workers",
+                self.prefill_max_workers.is_some(),
+            ),
+            (
+                "scaling.load.decode.min_workers",
+                "--decode-min-workers",
+                self.decode_min_workers.is_some(),
+            ),
+            (
+                "scaling.load.decode.max_workers",
+                "--decode-max-workers",
+                self.decode_max_workers.is_some(),
+            ),
         ];
         fields.extend(pool_flags);
+        let pool_timings = [
+            (
+                POOL_TIMING_FIELDS[0],
+                "--prefill-timing",
+                self.prefill_timing.is_some(),
+            ),
+            (
+                POOL_TIMING_FIELDS[1],
+                "--decode-timing",
+                self.decode_timing.is_some(),
+            ),
+        ];
+        for (pool_fields, flag, given) in pool_timings {
+            fields.extend(pool_fields.map(|f| (f, flag, given)));
+        }
         fields.extend(self.workload.field_flags());
         fields
     }
@@ -941,6 +1077,21 @@ impl ReplayArgs {
         Ok(spec)
     }
 }
+/// The spec fields a pool's `--prefill-timing` / `--decode-timing` sets.
+const POOL_TIMING_FIELDS: [[&str; 4]; 2] = [
+    [
+        "topology.prefill.timing.profile",
+        "topology.prefill.timing.prefill_ms",
+        "topology.prefill.timing.decode_ms",
+        "topology.prefill.timing.coefficients",
+    ],
+    [
+        "topology.decode.timing.profile",
+        "topology.decode.timing.prefill_ms",
+        "topology.decode.timing.decode_ms",
+        "topology.decode.timing.coefficients",
+    ],
+];
 
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {

@@ -74,3 +74,17 @@ pub fn first_sh_block(markdown: &str) -> &str {
         .next()
         .unwrap()
 }
+
+/// `args` exit with code 2, and stderr says `needle`.
+pub fn assert_refused(args: &[&str], needle: &str) {
+    let o = aisim(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+}
+
+/// The JSON `args` print, which must succeed.
+pub fn json_ok(args: &[&str]) -> serde_json::Value {
+    let o = aisim(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}

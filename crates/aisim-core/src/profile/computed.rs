@@ -250,6 +250,9 @@ impl GpuProfile for ComputedProfile {
             h_s: self.h_s,
         }
     }
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model.name)
+    }
     fn kv_bytes_per_token(&self) -> Option<f64> {
         let per_gpu = self
             .model

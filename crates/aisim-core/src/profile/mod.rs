@@ -56,6 +56,11 @@ pub trait GpuProfile: Debug + Send + Sync {
     fn kv_bytes_per_token(&self) -> Option<f64> {
         None
     }
+    /// The model it serves (a catalog name, `llama-3.1-70b`), when the
+    /// profile knows one: two profiles serve one model when these match.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
     /// Compute-bound time of a prefill chunk of `c` tokens with `q` already in
     /// context, when the profile knows the architecture.
     fn prefill_roofline_s(&self, _c: u32, _q: u32) -> Option<f64> {

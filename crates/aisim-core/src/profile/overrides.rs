@@ -96,6 +96,9 @@ impl GpuProfile for ProfileOverride {
     fn kv_bytes_per_token(&self) -> Option<f64> {
         self.inner.kv_bytes_per_token()
     }
+    fn model_name(&self) -> Option<&str> {
+        self.inner.model_name()
+    }
     fn prefill_roofline_s(&self, c: u32, q: u32) -> Option<f64> {
         self.inner.prefill_roofline_s(c, q)
     }

@@ -27,7 +27,7 @@ pub use scaling::{
 pub use sticky::Sticky;
 
 use crate::error::ReplayError;
-use crate::spec::{ReplaySpec, RouterKind, ScalingKind};
+use crate::spec::{ReplaySpec, RouterKind};
 
 /// Supplies the policies and the timing model of a run. Implement it to
 /// inject your own; each method has the spec's choice as its default.
@@ -39,14 +39,43 @@ pub trait ReplayComposition {
     fn decode_placement(&self, spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
         self.placement(spec)
     }
-    /// The scaling policy for this spec.
+    /// The scaling policy for this spec (a disaggregated run's prefill pool).
     fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
         Box::new(NoScaling)
+    }
+    /// The scaling policy of a disaggregated run's decode pool: by default
+    /// another of the same (its snapshots name the pool).
+    fn decode_scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        self.scaling(spec)
     }
     /// The pass timing of every engine (by default the spec's `timing`).
     fn timing(&self, spec: &ReplaySpec) -> Result<Arc<dyn TimingModel>, ReplayError> {
         Ok(spec.timing.build()?)
     }
+    /// The pass timing of one disaggregated pool, when it has its own: by
+    /// default the pool's `timing` in the spec built (`None` without one:
+    /// the pool runs `timing`). Override it to give the pools different
+    /// models of one's own; `timing` alone applies to both pools.
+    fn pool_timing(
+        &self,
+        spec: &ReplaySpec,
+        pool: DisaggPool,
+    ) -> Result<Option<Arc<dyn TimingModel>>, ReplayError> {
+        let pools = spec.pools();
+        match pools.get(pool as usize).filter(|p| p.own_timing) {
+            Some(p) => Ok(Some(p.timing.build()?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A disaggregated run's pool (`ReplayComposition::pool_timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisaggPool {
+    /// The prefill pool.
+    Prefill = 0,
+    /// The decode pool.
+    Decode = 1,
 }
 
 /// Round robin placement, no scaling, whatever the spec says.
@@ -93,19 +122,20 @@ impl ReplayComposition for SpecComposition {
     }
 
     fn scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
-        match spec.scaling.policy {
-            ScalingKind::None => Box::new(NoScaling),
-            ScalingKind::Load => match spec.scaling.load_planner(spec) {
-                Some((p, max, ttft_ms)) => Box::new(LoadPlanner::new(
-                    p.min_workers,
-                    max,
-                    crate::workload::ms_to_duration(p.tick_s * 1e3),
-                    ttft_ms,
-                    p.queue_depth,
-                )),
-                None => Box::new(NoScaling),
-            },
-        }
+        spec_planner(spec, 0)
+    }
+
+    fn decode_scaling(&self, spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        spec_planner(spec, 1)
+    }
+}
+
+/// The planner of the spec's `n`th scaled pool (`ScalingSpec::plans`), or
+/// none.
+fn spec_planner(spec: &ReplaySpec, n: usize) -> Box<dyn ScalingPolicy> {
+    match spec.scaling.plans(spec).get(n) {
+        Some(plan) => Box::new(LoadPlanner::for_plan(plan)),
+        None => Box::new(NoScaling),
     }
 }
 

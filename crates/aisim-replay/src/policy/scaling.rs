@@ -2,11 +2,15 @@
 
 use aisim_core::{SimDuration, SimTime};
 
+use crate::spec::{LatencyTarget, PoolPlan};
+
 /// What a scaling policy sees at a tick.
 #[derive(Debug, Clone, Default)]
 pub struct ScalingSnapshot {
     /// Tick time.
     pub now: SimTime,
+    /// The pool (`workers` aggregated; `prefill` or `decode`).
+    pub pool: &'static str,
     /// Workers accepting requests.
     pub workers: u32,
     /// Running requests per worker.
@@ -20,6 +24,9 @@ pub struct ScalingSnapshot {
     /// p90 TTFT of the requests whose first token came since the last tick,
     /// ms (`None`: none did).
     pub recent_ttft_p90_ms: Option<f64>,
+    /// p90 TPOT of the requests completed since the last tick, ms (`None`:
+    /// none with two tokens or more did).
+    pub recent_tpot_p90_ms: Option<f64>,
 }
 
 /// A policy's answer.
@@ -61,17 +68,18 @@ impl ScalingPolicy for NoScaling {
     }
 }
 
-/// The load-based planner: at each tick, one worker more when the recent p90
-/// TTFT or the waiting requests per accepting worker exceed their targets;
-/// one fewer when nothing waits and the recent p90 TTFT (if any request got
-/// its first token) is at most half its target, for `COOL_TICKS` ticks in a
-/// row; always within `min..=max`.
+/// The load-based planner of one pool: at each tick, one worker more when
+/// its recent p90 latency (TTFT, or TPOT for a decode pool) or the waiting
+/// requests per accepting worker exceed their targets; one fewer when
+/// nothing waits and the recent p90 latency (if any request gave one) is at
+/// most half its target, for `COOL_TICKS` ticks in a row; always within
+/// `min..=max`.
 #[derive(Debug, Clone)]
 pub struct LoadPlanner {
     min: u32,
     max: u32,
     tick: SimDuration,
-    ttft_ms: f64,
+    target: LatencyTarget,
     queue_depth: f64,
     cool: u32,
 }
@@ -87,8 +95,20 @@ impl LoadPlanner {
             min,
             max,
             tick,
-            ttft_ms,
+            target: LatencyTarget::Ttft(ttft_ms),
             queue_depth,
+            cool: 0,
+        }
+    }
+
+    /// The planner a spec's pool plan describes.
+    pub fn for_plan(plan: &PoolPlan) -> Self {
+        LoadPlanner {
+            min: plan.min_workers,
+            max: plan.max_workers,
+            tick: crate::workload::ms_to_duration(plan.tick_s * 1e3),
+            target: plan.target,
+            queue_depth: plan.queue_depth,
             cool: 0,
         }
     }
@@ -105,9 +125,12 @@ impl ScalingPolicy for LoadPlanner {
         let n = s.workers + s.starting;
         let waiting: u64 = s.waiting.iter().map(|&w| u64::from(w)).sum();
         let depth = waiting as f64 / f64::from(s.workers.max(1));
-        let ttft = s.recent_ttft_p90_ms;
-        let hot = depth > self.queue_depth || ttft.is_some_and(|t| t > self.ttft_ms);
-        let cold = waiting == 0 && ttft.is_none_or(|t| t <= self.ttft_ms / 2.0);
+        let (recent, target) = match self.target {
+            LatencyTarget::Ttft(ms) => (s.recent_ttft_p90_ms, ms),
+            LatencyTarget::Tpot(ms) => (s.recent_tpot_p90_ms, ms),
+        };
+        let hot = depth > self.queue_depth || recent.is_some_and(|t| t > target);
+        let cold = waiting == 0 && recent.is_none_or(|t| t <= target / 2.0);
         let target = if hot {
             self.cool = 0;
             n + 1

@@ -1,11 +1,13 @@
 //! The aggregated topology: N identical workers, each one engine; a pass
 //! completion makes its tokens and completions visible.
 
+use std::borrow::Cow;
+
 use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
-use super::scaler::Scaler;
+use super::scaler::{Recent, Scaler};
 use super::workers::Workers;
 use crate::error::ReplayError;
 use crate::event::EventKind;
@@ -18,6 +20,7 @@ pub(crate) struct AggTopology {
     placement: Box<dyn PlacementPolicy>,
     /// The scaling policy's state, when it ticks.
     scaler: Option<Scaler>,
+    recent: Recent,
 }
 
 impl AggTopology {
@@ -33,6 +36,7 @@ impl AggTopology {
             pool,
             placement,
             scaler: None,
+            recent: Recent::default(),
         }
     }
 
@@ -66,10 +70,10 @@ impl Topology for AggTopology {
     fn submit(
         &mut self,
         front: &mut Front<'_>,
-        req: &Request,
+        req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
-        let at = self.pool.place_arrival(front, &mut *self.placement, req)?;
-        self.pool.add(at, req, Entry::Whole)
+        let at = self.pool.place_arrival(front, &mut *self.placement, &req)?;
+        self.pool.add(at, &req, Entry::Whole)
     }
 
     fn abort(&mut self, front: &mut Front<'_>, id: u64) {
@@ -105,7 +109,9 @@ impl Topology for AggTopology {
 
     fn scaling_tick(&mut self, front: &mut Front<'_>) -> Option<SimTime> {
         let s = self.scaler.as_mut()?;
-        s.tick(front, &mut self.pool)
+        self.recent.read(&mut front.collector);
+        s.tick_if_due(front, &mut self.pool, &self.recent);
+        s.next_tick()
     }
 
     fn worker_ready(&mut self, front: &mut Front<'_>, worker: u32) {

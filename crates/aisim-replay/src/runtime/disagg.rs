@@ -7,6 +7,7 @@
 //! present and decodes all its output. A request without output ends with
 //! its prefill.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use aisim_core::hashing::IntHashBuilder;
@@ -14,6 +15,7 @@ use aisim_core::{EngineConfig, RejectReason, Request, SimDuration, SimTime};
 
 use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
+use super::scaler::{Recent, Scaler};
 use super::slots::Slots;
 use super::workers::Workers;
 use crate::collector::Outcome;
@@ -75,6 +77,13 @@ pub(crate) struct DisaggTopology {
     /// worker needs the request itself.
     waiting_handoff: HashMap<u64, Request, IntHashBuilder>,
     totals: TransferTotals,
+    /// Each pool's scaling state, when its policy ticks.
+    prefill_scaler: Option<Scaler>,
+    decode_scaler: Option<Scaler>,
+    recent: Recent,
+    /// With a scaling policy: prefill workers whose pass ended at this
+    /// instant, to stop (when draining and idle) once their hand-offs began.
+    prefill_finished: Vec<u32>,
 }
 
 /// One pool's workers, engine and placement policy.
@@ -83,11 +92,13 @@ pub(crate) type PoolParts<'e> = (Workers, &'e EngineConfig, Box<dyn PlacementPol
 impl DisaggTopology {
     /// The two pools and the link between them.
     pub fn new(
-        (prefill, prefill_engine, prefill_placement): PoolParts<'_>,
+        (mut prefill, prefill_engine, prefill_placement): PoolParts<'_>,
         (decode, decode_engine, decode_placement): PoolParts<'_>,
         link: &KvTransferSpec,
     ) -> DisaggTopology {
         let decode_base = prefill.count();
+        // Over time the report draws the decode pool (it emits the tokens).
+        prefill.without_series();
         let mut prefill = Pool::new("prefill", Role::Prefill, 0, prefill, prefill_engine);
         prefill.capture_kv_events(prefill_placement.wants_kv_events());
         let mut decode = Pool::new("decode", Role::Decode, decode_base, decode, decode_engine);
@@ -108,6 +119,42 @@ impl DisaggTopology {
                 bytes: 0.0,
                 busy_ns: 0.0,
             },
+            prefill_scaler: None,
+            decode_scaler: None,
+            recent: Recent::default(),
+            prefill_finished: Vec::new(),
+        }
+    }
+
+    /// Scales each pool given a scaler (with the count of its workers that
+    /// accept from the start).
+    pub fn with_scalers(
+        mut self,
+        prefill: Option<(Scaler, u32)>,
+        decode: Option<(Scaler, u32)>,
+    ) -> DisaggTopology {
+        if let Some((s, initial)) = prefill {
+            self.prefill.workers.limit_accepting(initial);
+            self.prefill_scaler = Some(s);
+        }
+        if let Some((s, initial)) = decode {
+            self.decode.workers.limit_accepting(initial);
+            self.decode_scaler = Some(s);
+        }
+        self
+    }
+
+    /// Prefill worker `w` stops if it drains and holds nothing.
+    fn stop_prefill_if_empty(&mut self, now: SimTime, w: u32) {
+        if let Some(s) = &mut self.prefill_scaler {
+            s.stop_if_empty(now, &mut self.prefill, w);
+        }
+    }
+
+    /// Decode worker `w` stops if it drains and holds nothing.
+    fn stop_decode_if_empty(&mut self, now: SimTime, w: u32) {
+        if let Some(s) = &mut self.decode_scaler {
+            s.stop_if_empty(now, &mut self.decode, w);
         }
     }
 
@@ -142,6 +189,8 @@ impl DisaggTopology {
             prefill_worker: w,
             to,
         };
+        self.prefill.transfer_started(w);
+        self.decode.transfer_started(to.worker);
         let slot = self.under_way.park(transfer);
         self.transfers.push(
             now.after(time),
@@ -156,12 +205,18 @@ impl DisaggTopology {
         let t = self.under_way.take(slot);
         let now = front.now;
         self.prefill.release_held(t.prefill_worker, t.id, now);
+        self.prefill.transfer_ended(t.prefill_worker);
+        self.decode.transfer_ended(t.to.worker);
+        self.stop_prefill_if_empty(now, t.prefill_worker);
         let Some(req) = self.waiting_handoff.remove(&t.id) else {
-            return Ok(()); // timed out during the transfer
+            // Timed out during the transfer.
+            self.stop_decode_if_empty(now, t.to.worker);
+            return Ok(());
         };
         if let Err(reason) = self.decode.add(t.to, &req, Entry::Transferred)? {
             front.collector.rejected(t.id, now, &reason);
             front.on_terminal(t.id);
+            self.stop_decode_if_empty(now, t.to.worker);
         }
         Ok(())
     }
@@ -204,9 +259,13 @@ impl Topology for DisaggTopology {
             if pool.role() == Role::Prefill {
                 self.prefill
                     .finish_pass(front, w, &mut *self.prefill_placement);
+                if self.prefill_scaler.is_some() {
+                    self.prefill_finished.push(w);
+                }
             } else {
                 self.decode
                     .finish_pass(front, w, &mut *self.decode_placement);
+                self.stop_decode_if_empty(now, w);
             }
         }
         // Then the transfers the prefill completions start, then those ending.
@@ -216,6 +275,12 @@ impl Topology for DisaggTopology {
         }
         prefilled.clear();
         self.prefill.prefilled = prefilled;
+        let mut finished = std::mem::take(&mut self.prefill_finished);
+        for &w in &finished {
+            self.stop_prefill_if_empty(now, w);
+        }
+        finished.clear();
+        self.prefill_finished = finished;
         while let Some(ev) = self.transfers.pop_due(now) {
             let EventKind::TransferComplete { transfer } = ev.kind else {
                 unreachable!("the transfer heap holds transfer completions only")
@@ -228,29 +293,33 @@ impl Topology for DisaggTopology {
     fn submit(
         &mut self,
         front: &mut Front<'_>,
-        req: &Request,
+        req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
         let at = self
             .prefill
-            .place_arrival(front, &mut *self.prefill_placement, req)?;
+            .place_arrival(front, &mut *self.prefill_placement, &req)?;
         let entry = if req.output_length == 0 {
             Entry::Whole
         } else {
             Entry::PrefillJob
         };
-        let added = self.prefill.add(at, req, entry)?;
+        let added = self.prefill.add(at, &req, entry)?;
         if added.is_ok() {
-            self.waiting_handoff.insert(req.id.0, req.clone());
+            // Moved when the session does not keep it.
+            self.waiting_handoff.insert(req.id.0, req.into_owned());
         }
         Ok(added)
     }
 
     fn abort(&mut self, front: &mut Front<'_>, id: u64) {
+        let now = front.now;
         if let Some(w) = front.collector.worker_of(id) {
             self.prefill.abort(w, id);
+            self.stop_prefill_if_empty(now, w);
         }
         if let Some(w) = front.collector.decode_worker_of(id) {
             self.decode.abort(w, id);
+            self.stop_decode_if_empty(now, w);
         }
         self.waiting_handoff.remove(&id);
     }
@@ -280,10 +349,63 @@ impl Topology for DisaggTopology {
     }
 
     fn pools(&mut self, end: SimTime) -> Vec<PoolTotals> {
-        vec![self.prefill.totals(end), self.decode.totals(end)]
+        let mut prefill = self.prefill.totals(end);
+        prefill.scaling = self.prefill_scaler.as_mut().map(|s| s.finish(end));
+        let mut decode = self.decode.totals(end);
+        decode.scaling = self.decode_scaler.as_mut().map(|s| s.finish(end));
+        vec![prefill, decode]
     }
 
     fn transfers(&self) -> Option<TransferTotals> {
         Some(self.totals)
+    }
+
+    fn first_tick(&self) -> Option<SimDuration> {
+        [&self.prefill_scaler, &self.decode_scaler]
+            .into_iter()
+            .flatten()
+            .filter_map(Scaler::first_tick)
+            .min()
+    }
+
+    fn scaling_tick(&mut self, front: &mut Front<'_>) -> Option<SimTime> {
+        self.recent.read(&mut front.collector);
+        let mut next = None;
+        for (s, pool) in [
+            (&mut self.prefill_scaler, &mut self.prefill),
+            (&mut self.decode_scaler, &mut self.decode),
+        ] {
+            if let Some(s) = s {
+                s.tick_if_due(front, pool, &self.recent);
+                next = [next, s.next_tick()].into_iter().flatten().min();
+            }
+        }
+        next
+    }
+
+    fn worker_ready(&mut self, front: &mut Front<'_>, worker: u32) {
+        // Ready events carry the worker's event index (decode workers' come
+        // after the prefill workers').
+        let (pool, scaler) = if worker >= self.prefill.workers.count() {
+            (&mut self.decode, &mut self.decode_scaler)
+        } else {
+            (&mut self.prefill, &mut self.prefill_scaler)
+        };
+        if let Some(s) = scaler {
+            let w = pool.local(worker);
+            s.ready(front.now, pool, w);
+        }
+    }
+
+    fn holds_any(&self) -> bool {
+        !self.waiting_handoff.is_empty()
+            || self
+                .prefill_scaler
+                .as_ref()
+                .is_some_and(|s| s.holds_any(&self.prefill))
+            || self
+                .decode_scaler
+                .as_ref()
+                .is_some_and(|s| s.holds_any(&self.decode))
     }
 }

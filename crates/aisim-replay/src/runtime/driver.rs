@@ -14,6 +14,7 @@
 //!
 //! It ends when nothing is left, or at the drain deadline / `max_sim_time`.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 use aisim_core::{RejectReason, Request, SimDuration, SimTime};
@@ -41,11 +42,12 @@ pub(crate) trait Topology {
     /// Applies every own event due at `front.now`, in phase order.
     fn apply_due(&mut self, front: &mut Front<'_>) -> Result<(), ReplayError>;
     /// Places a dispatched request and queues it on its worker; the inner
-    /// error says why it can never be served.
+    /// error says why it can never be served. The request is owned unless
+    /// its session still needs it (a topology that keeps it moves it then).
     fn submit(
         &mut self,
         front: &mut Front<'_>,
-        req: &Request,
+        req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError>;
     /// Removes a request that timed out, wherever it is.
     fn abort(&mut self, front: &mut Front<'_>, id: u64);
@@ -409,13 +411,16 @@ impl<'a> Front<'a> {
         queued: bool,
     ) -> Result<(), ReplayError> {
         let now = self.now;
-        let id = offer.request.id.0;
-        let added = topo.submit(self, &offer.request)?;
-        if added.is_ok() && !queued {
-            self.arm_timeout(id, offer.request.arrival);
-        }
-        if self.keep_offers {
+        let (id, arrival) = (offer.request.id.0, offer.request.arrival);
+        let added = if self.keep_offers {
+            let added = topo.submit(self, Cow::Borrowed(&offer.request))?;
             self.in_flight.insert(id, offer);
+            added
+        } else {
+            topo.submit(self, Cow::Owned(offer.request))?
+        };
+        if added.is_ok() && !queued {
+            self.arm_timeout(id, arrival);
         }
         if let Err(reason) = added {
             self.collector.rejected(id, now, &reason);
@@ -481,7 +486,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
             front
                 .heap
                 .push(SimTime::ZERO.after(first), EventKind::ScalingTick);
-            front.collector.track_recent_ttft();
+            front.collector.track_recent_latency();
         }
         while let Some(t) = next_time(front, topo) {
             // With a scaling policy, ticks would go on forever: the run ends

@@ -103,6 +103,9 @@ pub(crate) struct Pool {
     /// Prefill role: (worker, request) whose job ended, in order, for the
     /// topology to hand off.
     pub prefilled: Vec<(u32, u64)>,
+    /// Per worker, KV transfers under way from or to it (disaggregated
+    /// pools; grown on first use).
+    transfers: Vec<u32>,
 }
 
 impl Pool {
@@ -129,7 +132,38 @@ impl Pool {
             dirty: Vec::new(),
             dirty_spare: Vec::new(),
             prefilled: Vec::new(),
+            transfers: Vec::new(),
         }
+    }
+
+    /// A KV transfer from or to worker `w` started.
+    pub fn transfer_started(&mut self, w: u32) {
+        let w = w as usize;
+        if self.transfers.len() <= w {
+            self.transfers.resize(w + 1, 0);
+        }
+        self.transfers[w] += 1;
+    }
+
+    /// A KV transfer from or to worker `w` ended.
+    pub fn transfer_ended(&mut self, w: u32) {
+        self.transfers[w as usize] -= 1;
+    }
+
+    fn transfers_of(&self, w: u32) -> u32 {
+        self.transfers.get(w as usize).copied().unwrap_or(0)
+    }
+
+    /// Requests worker `w` holds, running and waiting, a transfer under way
+    /// from or to it counting as one.
+    pub fn held(&self, w: u32) -> u32 {
+        self.workers.holding(w).0 + self.transfers_of(w)
+    }
+
+    /// Whether worker `w` holds no request, runs no pass and has no
+    /// transfer under way: a draining worker then stops.
+    pub fn idle(&self, w: u32) -> bool {
+        self.workers.holding(w) == (0, false) && self.transfers_of(w) == 0
     }
 
     /// Engines capture KV events for the placement policy (`on`), or not.
@@ -151,6 +185,11 @@ impl Pool {
     /// The worker of one of this pool's pass events.
     pub fn local(&self, event_worker: u32) -> u32 {
         event_worker - self.event_base
+    }
+
+    /// Worker `w`'s index in events (see `local`).
+    pub fn event_index(&self, w: u32) -> u32 {
+        self.event_base + w
     }
 
     /// What the pool's engines do.

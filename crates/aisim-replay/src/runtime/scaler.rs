@@ -12,21 +12,30 @@ use aisim_core::{SimDuration, SimTime};
 
 use super::driver::Front;
 use super::pool::Pool;
+use super::workers::SlotState as State;
+use crate::collector::TraceCollector;
 use crate::event::EventKind;
 use crate::policy::{ScalingPolicy, ScalingSnapshot};
 use crate::report::PoolScaling;
 
-/// A worker slot's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// Not running (never started, or stopped): counts for nothing.
-    Off,
-    /// Started, accepting from `ready_at`.
-    Starting,
-    /// Taking requests.
-    Active,
-    /// Taking no new request; stops once it holds none.
-    Draining,
+/// The recent latencies every pool's policy sees at a tick, read from the
+/// collector once per tick (the buffers are kept for their capacity).
+#[derive(Debug, Default)]
+pub(crate) struct Recent {
+    ttft: Vec<u64>,
+    tpot: Vec<u64>,
+    ttft_p90_ms: Option<f64>,
+    tpot_p90_ms: Option<f64>,
+}
+
+impl Recent {
+    /// Takes the TTFTs and TPOTs since the last read, keeps their p90s.
+    pub fn read(&mut self, collector: &mut TraceCollector) {
+        collector.take_recent_ttft(&mut self.ttft);
+        collector.take_recent_tpot(&mut self.tpot);
+        self.ttft_p90_ms = p90(&mut self.ttft).map(|ns| ns as f64 * 1e-6);
+        self.tpot_p90_ms = p90(&mut self.tpot).map(|ns| ns as f64 * 1e-6);
+    }
 }
 
 /// A pool's scaling state.
@@ -35,7 +44,8 @@ pub(crate) struct Scaler {
     startup: SimDuration,
     /// Fewest workers the runtime keeps (accepting or starting), at least 1.
     min: u32,
-    state: Vec<State>,
+    /// Worker slots (each one's state is the pool's: `Workers::state`).
+    slots: u32,
     /// When each starting worker becomes ready (a stale ready event of a
     /// worker cancelled and started again is ignored).
     ready_at: Vec<SimTime>,
@@ -46,42 +56,39 @@ pub(crate) struct Scaler {
     /// (time ns, workers counting) at the start and at each change.
     timeline: Vec<(u64, u32)>,
     ticks: u64,
-    ttft: Vec<u64>,
+    /// When the policy wants its next tick.
+    next_at: Option<SimTime>,
     snapshot: ScalingSnapshot,
 }
 
 impl Scaler {
-    /// `policy` over a pool of `slots` workers of which the first `initial`
-    /// accept from the start; the runtime keeps at least `min`.
+    /// `policy` over pool `pool` of `slots` workers of which the first
+    /// `initial` accept from the start; the runtime keeps at least `min`.
     pub fn new(
+        pool: &'static str,
         policy: Box<dyn ScalingPolicy>,
         slots: u32,
         initial: u32,
         min: u32,
         startup: SimDuration,
     ) -> Scaler {
-        let state = (0..slots)
-            .map(|w| {
-                if w < initial {
-                    State::Active
-                } else {
-                    State::Off
-                }
-            })
-            .collect();
+        let next_at = policy.first_tick().map(|d| SimTime::ZERO.after(d));
         Scaler {
             policy,
             startup,
             min: min.max(1),
-            state,
+            slots,
             ready_at: vec![SimTime::ZERO; slots as usize],
             counting: initial,
             since: SimTime::ZERO,
             worker_ns: 0,
             timeline: vec![(0, initial)],
             ticks: 0,
-            ttft: Vec::new(),
-            snapshot: ScalingSnapshot::default(),
+            next_at,
+            snapshot: ScalingSnapshot {
+                pool,
+                ..ScalingSnapshot::default()
+            },
         }
     }
 
@@ -90,8 +97,14 @@ impl Scaler {
         self.policy.first_tick()
     }
 
-    fn slots(&self) -> u32 {
-        self.state.len() as u32
+    /// When the next tick is due, if the policy wants one.
+    pub fn next_tick(&self) -> Option<SimTime> {
+        self.next_at
+    }
+
+    /// Worker slots of the pool (the most it may reach).
+    pub fn slots(&self) -> u32 {
+        self.slots
     }
 
     /// The count of workers changes by `delta` at `now`.
@@ -113,19 +126,17 @@ impl Scaler {
         }
     }
 
-    fn set(&mut self, pool: &mut Pool, w: u32, state: State) {
-        self.state[w as usize] = state;
-        pool.workers.set_accepting(w, state == State::Active);
-    }
-
-    /// Whether any worker of the pool holds a request.
+    /// Whether any worker of the pool holds a request (or a transfer).
     pub fn holds_any(&self, pool: &Pool) -> bool {
-        (0..self.slots()).any(|w| pool.workers.holding(w).0 > 0)
+        (0..self.slots).any(|w| !pool.idle(w))
     }
 
-    /// A tick at `front.now`: the policy's decision carried out; returns
-    /// when the policy wants the next one.
-    pub fn tick(&mut self, front: &mut Front<'_>, pool: &mut Pool) -> Option<SimTime> {
+    /// A tick at `front.now` if one is due: the policy's decision carried
+    /// out on `recent` latencies.
+    pub fn tick_if_due(&mut self, front: &mut Front<'_>, pool: &mut Pool, recent: &Recent) {
+        if self.next_at.is_none_or(|t| t > front.now) {
+            return;
+        }
         let now = front.now;
         self.ticks += 1;
         let s = &mut self.snapshot;
@@ -135,10 +146,10 @@ impl Scaler {
         s.workers = 0;
         s.starting = 0;
         s.draining = 0;
-        for (w, state) in self.state.iter().enumerate() {
-            match state {
+        for w in 0..self.slots {
+            match pool.workers.state(w) {
                 State::Active => {
-                    let (r, q) = pool.workers.running_waiting(w as u32);
+                    let (r, q) = pool.workers.running_waiting(w);
                     s.workers += 1;
                     s.running.push(r);
                     s.waiting.push(q);
@@ -148,82 +159,79 @@ impl Scaler {
                 State::Off => {}
             }
         }
-        front.collector.take_recent_ttft(&mut self.ttft);
-        s.recent_ttft_p90_ms = p90(&mut self.ttft).map(|ns| ns as f64 * 1e-6);
+        s.recent_ttft_p90_ms = recent.ttft_p90_ms;
+        s.recent_tpot_p90_ms = recent.tpot_p90_ms;
         let decision = self.policy.tick(&self.snapshot);
         self.apply(front, pool, decision.target_workers);
-        decision.next_tick.map(|d| now.after(d))
+        self.next_at = decision.next_tick.map(|d| now.after(d));
     }
 
     /// Starts or drains workers until `target` accept or start.
     fn apply(&mut self, front: &mut Front<'_>, pool: &mut Pool, target: u32) {
         let now = front.now;
-        let target = target.clamp(self.min.min(self.slots()), self.slots());
-        let live = |s: &Scaler| {
-            s.state
-                .iter()
-                .filter(|&&x| matches!(x, State::Active | State::Starting))
-                .count() as u32
-        };
-        let mut cur = live(self);
+        let target = target.clamp(self.min.min(self.slots), self.slots);
+        let slots = 0..self.slots;
+        let first = |pool: &Pool, state| slots.clone().find(|&w| pool.workers.state(w) == state);
+        let mut cur = slots
+            .clone()
+            .filter(|&w| matches!(pool.workers.state(w), State::Active | State::Starting))
+            .count() as u32;
         // Up: a draining worker takes requests again at once; then the lowest
         // stopped slot starts.
         while cur < target {
-            let w = match self.state.iter().position(|&x| x == State::Draining) {
-                Some(w) => w as u32,
-                None => {
-                    let w = self
-                        .state
-                        .iter()
-                        .position(|&x| x == State::Off)
-                        .expect("fewer live workers than slots") as u32;
-                    self.count(now, 1);
-                    if self.startup == SimDuration::ZERO {
-                        self.set(pool, w, State::Active);
-                    } else {
-                        self.set(pool, w, State::Starting);
-                        let at = now.after(self.startup);
-                        self.ready_at[w as usize] = at;
-                        front.schedule(at, EventKind::WorkerReady { worker: w });
-                    }
-                    cur += 1;
-                    continue;
-                }
-            };
-            self.set(pool, w, State::Active);
             cur += 1;
+            if let Some(w) = first(pool, State::Draining) {
+                pool.workers.set_state(w, State::Active);
+                continue;
+            }
+            let w = first(pool, State::Off).expect("fewer live workers than slots");
+            self.count(now, 1);
+            if self.startup == SimDuration::ZERO {
+                pool.workers.set_state(w, State::Active);
+                continue;
+            }
+            pool.workers.set_state(w, State::Starting);
+            let at = now.after(self.startup);
+            self.ready_at[w as usize] = at;
+            let worker = pool.event_index(w);
+            front.schedule(at, EventKind::WorkerReady { worker });
         }
         // Down: the newest starting worker is cancelled; then the accepting
         // worker holding the fewest requests (the highest on ties) drains.
         while cur > target {
-            if let Some(w) = self.state.iter().rposition(|&x| x == State::Starting) {
-                self.set(pool, w as u32, State::Off);
+            cur -= 1;
+            let starting = slots
+                .clone()
+                .rev()
+                .find(|&w| pool.workers.state(w) == State::Starting);
+            if let Some(w) = starting {
+                pool.workers.set_state(w, State::Off);
                 self.count(now, -1);
-                cur -= 1;
                 continue;
             }
-            let w = (0..self.slots())
-                .filter(|&w| self.state[w as usize] == State::Active)
-                .min_by_key(|&w| (pool.workers.holding(w).0, std::cmp::Reverse(w)))
+            let w = slots
+                .clone()
+                .filter(|&w| pool.workers.state(w) == State::Active)
+                .min_by_key(|&w| (pool.held(w), std::cmp::Reverse(w)))
                 .expect("an accepting worker");
-            self.set(pool, w, State::Draining);
-            cur -= 1;
+            pool.workers.set_state(w, State::Draining);
             self.stop_if_empty(now, pool, w);
         }
     }
 
     /// Worker `w` became ready at `now` (if it is still starting).
     pub fn ready(&mut self, now: SimTime, pool: &mut Pool, w: u32) {
-        if self.state[w as usize] == State::Starting && self.ready_at[w as usize] == now {
-            self.set(pool, w, State::Active);
+        if pool.workers.state(w) == State::Starting && self.ready_at[w as usize] == now {
+            pool.workers.set_state(w, State::Active);
         }
     }
 
-    /// A draining worker `w` that holds nothing and runs no pass stops.
+    /// A draining worker `w` that holds nothing, runs no pass and has no
+    /// transfer under way stops.
     #[inline]
     pub fn stop_if_empty(&mut self, now: SimTime, pool: &mut Pool, w: u32) {
-        if self.state[w as usize] == State::Draining && pool.workers.holding(w) == (0, false) {
-            self.set(pool, w, State::Off);
+        if pool.workers.state(w) == State::Draining && pool.idle(w) {
+            pool.workers.set_state(w, State::Off);
             self.count(now, -1);
         }
     }

@@ -52,7 +52,8 @@ fn kv_capacity(engine: &Engine) -> u64 {
 }
 
 /// A worker's KV occupancy over time: peak and time integral, and the
-/// same in time bins with the tokens its passes emitted.
+/// same in time bins with the tokens its passes emitted (`series`: only for
+/// a pool whose workers the report draws over time).
 #[derive(Debug, Default)]
 pub(crate) struct KvSampler {
     capacity: u64,
@@ -60,7 +61,7 @@ pub(crate) struct KvSampler {
     peak: u64,
     block_ns: f64,
     last: SimTime,
-    series: WorkerSeries,
+    series: Option<WorkerSeries>,
 }
 
 impl KvSampler {
@@ -75,8 +76,9 @@ impl KvSampler {
     /// The same, at the end of a pass that emitted `tokens`.
     #[inline]
     pub(super) fn sample_emitted(&mut self, now: SimTime, level: u64, tokens: u64) {
-        self.series
-            .sample(self.last.0, now.0, self.level, level, tokens);
+        if let Some(series) = &mut self.series {
+            series.sample(self.last.0, now.0, self.level, level, tokens);
+        }
         self.integrate(now, level);
     }
 
@@ -94,10 +96,10 @@ impl KvSampler {
         let Some(&last_end) = ends.last() else {
             return;
         };
-        if self.series.is_open_at(last_end.0) {
-            self.series
-                .sample(self.last.0, start.0, self.level, level, 0);
-            self.series.sample(
+        let series = self.series.as_mut().filter(|s| s.is_open_at(last_end.0));
+        if let Some(series) = series {
+            series.sample(self.last.0, start.0, self.level, level, 0);
+            series.sample(
                 start.0,
                 last_end.0,
                 level,
@@ -133,6 +135,19 @@ impl KvSampler {
     }
 }
 
+/// A worker slot's state under a scaling policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    /// Not running (never started, or stopped): counts for nothing.
+    Off,
+    /// Started, accepting once its startup delay has passed.
+    Starting,
+    /// Taking requests.
+    Active,
+    /// Taking no new request; stops once it holds none.
+    Draining,
+}
+
 /// Every worker of the topology; only those in use hold an engine.
 pub(crate) struct Workers {
     /// Per worker index: its place in `used`, or `UNUSED`.
@@ -147,9 +162,11 @@ pub(crate) struct Workers {
     make: EngineFactory,
     /// Engines record KV events (for a placement policy that asks).
     kv_events: bool,
-    /// With a scaling policy: per worker, whether it takes no new request
-    /// (off, starting up or draining). `None`: every worker accepts.
-    closed: Option<Vec<bool>>,
+    /// With a scaling policy: each worker's state (only `Active` ones take
+    /// new requests). `None`: every worker accepts.
+    states: Option<Vec<SlotState>>,
+    /// Whether workers keep their KV and tokens in time bins.
+    keep_series: bool,
 }
 
 impl Workers {
@@ -166,26 +183,51 @@ impl Workers {
             spare: Some(first),
             make,
             kv_events: false,
-            closed: None,
+            states: None,
+            keep_series: true,
         }
     }
 
-    /// Only workers below `accepting` accept from now on; the others are
-    /// closed until `set_accepting` opens them (a scaling policy's pool).
-    pub fn limit_accepting(&mut self, accepting: u32) {
-        self.closed = Some((0..self.count()).map(|w| w >= accepting).collect());
+    /// Workers keep no time series (a pool the report does not draw over
+    /// time: a disaggregated run's prefill pool).
+    pub fn without_series(&mut self) {
+        self.keep_series = false;
     }
 
-    /// Opens (`on`) or closes worker `w` to new requests.
-    pub fn set_accepting(&mut self, w: u32, on: bool) {
-        if let Some(c) = &mut self.closed {
-            c[w as usize] = !on;
+    /// Only workers below `accepting` accept from now on; the others are
+    /// off until `set_state` starts them (a scaling policy's pool).
+    pub fn limit_accepting(&mut self, accepting: u32) {
+        self.states = Some(
+            (0..self.count())
+                .map(|w| {
+                    if w < accepting {
+                        SlotState::Active
+                    } else {
+                        SlotState::Off
+                    }
+                })
+                .collect(),
+        );
+    }
+
+    /// Worker `w`'s state (`Active` without a scaling policy).
+    #[inline]
+    pub fn state(&self, w: u32) -> SlotState {
+        self.states
+            .as_ref()
+            .map_or(SlotState::Active, |s| s[w as usize])
+    }
+
+    /// Sets worker `w`'s state (with a scaling policy).
+    pub fn set_state(&mut self, w: u32, state: SlotState) {
+        if let Some(s) = &mut self.states {
+            s[w as usize] = state;
         }
     }
 
     #[inline]
     fn accepts(&self, w: u32) -> bool {
-        self.closed.as_ref().is_none_or(|c| !c[w as usize])
+        self.state(w) == SlotState::Active
     }
 
     /// Requests worker `w` holds (running and waiting, all ranks) and
@@ -263,6 +305,7 @@ impl Workers {
             id: w,
             kv: KvSampler {
                 capacity: kv_capacity(&engine),
+                series: self.keep_series.then(WorkerSeries::default),
                 ..KvSampler::default()
             },
             engine,
@@ -284,10 +327,10 @@ impl Workers {
     /// Whether every worker holds at least `threshold` requests (running
     /// and waiting, all ranks); an unused worker holds none.
     pub fn all_hold(&self, threshold: u32) -> bool {
-        if let Some(closed) = &self.closed {
+        if self.states.is_some() {
             // Only accepting workers count (an unused one holds nothing).
             return (0..self.count())
-                .filter(|&w| !closed[w as usize])
+                .filter(|&w| self.accepts(w))
                 .all(|w| self.holding(w).0 >= threshold);
         }
         self.first_unused >= self.count()
@@ -313,7 +356,7 @@ impl Workers {
                     kv_capacity: w.kv.capacity,
                     kv_peak: w.kv.peak,
                     kv_block_ns: w.kv.block_ns,
-                    series: std::mem::take(&mut w.kv.series),
+                    series: w.kv.series.take().unwrap_or_default(),
                 }
             })
             .collect();
@@ -336,13 +379,13 @@ impl WorkerView for View<'_> {
         self.0.accepts(worker)
     }
     fn accepting_count(&self) -> u32 {
-        match &self.0.closed {
+        match &self.0.states {
             None => self.0.count(),
-            Some(c) => c.iter().filter(|&&closed| !closed).count() as u32,
+            Some(s) => s.iter().filter(|&&s| s == SlotState::Active).count() as u32,
         }
     }
     fn nth_accepting(&self, n: u32) -> Option<u32> {
-        match &self.0.closed {
+        match &self.0.states {
             None => (n < self.0.count()).then_some(n),
             Some(_) => (0..self.0.count())
                 .filter(|&w| self.0.accepts(w))
@@ -367,7 +410,7 @@ impl WorkerView for View<'_> {
         }
     }
     fn first_unused(&self) -> Option<u32> {
-        match &self.0.closed {
+        match &self.0.states {
             None => (self.0.first_unused < self.0.count()).then_some(self.0.first_unused),
             Some(_) => (self.0.first_unused..self.0.count())
                 .find(|&w| self.0.accepts(w) && self.0.find(w).is_none()),

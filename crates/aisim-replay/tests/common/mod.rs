@@ -5,8 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use aisim_core::timing::TimingSpec;
+use aisim_core::SimDuration;
 use aisim_replay::collector::RequestRecord;
-use aisim_replay::policy::SpecComposition;
+use aisim_replay::policy::{
+    PlacementPolicy, ReplayComposition, RoundRobin, ScalingDecision, ScalingPolicy,
+    ScalingSnapshot, SpecComposition,
+};
+use aisim_replay::report::ScalingReport;
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayOutput, ReplaySpec, Replayer};
 
@@ -105,3 +110,75 @@ pub fn record(out: &ReplayOutput, id: u64) -> &RequestRecord {
 }
 
 pub const MS: u64 = 1_000_000;
+
+/// Every offered request ended one way or another, or is still in flight.
+pub fn assert_counts_add_up(out: &ReplayOutput, what: &str) {
+    assert_outcomes_add_up(&out.report.outcomes, what);
+}
+
+/// Offered = completed + timed out + rejected + incomplete.
+pub fn assert_outcomes_add_up(o: &aisim_replay::report::Outcomes, what: &str) {
+    assert_eq!(
+        o.completed + o.timed_out + o.rejected + o.incomplete,
+        o.offered,
+        "{what}: {o:?}"
+    );
+}
+
+/// ∫ workers dt over one pool's entries of the timeline (`pool`: its name),
+/// from 0 to the end.
+pub fn timeline_seconds(s: &ScalingReport, pool: &str) -> f64 {
+    let t: Vec<_> = s.timeline.iter().filter(|c| c.pool == pool).collect();
+    t.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let next = t.get(i + 1).map_or(s.end_s, |n| n.t_s);
+            c.workers as f64 * (next - c.t_s)
+        })
+        .sum()
+}
+
+/// Two workers a pool, then one from the tick at 1 s on (scripted).
+pub struct DrainOne;
+
+impl ScalingPolicy for DrainOne {
+    fn name(&self) -> &str {
+        "drain_one"
+    }
+    fn first_tick(&self) -> Option<SimDuration> {
+        Some(SimDuration(1_000_000_000))
+    }
+    fn tick(&mut self, s: &ScalingSnapshot) -> ScalingDecision {
+        assert!(s.workers + s.starting <= 2);
+        assert!(
+            ["workers", "prefill", "decode"].contains(&s.pool),
+            "{}",
+            s.pool
+        );
+        ScalingDecision {
+            target_workers: 1,
+            next_tick: None,
+        }
+    }
+}
+
+/// `spec` replayed with `Scripted`, every record kept.
+pub fn run_scripted(spec: ReplaySpec) -> ReplayOutput {
+    Replayer::new(spec, Scripted)
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap()
+}
+
+/// Round robin placement, `DrainOne` scaling in every pool.
+pub struct Scripted;
+
+impl ReplayComposition for Scripted {
+    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        Box::new(RoundRobin::default())
+    }
+    fn scaling(&self, _spec: &ReplaySpec) -> Box<dyn ScalingPolicy> {
+        Box::new(DrainOne)
+    }
+}
