@@ -16,6 +16,34 @@ pub enum KvEvent {
     Removed(PageRun),
 }
 
+impl KvEvent {
+    /// Whether the pages became findable (else they were evicted).
+    pub fn is_stored(self) -> bool {
+        matches!(self, KvEvent::Stored(_))
+    }
+
+    /// The pages it is about.
+    pub fn run(self) -> PageRun {
+        match self {
+            KvEvent::Stored(r) | KvEvent::Removed(r) => r,
+        }
+    }
+
+    /// The same change told page by page, each page as a block named by its
+    /// `BlockHash` (what the radix cache published before its events were
+    /// runs): for a consumer that indexes pages, at O(pages).
+    pub fn per_page(self) -> impl Iterator<Item = KvEvent> {
+        let stored = self.is_stored();
+        self.run().hashes().map(move |h| {
+            if stored {
+                KvEvent::Stored(h.into())
+            } else {
+                KvEvent::Removed(h.into())
+            }
+        })
+    }
+}
+
 /// `len` consecutive pages under one `key`, lane numbers `first ..
 /// first + len`: the pages of one run are named alike, so an index can
 /// file the run under its key in one step.

@@ -94,10 +94,7 @@ impl RouterIndex {
         // (stored, entry, lanes) of blocks not yet applied.
         let mut batch: Option<(bool, Key, u8)> = None;
         for ev in events {
-            let (stored, run) = match *ev {
-                KvEvent::Stored(r) => (true, r),
-                KvEvent::Removed(r) => (false, r),
-            };
+            let (stored, run) = (ev.is_stored(), ev.run());
             let k = Key {
                 key: run.key(),
                 slot,
@@ -258,26 +255,6 @@ mod tests {
         hashes.iter().map(|&h| KvEvent::Stored(h.into())).collect()
     }
 
-    /// `events` with every run told page by page, as blocks.
-    fn per_page(events: &[KvEvent]) -> Vec<KvEvent> {
-        events
-            .iter()
-            .flat_map(|e| {
-                let (s, r) = match *e {
-                    KvEvent::Stored(r) => (true, r),
-                    KvEvent::Removed(r) => (false, r),
-                };
-                r.hashes().map(move |h| {
-                    if s {
-                        KvEvent::Stored(h.into())
-                    } else {
-                        KvEvent::Removed(h.into())
-                    }
-                })
-            })
-            .collect::<Vec<_>>()
-    }
-
     #[test]
     fn overlap_is_the_leading_run_a_rank_holds() {
         let req = prompt(&[1, 2, 3, 4], 16);
@@ -382,7 +359,7 @@ mod tests {
                 let piece = run.skip(skip).head(len);
                 let ev = if store { KvEvent::Stored(piece) } else { KvEvent::Removed(piece) };
                 spans.apply(0, rank, &[ev]);
-                pages.apply(0, rank, &per_page(&[ev]));
+                pages.apply(0, rank, &ev.per_page().collect::<Vec<_>>());
                 for h in piece.hashes() {
                     if store { model.insert((rank, h)); } else { model.remove(&(rank, h)); }
                 }
