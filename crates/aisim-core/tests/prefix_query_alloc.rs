@@ -3,30 +3,12 @@
 //! either kind of pool: counted by a global allocator, in a test binary of
 //! its own so that no other test's allocations are counted.
 
+mod alloc_count;
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use aisim_core::{Backend, EngineConfig, Request, SimTime};
+use alloc_count::allocations;
 use common::*;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 #[test]
 fn a_cached_prefix_query_allocates_nothing_and_finds_the_prefix() {
@@ -47,13 +29,13 @@ fn a_cached_prefix_query_allocates_nothing_and_finds_the_prefix() {
         // Three blocks in common and one of its own; and one with nothing.
         let b = Request::new(2, now, 2048, 2).with_hash_ids(vec![10, 11, 12, 99], 512);
         let c = Request::new(3, now, 2048, 2).with_hash_ids(vec![7, 8], 512);
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = allocations();
         let found = [
             e.cached_prefix_tokens(&b, 0),
             e.cached_prefix_tokens(&a, 0),
             e.cached_prefix_tokens(&c, 0),
         ];
-        let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        let allocated = allocations() - before;
         assert_eq!(allocated, 0, "{backend:?}: the queries allocated");
         // `a` again: all but its last token, rounded down to pages.
         let all_but_last = (2047 / block_size) * block_size;

@@ -63,12 +63,13 @@ pub struct PromptPages {
 
 impl PromptPages {
     /// The first `pages` pages of `req`'s prompt, in pages of `block_size`
-    /// tokens, as `index` looks them up: O(trace blocks), plus O(pages)
-    /// only when the index holds blocks (whose events come one a block).
+    /// tokens, as `index` looks them up in its present state: the runs
+    /// (O(trace blocks)) when it holds span runs, the hashes (O(pages)) when
+    /// it holds blocks (whose events come one a block).
     pub fn fill(&mut self, req: &Request, block_size: u32, pages: u32, index: &RouterIndex) {
         self.runs.clear();
         self.hashes.clear();
-        let mut left = pages;
+        let mut left = if index.spans.is_empty() { 0 } else { pages };
         for run in req.page_runs(block_size) {
             if left == 0 {
                 break;
@@ -94,7 +95,10 @@ impl RouterIndex {
         // (stored, entry, lanes) of blocks not yet applied.
         let mut batch: Option<(bool, Key, u8)> = None;
         for ev in events {
-            let (stored, run) = (ev.is_stored(), ev.run());
+            let (stored, run) = match *ev {
+                KvEvent::Stored(r) => (true, r),
+                KvEvent::Removed(r) => (false, r),
+            };
             let k = Key {
                 key: run.key(),
                 slot,
@@ -156,22 +160,24 @@ impl RouterIndex {
         }
     }
 
-    /// Leading pages of `prompt` the rank holds.
+    /// Leading pages of `prompt` (filled from this index as it is) the rank
+    /// holds.
     pub fn overlap(&self, worker: u32, rank: u32, prompt: &PromptPages) -> u32 {
         let slot = slot(worker, rank);
+        if self.spans.is_empty() {
+            // Blocks only (or nothing): page by page, as the events came.
+            return self.leading_blocks(slot, &prompt.hashes);
+        }
         let mut n = 0;
         for run in &prompt.runs {
-            let mut held = 0;
-            if !self.spans.is_empty() {
-                let k = Key {
-                    key: run.key(),
-                    slot,
-                };
-                held = self
-                    .spans
-                    .get(&k)
-                    .map_or(0, |r| r.run_from(run.first()).min(run.len()));
-            }
+            let k = Key {
+                key: run.key(),
+                slot,
+            };
+            let mut held = self
+                .spans
+                .get(&k)
+                .map_or(0, |r| r.run_from(run.first()).min(run.len()));
             if held < run.len() && !self.blocks.is_empty() {
                 let (from, to) = ((n + held) as usize, (n + run.len()) as usize);
                 held += self.leading_blocks(slot, prompt.hashes.get(from..to).unwrap_or(&[]));
@@ -222,15 +228,12 @@ impl RouterIndex {
     }
 }
 
-/// A block run's lanes as bits of its group's entry.
+/// A block run's lanes as bits of its group's entry: a block is one page of
+/// lane below 8 (`PageRun::from(BlockHash)`), its pieces one page or none.
+#[inline]
 fn run_bits(run: PageRun) -> u8 {
-    // A block's lane is below 8 and a block run one block long; a run
-    // reaching past its group keeps the lanes it has there.
-    let (lo, hi) = (
-        run.first().min(8),
-        run.first().saturating_add(run.len()).min(8),
-    );
-    ((1u16 << hi) - (1u16 << lo)) as u8
+    debug_assert!(run.len() <= 1 && (run.is_empty() || run.first() < 8));
+    u8::from(!run.is_empty()).wrapping_shl(run.first())
 }
 
 #[cfg(test)]
@@ -262,6 +265,7 @@ mod tests {
         let mut index = RouterIndex::default();
         index.apply(2, 1, &stored(&hashes[..3]));
         let pages = pages_of(&index, &req, 16);
+        assert!(pages.runs.is_empty(), "no runs for an index of blocks");
         assert_eq!(index.overlap(2, 1, &pages), 3);
         assert_eq!(index.overlap(2, 0, &pages), 0, "another rank holds nothing");
         assert_eq!(
@@ -294,6 +298,39 @@ mod tests {
         let third = req.page_runs(1).nth(2).unwrap();
         index.apply(0, 0, &[KvEvent::Removed(third.skip(100))]);
         assert_eq!(index.overlap(0, 0, &pages), 1024 + 100);
+    }
+
+    /// Pages told as blocks and pages told as runs add up (an index fed by
+    /// pools of both kinds): the walk takes each trace block's run, then its
+    /// blocks.
+    #[test]
+    fn runs_and_blocks_of_one_prompt_add_up() {
+        let req = prompt(&[5, 6, 7], 16);
+        let runs: Vec<PageRun> = req.page_runs(4).collect();
+        let mut index = RouterIndex::default();
+        index.apply(
+            0,
+            0,
+            &[KvEvent::Stored(runs[0]), KvEvent::Stored(runs[1].head(1))],
+        );
+        index.apply(
+            0,
+            0,
+            &KvEvent::Stored(runs[1].skip(1))
+                .per_page()
+                .collect::<Vec<_>>(),
+        );
+        index.apply(0, 0, &[KvEvent::Stored(runs[2].head(3))]);
+        assert_eq!(index.len(), 11);
+        assert_eq!(index.overlap(0, 0, &pages_of(&index, &req, 4)), 11);
+        index.apply(
+            0,
+            0,
+            &KvEvent::Removed(runs[1].skip(2).head(1))
+                .per_page()
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(index.overlap(0, 0, &pages_of(&index, &req, 4)), 6);
     }
 
     proptest! {
