@@ -5,9 +5,7 @@
 //! - admission-heavy: passes that admit many requests whose long prompts hit
 //!   the prefix cache; reports the cost per looked-up block (O(blocks)).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,21 +13,9 @@ use aisim_core::timing::FixedTiming;
 use aisim_core::{Engine, EngineConfig, PassOutcome, Request, SimTime};
 
 /// Counts allocations, to show that steady passes make none.
-struct CountingAlloc;
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc;
+#[path = "../tests/alloc_count/mod.rs"]
+mod alloc_count;
+use alloc_count::allocations;
 
 fn engine(num_gpu_blocks: u32) -> Engine {
     let cfg = EngineConfig {
@@ -59,7 +45,7 @@ fn steady_decode() {
     }
     assert_eq!(e.load().running, 256);
     let passes = 20_000u64;
-    let allocs_before = ALLOCATIONS.load(Ordering::Relaxed);
+    let allocs_before = allocations();
     let t0 = Instant::now();
     for _ in 0..passes {
         let d = e.start_pass(now).unwrap().unwrap();
@@ -69,7 +55,7 @@ fn steady_decode() {
         out.clear();
     }
     let ns = t0.elapsed().as_nanos() as f64;
-    let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
+    let allocs = allocations() - allocs_before;
     println!(
         "steady decode: {allocs} allocations in {passes} passes (block tables are reserved at enqueue)"
     );

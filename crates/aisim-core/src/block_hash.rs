@@ -178,52 +178,105 @@ pub(crate) struct Span {
 impl Span {
     /// The `BlockHash` `prompt_block_hashes` (or `private_block_hash`) gives
     /// page `j` of this span: KV events name pages as the block pool does.
+    #[cfg(test)]
     pub(crate) fn page_hash(&self, j: u32) -> BlockHash {
-        let n = (self.lane + (j - self.start)) as u64;
+        page_hash(self.naming(), self.key, self.lane + (j - self.start))
+    }
+
+    /// How its pages are named.
+    pub(crate) fn naming(&self) -> Naming {
         if self.private {
-            let lanes = LANES as u64;
-            BlockHash::in_group(combine(self.key, n / lanes), n % lanes)
+            Naming::Private
         } else {
-            nth_lane(self.key, n)
+            Naming::Prompt
         }
     }
 }
 
-/// The spans of `prompt_block_hashes`' pages, appended to `out`: one per
-/// trace block a page ends in, so O(trace blocks) whatever the page size.
-pub(crate) fn prompt_spans(
+/// How a run of pages under one key is named, page by page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Naming {
+    /// A block pool's block: the key is its hash's group, the lane its lane.
+    Block,
+    /// The pages of a prompt ending inside one trace block: the key is the
+    /// block's chain, lane `n` that of `nth_lane`.
+    Prompt,
+    /// A request's private pages: the key is its private key, lane `n` its
+    /// page index.
+    Private,
+}
+
+/// The `BlockHash` of lane number `n` under `key`, named as `naming` says:
+/// what `prompt_block_hashes` or `private_block_hash` gives that page.
+#[inline]
+pub(crate) fn page_hash(naming: Naming, key: u64, n: u32) -> BlockHash {
+    let (n, lanes) = (n as u64, LANES as u64);
+    match naming {
+        Naming::Block => BlockHash::in_group(key, n),
+        Naming::Prompt => nth_lane(key, n),
+        Naming::Private => BlockHash::in_group(combine(key, n / lanes), n % lanes),
+    }
+}
+
+/// The spans of `prompt_block_hashes`' pages, one per trace block a page
+/// ends in (so O(trace blocks) whatever the page size), made as they are
+/// taken: a prefix lookup allocates nothing and names nothing past its
+/// first miss.
+pub(crate) fn prompt_span_iter(
     hash_ids: &[u64],
     trace_block_size: u32,
     input_length: u32,
     block_size: u32,
-    out: &mut Vec<Span>,
-) {
-    if hash_ids.is_empty() || trace_block_size == 0 || block_size == 0 {
-        return;
-    }
-    let (t, b) = (trace_block_size as u64, block_size as u64);
-    let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
+) -> impl Iterator<Item = Span> + '_ {
+    let hashable = !(hash_ids.is_empty() || trace_block_size == 0 || block_size == 0);
+    let (t, b) = (trace_block_size as u64, (block_size as u64).max(1));
+    let covered = if hashable {
+        (hash_ids.len() as u64 * t).min(input_length as u64)
+    } else {
+        0
+    };
     let full_blocks = covered / b;
-    let mut group = CHAIN_SEED;
-    for (k, &id) in hash_ids.iter().enumerate() {
-        let k_start = k as u64 * t;
-        if k_start >= covered {
-            break;
-        }
-        group = combine_run(group, id, t);
-        // Pages ending in `(k_start, k_start + t]`.
-        let start = k_start / b;
-        let end = ((k_start + t) / b).min(full_blocks);
-        if start < end {
-            out.push(Span {
+    hash_ids
+        .iter()
+        .enumerate()
+        .take_while(move |&(k, _)| (k as u64 * t) < covered)
+        .scan(CHAIN_SEED, move |group, (k, &id)| {
+            *group = combine_run(*group, id, t);
+            Some((k as u64 * t, *group))
+        })
+        .filter_map(move |(k_start, group)| {
+            // Pages ending in `(k_start, k_start + t]`.
+            let start = k_start / b;
+            let end = ((k_start + t) / b).min(full_blocks);
+            (start < end).then(|| Span {
                 key: group,
                 start: start as u32,
                 end: end as u32,
                 lane: (((start + 1) * b - k_start - 1) / b) as u32,
                 private: false,
-            });
-        }
-    }
+            })
+        })
+}
+
+/// A request's spans as the radix cache names its pages: its prompt's
+/// (none without prefix caching), then one open-ended span private to it.
+pub(crate) fn request_span_iter(
+    req: &crate::Request,
+    block_size: u32,
+    prefix_caching: bool,
+) -> impl Iterator<Item = Span> + '_ {
+    let ids: &[u64] = if prefix_caching { &req.hash_ids } else { &[] };
+    let mut shared = 0;
+    prompt_span_iter(ids, req.trace_block_size, req.input_length, block_size)
+        .map(Some)
+        .chain(std::iter::once(None))
+        .map(move |s| match s {
+            Some(s) => {
+                shared = s.end;
+                s
+            }
+            None => private_span(req.id.0, shared),
+        })
 }
 
 /// The span of every page of request `request_salt` from `start` on: what
@@ -378,8 +431,7 @@ mod tests {
             for b in [1u32, 3, 16, 48, 64, 1000] {
                 for len in [1u32, 15, 16, 17, 500, 4096, 9_000] {
                     let want = prompt_block_hashes(&ids, t, len, b);
-                    let mut spans = Vec::new();
-                    prompt_spans(&ids, t, len, b, &mut spans);
+                    let spans: Vec<Span> = prompt_span_iter(&ids, t, len, b).collect();
                     let mut got = Vec::new();
                     let mut next = 0;
                     for s in &spans {

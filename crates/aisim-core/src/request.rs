@@ -1,6 +1,7 @@
 //! Requests as the engines see them: lengths plus a prefix identity, never tokens.
 
-use crate::block_hash::{prompt_block_hash_iter, prompt_block_hashes, BlockHash};
+use crate::block_hash::{prompt_block_hash_iter, prompt_block_hashes, prompt_span_iter, BlockHash};
+use crate::kv::PageRun;
 use crate::time::SimTime;
 
 /// Identity of a request, stable across the whole run (trace order).
@@ -73,5 +74,18 @@ impl Request {
             self.input_length,
             block_size,
         )
+    }
+
+    /// The same pages as runs, one per trace block a page of `block_size`
+    /// tokens ends in (`PageRun`s named as the radix cache's KV events name
+    /// them), made as they are taken: O(trace blocks) whatever the page size.
+    pub fn page_runs(&self, block_size: u32) -> impl Iterator<Item = PageRun> + '_ {
+        prompt_span_iter(
+            &self.hash_ids,
+            self.trace_block_size,
+            self.input_length,
+            block_size,
+        )
+        .map(|s| PageRun::of_span(&s, s.start, s.end - s.start))
     }
 }

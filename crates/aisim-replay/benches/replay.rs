@@ -14,13 +14,15 @@
 //! - `turns`: one synthetic session of 100,000 turns (what
 //!   `aisim replay --synthetic --requests 1 --turns 100000` runs);
 //! - `routers`: the shared Mooncake trace on 8 workers under each placement
-//!   policy (round robin, kv, lpwl, sticky), runs interleaved, best and
-//!   median, and each one's best against round robin's (the bound:
-//!   at most 2x).
+//!   policy (round robin, kv, lpwl, sticky), on vLLM and on SGLang (each at
+//!   its default page size), runs interleaved, best and median, and each
+//!   one's best against round robin's on the same backend (the issue's
+//!   bound: at most 2x).
 
 use std::path::Path;
 use std::time::Instant;
 
+use aisim_core::Backend;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::{
     ArrivalSpec, KvTransferSpec, PoolSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec,
@@ -105,31 +107,37 @@ fn routers() {
         RouterKind::Lpwl,
         RouterKind::Sticky,
     ];
-    let replayers: Vec<_> = policies
-        .iter()
-        .map(|&p| {
-            let mut spec = mooncake_spec(&path, TopologySpec::Aggregated { workers: 8 });
-            spec.router.policy = p;
-            Replayer::new(spec, SpecComposition).unwrap()
-        })
-        .collect();
-    let mut times = vec![Vec::new(); policies.len()];
-    // Interleaved, so that a slow spell of the machine hits every policy.
-    for _ in 0..11 {
-        for (r, t) in replayers.iter().zip(&mut times) {
-            let t0 = Instant::now();
-            let out = r.run().unwrap();
-            t.push(t0.elapsed().as_secs_f64() * 1e3);
-            assert_eq!(out.report.outcomes.completed, 3993);
+    // Each backend at its default page size: vLLM's 64-token blocks, and
+    // SGLang's one-token pages (where the kv router's events are page runs).
+    for backend in [Backend::Vllm, Backend::Sglang] {
+        let replayers: Vec<_> = policies
+            .iter()
+            .map(|&p| {
+                let mut spec = mooncake_spec(&path, TopologySpec::Aggregated { workers: 8 });
+                spec.engine.backend = backend;
+                spec.router.policy = p;
+                Replayer::new(spec, SpecComposition).unwrap()
+            })
+            .collect();
+        let mut times = vec![Vec::new(); policies.len()];
+        // Interleaved, so that a slow spell of the machine hits every policy.
+        for _ in 0..11 {
+            for (r, t) in replayers.iter().zip(&mut times) {
+                let t0 = Instant::now();
+                let out = r.run().unwrap();
+                t.push(t0.elapsed().as_secs_f64() * 1e3);
+                assert_eq!(out.report.outcomes.completed, 3993);
+            }
         }
-    }
-    let figures: Vec<(f64, f64)> = times.iter_mut().map(|t| best_median(t)).collect();
-    for (p, (best, median)) in policies.iter().zip(&figures) {
-        println!(
-            "routers (3,993 requests, 8 workers): {:<11} best {best:.1} ms, median {median:.1} ms, {:.2}x round robin's best",
-            p.name(),
-            best / figures[0].0
-        );
+        let figures: Vec<(f64, f64)> = times.iter_mut().map(|t| best_median(t)).collect();
+        for (p, (best, median)) in policies.iter().zip(&figures) {
+            println!(
+                "routers (3,993 requests, 8 workers, {}): {:<11} best {best:.1} ms, median {median:.1} ms, {:.2}x round robin's best",
+                format!("{backend:?}").to_lowercase(),
+                p.name(),
+                best / figures[0].0
+            );
+        }
     }
 }
 

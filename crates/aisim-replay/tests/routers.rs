@@ -7,10 +7,12 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use aisim_core::kv::KvEvent;
 use aisim_core::timing::{PassShape, PassTime, TimingModel};
 use aisim_core::Request;
 use aisim_replay::policy::{
-    Placement, PlacementPolicy, ReplayComposition, SpecComposition, WorkerView,
+    KvRouter, KvRouterConfig, Placement, PlacementPolicy, PromptPages, ReplayComposition,
+    RouterIndex, SpecComposition, WorkerView,
 };
 use aisim_replay::spec::{ArrivalSpec, RouterKind, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayError, ReplayOutput, ReplaySpec, Replayer};
@@ -446,4 +448,127 @@ fn an_out_of_range_decode_placement_names_the_decode_pool() {
         matches!(&e, ReplayError::Placement { policy, pool, worker: 2, workers: 2, .. } if policy == "beyond" && pool == "decode"),
         "{e}"
     );
+}
+
+/// On SGLang at its one-token pages, with every worker idle (equal loads),
+/// `kv` sends a prompt to the worker holding its prefix, and what it
+/// expected to find there is what the engine reused: three 512-token trace
+/// blocks on worker 0, two on worker 1.
+#[test]
+fn kv_on_sglang_page_1_follows_the_prefix_and_guesses_the_engines_reuse() {
+    let trace = [
+        r#"{"timestamp": 0, "input_length": 2048, "output_length": 2, "hash_ids": [1, 2, 3, 4]}"#,
+        r#"{"timestamp": 0, "input_length": 1536, "output_length": 2, "hash_ids": [20, 21, 22]}"#,
+        r#"{"timestamp": 10000, "input_length": 2048, "output_length": 2, "hash_ids": [1, 2, 3, 9]}"#,
+        r#"{"timestamp": 20000, "input_length": 1500, "output_length": 2, "hash_ids": [20, 21, 7]}"#,
+    ]
+    .join("\n");
+    let path = temp_file("kv_sglang_page_1.jsonl", &trace);
+    let mut spec = trace_spec(path, 4, 10.0, 5.0);
+    spec.engine.backend = aisim_core::Backend::Sglang;
+    spec.router.policy = RouterKind::Kv;
+    let out = run(spec);
+    assert_eq!(out.report.pools[0].kv_block_size, 1, "SGLang's page 1");
+    assert_eq!(out.report.outcomes.completed, 4);
+    // The first two start empty (the second sees the first's queued prompt).
+    assert_eq!((record(&out, 0).worker, record(&out, 1).worker), (0, 1));
+    for (id, worker, cached) in [(2, 0, 3 * 512), (3, 1, 2 * 512)] {
+        let r = record(&out, id);
+        assert_eq!(r.worker, worker, "request {id}");
+        assert_eq!(r.expected_cached_tokens, Some(cached), "request {id}");
+        assert_eq!(r.reused_first, cached, "request {id}");
+    }
+    let e = out.report.cache.router_expected.as_ref().unwrap();
+    assert_eq!(
+        (e.expected_tokens, e.reused_tokens, e.fell_short),
+        (2560, 2560, 0)
+    );
+}
+
+/// The kv router, with beside it an index fed the same events told page by
+/// page, as the radix cache published them before its events became runs:
+/// at every placement both must find the same overlap on every rank.
+struct PerPageShadow {
+    kv: KvRouter,
+    per_page: RouterIndex,
+    /// (placements compared, of which some rank overlapped, mismatches).
+    seen: Arc<std::sync::Mutex<[u64; 3]>>,
+}
+
+impl PlacementPolicy for PerPageShadow {
+    fn name(&self) -> &str {
+        self.kv.name()
+    }
+
+    fn place(&mut self, req: &Request, view: &dyn WorkerView) -> Placement {
+        let matchable = req.input_length.saturating_sub(1);
+        let (mut spans, mut pages) = (PromptPages::default(), PromptPages::default());
+        spans.fill(req, 1, matchable, self.kv.index());
+        pages.fill(req, 1, matchable, &self.per_page);
+        let mut seen = self.seen.lock().unwrap();
+        seen[0] += 1;
+        let mut overlapped = false;
+        for w in 0..view.workers() {
+            let a = self.kv.index().overlap(w, 0, &spans);
+            let b = self.per_page.overlap(w, 0, &pages);
+            seen[2] += u64::from(a != b);
+            overlapped |= a > 0;
+        }
+        seen[1] += u64::from(overlapped);
+        assert_eq!(self.kv.index().len(), self.per_page.len());
+        self.kv.place(req, view)
+    }
+
+    fn wants_kv_events(&self) -> bool {
+        true
+    }
+
+    fn on_kv_events(&mut self, worker: u32, rank: u32, events: &[KvEvent]) {
+        self.kv.on_kv_events(worker, rank, events);
+        let per_page: Vec<KvEvent> = events.iter().flat_map(|e| e.per_page()).collect();
+        self.per_page.apply(worker, rank, &per_page);
+    }
+}
+
+struct Shadowed(Arc<std::sync::Mutex<[u64; 3]>>);
+
+impl ReplayComposition for Shadowed {
+    fn placement(&self, _spec: &ReplaySpec) -> Box<dyn PlacementPolicy> {
+        Box::new(PerPageShadow {
+            kv: KvRouter::new(KvRouterConfig {
+                block_size: 1,
+                prefill_load_scale: 1.0,
+                temperature: 0.0,
+                seed: 0,
+            }),
+            per_page: RouterIndex::default(),
+            seen: self.0.clone(),
+        })
+    }
+}
+
+#[test]
+fn the_kv_index_of_page_runs_equals_the_per_page_one_on_sglang_and_is_deterministic() {
+    // `grouped` on SGLang evicts (64 prefixes of 2,048 tokens against 38,400
+    // pages a worker), so runs are stored and removed in pieces.
+    let seen = Arc::new(std::sync::Mutex::new([0u64; 3]));
+    let shadowed = Replayer::new(grouped_sglang(4, RouterKind::Kv), Shadowed(seen.clone()))
+        .unwrap()
+        .with_records(true)
+        .run()
+        .unwrap();
+    let [placed, overlapped, mismatched] = *seen.lock().unwrap();
+    assert_eq!(placed, 400);
+    assert!(
+        overlapped > 100,
+        "only {overlapped} placements found a prefix"
+    );
+    assert_eq!(mismatched, 0);
+    // The shadow places as `kv` does; and `kv` is deterministic.
+    let (a, b) = (
+        run(grouped_sglang(4, RouterKind::Kv)),
+        run(grouped_sglang(4, RouterKind::Kv)),
+    );
+    assert_eq!(json_without_host(&a), json_without_host(&b));
+    assert_eq!(json_without_host(&a), json_without_host(&shadowed));
 }

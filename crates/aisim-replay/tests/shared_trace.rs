@@ -259,3 +259,60 @@ fn mooncake_disaggregated_4_plus_4_conserves_and_repeats() {
     let per_worker: u64 = r.workers.iter().map(|w| w.passes).sum();
     assert_eq!(passes.iter().sum::<u64>(), per_worker);
 }
+
+/// The kv router's placements and guesses on the shared trace, 8 workers, on
+/// each backend at its default page size, as they were before its events
+/// became page runs (the index keyed by trace block must change nothing):
+/// requests completed per worker, tokens reused, the router's expected and
+/// achieved reuse and the requests that fell short, and the mean TTFT.
+#[test]
+#[ignore = "needs ../shared/traces"]
+fn mooncake_kv_router_placements_are_pinned_on_every_backend() {
+    use aisim_core::Backend;
+    use aisim_replay::spec::RouterKind;
+    let pinned = [
+        (
+            Backend::Vllm,
+            [694, 643, 628, 521, 454, 401, 370, 282],
+            [30_017_280, 30_017_280, 30_017_280, 0],
+            174.26030314725767,
+        ),
+        (
+            Backend::Trtllm,
+            [658, 706, 560, 548, 477, 420, 361, 263],
+            [20_599_808, 20_599_872, 20_599_808, 2],
+            222.39550182319053,
+        ),
+        (
+            Backend::Sglang,
+            [668, 610, 586, 546, 500, 421, 370, 292],
+            [12_737_331, 12_763_041, 12_737_331, 14],
+            260.31964855972956,
+        ),
+    ];
+    for (backend, completed, reuse, ttft_mean) in pinned {
+        let mut spec = mooncake_spec(8);
+        spec.engine.backend = backend;
+        spec.router.policy = RouterKind::Kv;
+        let r = run(spec).report;
+        let got: Vec<u64> = r.workers.iter().map(|w| w.completed).collect();
+        assert_eq!(got, completed, "{backend:?}: completed per worker");
+        let e = r.cache.router_expected.as_ref().expect("kv guesses");
+        assert_eq!(e.requests, 3993);
+        assert_eq!(
+            [
+                r.cache.reused_tokens,
+                e.expected_tokens,
+                e.reused_tokens,
+                e.fell_short
+            ],
+            reuse,
+            "{backend:?}: reused, expected, achieved, fell short"
+        );
+        let mean = r.latency.ttft_ms.mean.unwrap();
+        assert!(
+            (mean - ttft_mean).abs() < 1e-9,
+            "{backend:?}: TTFT mean {mean} vs pinned {ttft_mean}"
+        );
+    }
+}

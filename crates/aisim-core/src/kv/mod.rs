@@ -13,7 +13,7 @@ mod radix_props;
 mod store;
 
 pub use cache::KvCache;
-pub use event::KvEvent;
+pub use event::{KvEvent, PageRun};
 pub use pool::{BlockId, KvBlockPool, PrefixMatch};
 pub use radix::RadixCache;
 pub(crate) use radix::RadixHold;

@@ -239,7 +239,7 @@ impl KvBlockPool {
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
                 self.hashed -= 1;
                 if let Some(ev) = self.events.on() {
-                    ev.push(KvEvent::Removed(BlockHash(h)));
+                    ev.push(KvEvent::Removed(BlockHash(h).into()));
                 }
                 b
             }
@@ -304,7 +304,7 @@ impl KvBlockPool {
             self.blocks[block as usize].hash = h.0;
             self.hashed += 1;
             if let Some(ev) = self.events.on() {
-                ev.push(KvEvent::Stored(h));
+                ev.push(KvEvent::Stored(h.into()));
             }
         }
     }
@@ -539,7 +539,10 @@ mod tests {
         assert!(pool.allocate().is_none());
         let mut ev = Vec::new();
         pool.drain_events(&mut ev);
-        assert_eq!(ev, vec![KvEvent::Stored(h(1)), KvEvent::Removed(h(1))]);
+        assert_eq!(
+            ev,
+            vec![KvEvent::Stored(h(1).into()), KvEvent::Removed(h(1).into())]
+        );
         pool.release(b);
         pool.release(c);
         pool.check_invariants().unwrap();

@@ -13,7 +13,7 @@
 use crate::block_hash::Span;
 use crate::hashing::IntHashBuilder;
 use crate::kv::event::EventLog;
-use crate::kv::{KvEvent, PrefixMatch};
+use crate::kv::{KvEvent, PageRun, PrefixMatch};
 use std::collections::HashMap;
 
 const NIL: u32 = u32::MAX;
@@ -104,8 +104,8 @@ impl RadixCache {
         self.free + self.cached
     }
 
-    /// Records (or stops recording) KV events, one per page as the block
-    /// pool names them.
+    /// Records (or stops recording) KV events, one per run of a span's
+    /// pages stored or evicted (`PageRun`).
     pub fn capture_events(&mut self, on: bool) {
         self.events.capture(on);
     }
@@ -123,7 +123,12 @@ impl RadixCache {
 
     /// The longest cached run of the pages `spans` name (contiguous from page
     /// 0, the last one open-ended), looking at no more than `max` pages.
-    pub(crate) fn longest_prefix(&self, spans: &[Span], max: u32) -> PrefixMatch {
+    /// Taking the spans as they are made, it allocates nothing.
+    pub(crate) fn longest_prefix(
+        &self,
+        spans: impl IntoIterator<Item = Span>,
+        max: u32,
+    ) -> PrefixMatch {
         let mut m = PrefixMatch::default();
         self.walk(spans, max, |node, take| {
             m.blocks += take;
@@ -137,15 +142,23 @@ impl RadixCache {
     /// Walks the cached prefix of `spans` up to `max` pages, root first,
     /// calling `visit` with each node and how many of its pages match.
     #[inline]
-    fn walk(&self, spans: &[Span], max: u32, mut visit: impl FnMut(&Node, u32)) {
+    fn walk(
+        &self,
+        spans: impl IntoIterator<Item = Span>,
+        max: u32,
+        mut visit: impl FnMut(&Node, u32),
+    ) {
+        let mut spans = spans.into_iter();
+        let mut current = spans.next();
         let mut j = 0;
-        let mut si = 0;
         while j < max {
-            while si < spans.len() && spans[si].end <= j {
-                si += 1;
+            while current.is_some_and(|s| s.end <= j) {
+                current = spans.next();
             }
-            let Some(span) = spans.get(si) else { return };
-            let Some(n) = self.child(span, j) else { return };
+            let Some(span) = current else { return };
+            let Some(n) = self.child(&span, j) else {
+                return;
+            };
             let node = &self.nodes[n as usize];
             let take = node.len.min(span.end - j).min(max - j);
             visit(node, take);
@@ -222,7 +235,7 @@ impl RadixCache {
                 continue;
             }
             let len = end - j;
-            self.record(|| (span, j..end), true);
+            self.record(&span, j, len, true);
             // The hold's own leaf of this span grows in place; otherwise a
             // new leaf under its deepest node.
             match hold.node {
@@ -323,16 +336,7 @@ impl RadixCache {
             debug_assert_eq!(node.children, 0, "the oldest cached node is a leaf");
             let take = n.min(node.len);
             let left = node.len - take;
-            // Last page first, as the block pool evicts a released run.
-            self.record(
-                || {
-                    (
-                        node.span,
-                        (node.span.start + left..node.span.start + node.len).rev(),
-                    )
-                },
-                false,
-            );
+            self.record(&node.span, node.span.start + left, take, false);
             self.cached -= take;
             n -= take;
             if left > 0 {
@@ -366,19 +370,17 @@ impl RadixCache {
         id
     }
 
-    /// Records one event per page of `pages` when capture is on.
+    /// Records pages `from .. from + len` of `span` as one event, when
+    /// capture is on: the run the tree files, whatever its page count.
     #[inline]
-    fn record<R: Iterator<Item = u32>>(&mut self, pages: impl FnOnce() -> (Span, R), stored: bool) {
+    fn record(&mut self, span: &Span, from: u32, len: u32, stored: bool) {
         if let Some(ev) = self.events.on() {
-            let (span, range) = pages();
-            ev.extend(range.map(|j| {
-                let h = span.page_hash(j);
-                if stored {
-                    KvEvent::Stored(h)
-                } else {
-                    KvEvent::Removed(h)
-                }
-            }));
+            let run = PageRun::of_span(span, from, len);
+            ev.push(if stored {
+                KvEvent::Stored(run)
+            } else {
+                KvEvent::Removed(run)
+            });
         }
     }
 
@@ -513,6 +515,7 @@ impl RadixCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block_hash::BlockHash;
     use crate::kv::PageStore;
     use crate::request::Request;
     use crate::time::SimTime;
@@ -547,7 +550,7 @@ mod tests {
         ids_b.extend(1000..1010);
         let b = Request::new(1, SimTime::ZERO, 20_480 + 100, 10).with_hash_ids(ids_b, 512);
         let pb = pages_of(&b);
-        let hit = cache.longest_prefix(&pb, 20_580);
+        let hit = cache.longest_prefix(pb.iter().copied(), 20_580);
         assert_eq!((hit.blocks, hit.evictable), (20_480 + 100, 20_580));
         let mut hb = RadixHold::default();
         cache.lock_prefix(&mut hb, &pb, hit.blocks);
@@ -560,14 +563,18 @@ mod tests {
         let mut hc = RadixHold::default();
         assert!(cache.allocate(&mut hc, (1 << 20) - 52_199 + 1_049));
         assert_eq!(cache.index.len(), 101);
-        assert_eq!(cache.longest_prefix(&pa, u32::MAX).blocks, 51_200 - 50);
+        assert_eq!(
+            cache.longest_prefix(pa.iter().copied(), u32::MAX).blocks,
+            51_200 - 50
+        );
         cache.check_invariants().unwrap();
     }
 
-    /// KV events name pages as the block pool does: a stored prompt's pages
-    /// are its `prompt_block_hashes`, evicted pages go last first.
+    /// KV events are one per run the tree files (a trace block's pages), and
+    /// name their pages as the block pool does: a stored prompt's pages are
+    /// its `prompt_block_hashes`, an eviction the pages taken from the end.
     #[test]
-    fn events_name_each_page_by_its_block_hash() {
+    fn events_are_runs_naming_each_page_by_its_block_hash() {
         let req = Request::new(0, SimTime::ZERO, 40, 4).with_hash_ids(vec![3, 4, 5], 16);
         let pages = pages_of(&req);
         let mut cache = RadixCache::new(40);
@@ -582,8 +589,26 @@ mod tests {
         cache.drain_events(&mut got);
         let hashes = req.block_hashes(1);
         assert_eq!(hashes.len(), 40);
-        let mut want: Vec<KvEvent> = hashes.iter().map(|&h| KvEvent::Stored(h)).collect();
-        want.extend(hashes[37..].iter().rev().map(|&h| KvEvent::Removed(h)));
-        assert_eq!(got, want);
+        let runs = |stored: bool| -> Vec<PageRun> {
+            got.iter()
+                .filter_map(|e| match *e {
+                    KvEvent::Stored(r) if stored => Some(r),
+                    KvEvent::Removed(r) if !stored => Some(r),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (stored, removed) = (runs(true), runs(false));
+        assert_eq!(
+            stored.iter().map(|r| r.len()).collect::<Vec<_>>(),
+            [16, 16, 8],
+            "one run per trace block"
+        );
+        let named: Vec<BlockHash> = stored.iter().flat_map(|r| r.hashes()).collect();
+        assert_eq!(named, hashes);
+        assert_eq!(removed.len(), 1);
+        assert_eq!((removed[0].key(), removed[0].first()), (stored[2].key(), 5));
+        assert_eq!(removed[0].hashes().collect::<Vec<_>>(), hashes[37..]);
+        assert!(got.len() == 4 && !stored[0].is_block());
     }
 }

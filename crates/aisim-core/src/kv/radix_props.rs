@@ -121,7 +121,7 @@ proptest! {
                         continue;
                     }
                     let max = max_pages(i).saturating_sub(1);
-                    let hit = cache.longest_prefix(&pages[i].0, max);
+                    let hit = cache.longest_prefix(pages[i].0.iter().copied(), max);
                     prop_assert_eq!((hit.blocks, hit.evictable), model_match(&m, i, max));
                     cache.lock_prefix(&mut holds[i], &pages[i].0, hit.blocks);
                     for j in 0..hit.blocks {
@@ -182,7 +182,7 @@ proptest! {
             for (i, h) in holds.iter().enumerate() {
                 prop_assert_eq!(h.tree as usize, model_holds[i].tree.len());
                 prop_assert_eq!(h.extra, model_holds[i].extra);
-                let hit = cache.longest_prefix(&pages[i].0, u32::MAX);
+                let hit = cache.longest_prefix(pages[i].0.iter().copied(), u32::MAX);
                 prop_assert_eq!((hit.blocks, hit.evictable), model_match(&m, i, u32::MAX));
             }
         }

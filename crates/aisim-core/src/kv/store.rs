@@ -2,7 +2,7 @@
 //! either kind of pool. The block pool tracks every block; the radix cache
 //! tracks spans, so SGLang's one-token pages cost what its trace blocks do.
 
-use crate::block_hash::{private_block_hash, private_span, prompt_spans, BlockHash, Span};
+use crate::block_hash::{private_block_hash, request_span_iter, BlockHash, Span};
 use crate::kv::{BlockId, KvBlockPool, KvCache, KvEvent, PrefixMatch, RadixCache, RadixHold};
 use crate::request::Request;
 
@@ -158,19 +158,10 @@ impl PageStore for RadixCache {
     type Hold = RadixHold;
 
     fn identify(pages: &mut SpanPages, req: &Request, block_size: u32, prefix_caching: bool) {
-        let spans = &mut pages.0;
-        spans.clear();
-        if prefix_caching {
-            prompt_spans(
-                &req.hash_ids,
-                req.trace_block_size,
-                req.input_length,
-                block_size,
-                spans,
-            );
-        }
-        let shared = spans.last().map_or(0, |s| s.end);
-        spans.push(private_span(req.id.0, shared));
+        pages.0.clear();
+        pages
+            .0
+            .extend(request_span_iter(req, block_size, prefix_caching));
     }
 
     fn reset(hold: &mut RadixHold, _: u64) {
@@ -188,14 +179,12 @@ impl PageStore for RadixCache {
     }
 
     fn longest_prefix_of(&self, pages: &SpanPages, max: u32) -> PrefixMatch {
-        self.longest_prefix(&pages.0, max)
+        self.longest_prefix(pages.0.iter().copied(), max)
     }
 
     fn prompt_prefix(&self, req: &Request, block_size: u32, max: u32) -> PrefixMatch {
-        // Spans cost what the trace blocks do, so naming them is cheap.
-        let mut pages = SpanPages::default();
-        Self::identify(&mut pages, req, block_size, true);
-        self.longest_prefix(&pages.0, max)
+        // Named as the walk goes: no allocation, nothing past the first miss.
+        self.longest_prefix(request_span_iter(req, block_size, true), max)
     }
 
     fn take_prefix(&mut self, hold: &mut RadixHold, pages: &SpanPages, n: u32) {

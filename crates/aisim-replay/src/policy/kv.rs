@@ -14,12 +14,12 @@
 //! c_min) × T))` from a generator seeded by the run seed.
 
 use aisim_core::kv::KvEvent;
-use aisim_core::{BlockHash, Request};
+use aisim_core::Request;
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64;
 
 use super::candidates::{candidates, unused_slots, Candidate};
-use super::kv_index::RouterIndex;
+use super::kv_index::{PromptPages, RouterIndex};
 use super::{Placement, PlacementPolicy, WorkerView};
 
 /// Parameters of the `kv` policy.
@@ -45,8 +45,8 @@ pub struct KvRouter {
     candidates: Vec<Candidate>,
     costs: Vec<f64>,
     overlaps: Vec<u32>,
-    /// Scratch: the prompt's block hashes the router can match.
-    hashes: Vec<BlockHash>,
+    /// Scratch: the prompt's pages the router can match.
+    prompt: PromptPages,
 }
 
 impl KvRouter {
@@ -59,7 +59,7 @@ impl KvRouter {
             candidates: Vec::new(),
             costs: Vec::new(),
             overlaps: Vec::new(),
-            hashes: Vec::new(),
+            prompt: PromptPages::default(),
         }
     }
 
@@ -114,10 +114,8 @@ impl PlacementPolicy for KvRouter {
         let bs = self.config.block_size.max(1);
         // The engine recomputes a prompt's last token whatever it has
         // cached, so a match never covers it.
-        let matchable = (req.input_length.saturating_sub(1) / bs) as usize;
-        let mut hashes = std::mem::take(&mut self.hashes);
-        hashes.clear();
-        hashes.extend(req.block_hash_iter(bs).take(matchable));
+        let matchable = req.input_length.saturating_sub(1) / bs;
+        self.prompt.fill(req, bs, matchable, &self.index);
         let request_blocks = req.input_length.div_ceil(bs);
         let mut cands = std::mem::take(&mut self.candidates);
         candidates(view, &mut cands);
@@ -130,7 +128,7 @@ impl PlacementPolicy for KvRouter {
                 let load = view.load(c.worker, c.rank);
                 let queued = load.pending_prefill_tokens.div_ceil(u64::from(bs));
                 (
-                    self.index.overlap(c.worker, c.rank, &hashes),
+                    self.index.overlap(c.worker, c.rank, &self.prompt),
                     u64::from(load.active_kv_blocks) + queued,
                 )
             };
@@ -141,7 +139,6 @@ impl PlacementPolicy for KvRouter {
         }
         let unused = unused_slots(view, &cands) as f64;
         self.candidates = cands;
-        self.hashes = hashes;
         if self.candidates.is_empty() {
             return Placement::at(0, 0);
         }

@@ -5,6 +5,7 @@ mod candidates;
 mod hooks;
 mod kv;
 mod kv_index;
+mod lane_ranges;
 mod lpwl;
 mod placement;
 mod scaling;
@@ -16,7 +17,7 @@ use aisim_core::timing::TimingModel;
 
 pub(crate) use hooks::{deliver_kv_events, place_checked};
 pub use kv::{KvRouter, KvRouterConfig};
-pub use kv_index::RouterIndex;
+pub use kv_index::{PromptPages, RouterIndex};
 pub use lpwl::LeastPrefillWorkLeft;
 pub use placement::{
     LeastLoaded, Placement, PlacementPolicy, RandomPlacement, RoundRobin, WorkerView,

@@ -83,7 +83,11 @@ pub trait PlacementPolicy {
         false
     }
     /// The KV events of rank `rank` of `worker`, in order, at the end of the
-    /// pass that caused them (only when `wants_kv_events`).
+    /// pass that caused them (only when `wants_kv_events`). Each names a run
+    /// of pages as the pool files them (`aisim_core::kv::PageRun`: a block of
+    /// the block pool, or a run of one trace block's pages of the radix
+    /// cache), so indexing them by run costs O(blocks or spans), not
+    /// O(pages); `KvEvent::per_page` tells one page by page.
     fn on_kv_events(&mut self, _worker: u32, _rank: u32, _events: &[KvEvent]) {}
 }
 

@@ -35,7 +35,7 @@ fn kv(temperature: f64, seed: u64) -> KvRouter {
 fn holds(router: &mut KvRouter, worker: u32, rank: u32, req: &Request, blocks: usize) {
     let events: Vec<KvEvent> = req.block_hashes(16)[..blocks]
         .iter()
-        .map(|&h| KvEvent::Stored(h))
+        .map(|&h| KvEvent::Stored(h.into()))
         .collect();
     router.on_kv_events(worker, rank, &events);
 }
@@ -108,7 +108,7 @@ fn kv_follows_removed_events() {
     holds(&mut router, 1, 0, &req, 3);
     assert_eq!(router.place(&req, &view).worker, 1);
     let first = req.block_hashes(16)[0];
-    router.on_kv_events(1, 0, &[KvEvent::Removed(first)]);
+    router.on_kv_events(1, 0, &[KvEvent::Removed(first.into())]);
     let p = router.place(&req, &view);
     assert_eq!((p.worker, p.expected_cached_tokens), (0, Some(0)));
 }
