@@ -1,0 +1,166 @@
+//! The shipped Kubernetes manifest (deploy/k8s/sweep-job.yaml), read with a
+//! real YAML parser: its Indexed Job, the shard count it gives `aisim sweep
+//! run`, the shared volume, and the merge Job that reads what the shards wrote.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+const MANIFEST: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../deploy/k8s/sweep-job.yaml"
+);
+
+/// Every document of the manifest, in order.
+fn documents() -> Vec<Value> {
+    let text = std::fs::read_to_string(MANIFEST).unwrap_or_else(|e| panic!("{MANIFEST}: {e}"));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|doc| Value::deserialize(doc).unwrap_or_else(|e| panic!("{MANIFEST}: {e}")))
+        .collect()
+}
+
+/// The one object of `kind` labelled `app.kubernetes.io/component: component`.
+fn object<'a>(docs: &'a [Value], kind: &str, component: &str) -> &'a Value {
+    let found: Vec<&Value> = docs
+        .iter()
+        .filter(|d| {
+            d["kind"] == kind && d["metadata"]["labels"]["app.kubernetes.io/component"] == component
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{MANIFEST}: want one {kind} of component {component}, found {}",
+        found.len()
+    );
+    found[0]
+}
+
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap_or_else(|| panic!("not a string: {s}")))
+        .collect()
+}
+
+/// The value after `flag` in `args`.
+fn flag<'a>(args: &[&'a str], flag: &str) -> &'a str {
+    let at = args
+        .iter()
+        .position(|a| *a == flag)
+        .unwrap_or_else(|| panic!("no {flag} in {args:?}"));
+    args.get(at + 1)
+        .unwrap_or_else(|| panic!("{flag} without a value in {args:?}"))
+}
+
+/// A Job's only container: what it runs (`aisim` and its arguments) and where
+/// the named volume is mounted, with the claim that volume is.
+struct Pod<'a> {
+    args: Vec<&'a str>,
+    mount: &'a str,
+    claim: &'a str,
+    cpu_request: &'a str,
+}
+
+fn pod(job: &Value) -> Pod<'_> {
+    let spec = &job["spec"]["template"]["spec"];
+    let containers = spec["containers"].as_array().expect("containers");
+    assert_eq!(containers.len(), 1, "one container per pod");
+    let c = &containers[0];
+    assert_eq!(strings(&c["command"]), ["aisim"]);
+    let mounts = c["volumeMounts"].as_array().expect("volumeMounts");
+    assert_eq!(mounts.len(), 1, "one volume: the sweep's");
+    let volumes = spec["volumes"].as_array().expect("volumes");
+    let volume = volumes
+        .iter()
+        .find(|v| v["name"] == mounts[0]["name"])
+        .expect("the mounted volume is declared");
+    Pod {
+        args: strings(&c["args"]),
+        mount: mounts[0]["mountPath"].as_str().expect("mountPath"),
+        claim: volume["persistentVolumeClaim"]["claimName"]
+            .as_str()
+            .expect("a PersistentVolumeClaim volume"),
+        cpu_request: c["resources"]["requests"]["cpu"]
+            .as_str()
+            .expect("a cpu request"),
+    }
+}
+
+fn under<'a>(path: &'a str, mount: &str) -> &'a str {
+    path.strip_prefix(mount)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or_else(|| panic!("{path} is not on the volume mounted at {mount}"))
+}
+
+#[test]
+fn the_sweep_job_is_indexed_and_its_completions_are_the_shards_it_passes() {
+    let docs = documents();
+    let job = object(&docs, "Job", "sweep");
+    let spec = &job["spec"];
+    assert_eq!(
+        spec["completionMode"], "Indexed",
+        "JOB_COMPLETION_INDEX is set only in an Indexed Job"
+    );
+    let completions = spec["completions"]
+        .as_u64()
+        .expect("completions: a whole number");
+    assert!(completions >= 1);
+    assert!(spec["parallelism"].as_u64().expect("parallelism") <= completions);
+    let pod = pod(job);
+    assert_eq!(&pod.args[..2], ["sweep", "run"], "{:?}", pod.args);
+    let shards: u64 = flag(&pod.args, "--shards")
+        .parse()
+        .expect("--shards: a whole number");
+    assert_eq!(
+        shards, completions,
+        "--shards and completions must be the same count"
+    );
+    // Threads match the CPUs the pod asks for.
+    assert_eq!(flag(&pod.args, "--threads"), pod.cpu_request);
+    // The index comes from Kubernetes, never from the manifest.
+    let env = &job["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert!(
+        env.is_null(),
+        "the container sets no environment of its own: {env}"
+    );
+}
+
+#[test]
+fn plan_and_results_are_on_the_shared_claim_and_the_merge_reads_them() {
+    let docs = documents();
+    let claim = object(&docs, "PersistentVolumeClaim", "sweep");
+    assert!(
+        strings(&claim["spec"]["accessModes"]).contains(&"ReadWriteMany"),
+        "pods on several nodes write to it"
+    );
+    let claim_name = claim["metadata"]["name"].as_str().unwrap();
+
+    let sweep = pod(object(&docs, "Job", "sweep"));
+    assert_eq!(sweep.claim, claim_name);
+    let plan = sweep.args[2];
+    assert!(
+        !plan.starts_with('-'),
+        "the plan is sweep run's first argument: {:?}",
+        sweep.args
+    );
+    under(plan, sweep.mount);
+    let dir = flag(&sweep.args, "--out");
+    let dir_on_volume = under(dir, sweep.mount);
+
+    let merge_job = object(&docs, "Job", "merge");
+    assert_eq!(
+        merge_job["spec"]["completionMode"],
+        Value::Null,
+        "the merge is one pod"
+    );
+    let merge = pod(merge_job);
+    assert_eq!(merge.claim, claim_name);
+    assert_eq!(&merge.args[..2], ["sweep", "merge"], "{:?}", merge.args);
+    assert_eq!(
+        under(merge.args[2], merge.mount),
+        dir_on_volume,
+        "merge reads the sweep's DIR"
+    );
+    under(flag(&merge.args, "--out"), merge.mount);
+}
