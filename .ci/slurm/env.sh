@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # its variables are read by the scripts that source it
 # Sourced by the scripts beside it: where the one-node CI cluster lives.
 # Everything it makes (munge key and socket, Slurm state, spool, logs, pid
 # files, the sweep's files) is under one directory, so a run leaves nothing

@@ -22,7 +22,7 @@ usage() {
     echo "usage: $0 PLAN DIR SHARDS [RESULTS]" >&2
     exit 2
 }
-[ "$#" -ge 3 ] && [ "$#" -le 4 ] || usage
+if [ "$#" -lt 3 ] || [ "$#" -gt 4 ]; then usage; fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 
