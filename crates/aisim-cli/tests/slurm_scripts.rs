@@ -202,28 +202,18 @@ fn the_array_task_runs_its_shard_with_one_thread_per_cpu() {
     let (dir, _) = scratch("sweep-task", 2);
     let aisim = recorder(&dir.join("bin"), "fake-aisim", &[]);
     let fake = dir.join("bin/fake-aisim").display().to_string();
-    let with_cpus = run(
-        &dir,
+    let succeeds = |script: &str, args: &[&str], env: &[(&str, &str)]| {
+        let out = run(&dir, script, args, env);
+        assert!(out.status.success(), "{script}: {}", common::stderr(&out));
+    };
+    succeeds(
         "sweep.sbatch",
         &["/p.jsonl", "/d"],
         &[("AISIM", &fake), ("SLURM_CPUS_PER_TASK", "3")],
     );
-    assert!(with_cpus.status.success(), "{}", common::stderr(&with_cpus));
     // Without --cpus-per-task Slurm gives a task one CPU.
-    let without = run(
-        &dir,
-        "sweep.sbatch",
-        &["/p.jsonl", "/d"],
-        &[("AISIM", &fake)],
-    );
-    assert!(without.status.success(), "{}", common::stderr(&without));
-    let merge = run(
-        &dir,
-        "merge.sbatch",
-        &["/d", "/r.jsonl"],
-        &[("AISIM", &fake)],
-    );
-    assert!(merge.status.success(), "{}", common::stderr(&merge));
+    succeeds("sweep.sbatch", &["/p.jsonl", "/d"], &[("AISIM", &fake)]);
+    succeeds("merge.sbatch", &["/d", "/r.jsonl"], &[("AISIM", &fake)]);
     let run_args = |t: &str| {
         ["sweep", "run", "/p.jsonl", "--out", "/d", "--threads", t]
             .map(String::from)
