@@ -130,11 +130,15 @@ fn submit_queues_the_array_then_a_merge_that_waits_for_all_of_it() {
     );
 }
 
+/// Arguments and environment submit.sh must refuse, and what its error says.
+type Refusal<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn submit_refuses_bad_input_before_submitting_anything() {
     let (dir, _) = scratch("submit-bad", 3);
     let sbatch = recorder(&dir.join("bin"), "sbatch", &["1", "2"]);
-    let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+    // (arguments, environment, what the error says)
+    let cases: &[Refusal] = &[
         (
             &["plan.jsonl", "out", "0"],
             &[],
