@@ -53,34 +53,47 @@ fn flag<'a>(args: &[&'a str], flag: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{flag} without a value in {args:?}"))
 }
 
-/// A Job's only container: what it runs (`aisim` and its arguments) and where
-/// the named volume is mounted, with the claim that volume is.
-struct Pod<'a> {
-    args: Vec<&'a str>,
+/// Where a pod spec mounts its one volume, and the claim that volume is.
+struct Volume<'a> {
     mount: &'a str,
     claim: &'a str,
+}
+
+fn volume(pod_spec: &Value) -> Volume<'_> {
+    let containers = pod_spec["containers"].as_array().expect("containers");
+    assert_eq!(containers.len(), 1, "one container per pod");
+    let mounts = containers[0]["volumeMounts"]
+        .as_array()
+        .expect("volumeMounts");
+    assert_eq!(mounts.len(), 1, "one volume: the sweep's");
+    let volumes = pod_spec["volumes"].as_array().expect("volumes");
+    let declared = volumes
+        .iter()
+        .find(|v| v["name"] == mounts[0]["name"])
+        .expect("the mounted volume is declared");
+    Volume {
+        mount: mounts[0]["mountPath"].as_str().expect("mountPath"),
+        claim: declared["persistentVolumeClaim"]["claimName"]
+            .as_str()
+            .expect("a PersistentVolumeClaim volume"),
+    }
+}
+
+/// A Job's pod: the arguments its container gives `aisim`, its volume and
+/// its cpu request.
+struct Pod<'a> {
+    args: Vec<&'a str>,
+    volume: Volume<'a>,
     cpu_request: &'a str,
 }
 
 fn pod(job: &Value) -> Pod<'_> {
     let spec = &job["spec"]["template"]["spec"];
-    let containers = spec["containers"].as_array().expect("containers");
-    assert_eq!(containers.len(), 1, "one container per pod");
-    let c = &containers[0];
+    let c = &spec["containers"][0];
     assert_eq!(strings(&c["command"]), ["aisim"]);
-    let mounts = c["volumeMounts"].as_array().expect("volumeMounts");
-    assert_eq!(mounts.len(), 1, "one volume: the sweep's");
-    let volumes = spec["volumes"].as_array().expect("volumes");
-    let volume = volumes
-        .iter()
-        .find(|v| v["name"] == mounts[0]["name"])
-        .expect("the mounted volume is declared");
     Pod {
         args: strings(&c["args"]),
-        mount: mounts[0]["mountPath"].as_str().expect("mountPath"),
-        claim: volume["persistentVolumeClaim"]["claimName"]
-            .as_str()
-            .expect("a PersistentVolumeClaim volume"),
+        volume: volume(spec),
         cpu_request: c["resources"]["requests"]["cpu"]
             .as_str()
             .expect("a cpu request"),
@@ -129,24 +142,29 @@ fn the_sweep_job_is_indexed_and_its_completions_are_the_shards_it_passes() {
 #[test]
 fn plan_and_results_are_on_the_shared_claim_and_the_merge_reads_them() {
     let docs = documents();
-    let claim = object(&docs, "PersistentVolumeClaim", "sweep");
+    let claim = object(&docs, "PersistentVolumeClaim", "volume");
     assert!(
         strings(&claim["spec"]["accessModes"]).contains(&"ReadWriteMany"),
         "pods on several nodes write to it"
     );
     let claim_name = claim["metadata"]["name"].as_str().unwrap();
 
+    // The pod for `kubectl cp` sees the files where the Jobs' pods do.
+    let files = volume(&object(&docs, "Pod", "volume")["spec"]);
+    assert_eq!(files.claim, claim_name);
+
     let sweep = pod(object(&docs, "Job", "sweep"));
-    assert_eq!(sweep.claim, claim_name);
+    assert_eq!(sweep.volume.claim, claim_name);
+    assert_eq!(sweep.volume.mount, files.mount);
     let plan = sweep.args[2];
     assert!(
         !plan.starts_with('-'),
         "the plan is sweep run's first argument: {:?}",
         sweep.args
     );
-    under(plan, sweep.mount);
+    under(plan, sweep.volume.mount);
     let dir = flag(&sweep.args, "--out");
-    let dir_on_volume = under(dir, sweep.mount);
+    let dir_on_volume = under(dir, sweep.volume.mount);
 
     let merge_job = object(&docs, "Job", "merge");
     assert_eq!(
@@ -155,12 +173,12 @@ fn plan_and_results_are_on_the_shared_claim_and_the_merge_reads_them() {
         "the merge is one pod"
     );
     let merge = pod(merge_job);
-    assert_eq!(merge.claim, claim_name);
+    assert_eq!(merge.volume.claim, claim_name);
     assert_eq!(&merge.args[..2], ["sweep", "merge"], "{:?}", merge.args);
     assert_eq!(
-        under(merge.args[2], merge.mount),
+        under(merge.args[2], merge.volume.mount),
         dir_on_volume,
         "merge reads the sweep's DIR"
     );
-    under(flag(&merge.args, "--out"), merge.mount);
+    under(flag(&merge.args, "--out"), merge.volume.mount);
 }
