@@ -110,6 +110,8 @@ fn is_internal(e: &anyhow::Error) -> bool {
                 .is_some_and(|r| r.is_internal())
             || c.downcast_ref::<aisim_replay::seeds::SeedsError>()
                 .is_some_and(|r| r.is_internal())
+            || c.downcast_ref::<aisim_replay::sweep::SweepError>()
+                .is_some_and(|r| r.is_internal())
     })
 }
 

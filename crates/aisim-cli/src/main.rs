@@ -140,6 +140,14 @@ enum Command {
     ///   aisim compare a.json b.json --html compare.html
     #[command(verbatim_doc_comment)]
     Compare(commands::compare::CompareArgs),
+    /// Sweeps: plan a grid of replays, run it in shards, merge the results.
+    ///
+    /// Examples:
+    ///   aisim sweep plan grid.toml --out plan.jsonl
+    ///   aisim sweep run plan.jsonl --out results/
+    ///   aisim sweep merge results/ --out results.jsonl --csv results.csv
+    #[command(verbatim_doc_comment)]
+    Sweep(commands::sweep::SweepArgs),
     /// Measured runs: import them from per-request measurements.
     Measured(commands::measured::MeasuredArgs),
     /// The deterministic prefix-cache lab: hits of an LRU cache, no clock.
@@ -230,6 +238,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Measured(args) => commands::measured::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
     }
 }
 

@@ -35,6 +35,7 @@ pub mod event;
 pub mod fidelity;
 pub mod gaps;
 pub mod metrics;
+mod ordered;
 pub mod per_request;
 pub mod policy;
 #[cfg(feature = "progress")]
@@ -45,6 +46,7 @@ pub mod runtime;
 pub mod seeds;
 pub mod sketch;
 pub mod spec;
+pub mod sweep;
 pub mod tally;
 pub mod timeseries;
 pub mod trace;

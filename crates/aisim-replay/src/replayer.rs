@@ -17,7 +17,8 @@ use crate::runtime::{
     Workers,
 };
 use crate::spec::{ReplaySpec, TopologySpec, WorkloadSpec};
-use crate::workload::{build_workload, ms_to_duration, Workload, DEMO_TRACE_NAME};
+use crate::trace::TraceData;
+use crate::workload::{build_workload_with, ms_to_duration, Workload, DEMO_TRACE_NAME};
 
 /// A finished replay: the report and, when asked for, every request's record.
 #[derive(Debug)]
@@ -39,6 +40,7 @@ pub struct Replayer<C: ReplayComposition> {
     stream_records: bool,
     exact_limit: Option<usize>,
     cdfs: bool,
+    trace: Option<Arc<TraceData>>,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
@@ -55,6 +57,7 @@ impl<C: ReplayComposition> Replayer<C> {
             stream_records: false,
             exact_limit: None,
             cdfs: false,
+            trace: None,
         })
     }
 
@@ -100,6 +103,14 @@ impl<C: ReplayComposition> Replayer<C> {
         self
     }
 
+    /// Replays `trace`, read before by `workload::load_trace` of this
+    /// spec's workload, instead of reading the file again: a sweep reads
+    /// each trace once for all its runs.
+    pub fn with_trace(mut self, trace: Arc<TraceData>) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
     /// The spec.
     pub fn spec(&self) -> &ReplaySpec {
         &self.spec
@@ -130,7 +141,7 @@ impl<C: ReplayComposition> Replayer<C> {
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
             WorkloadSpec::Synthetic(_) => "synthetic".to_string(),
         };
-        let workload = build_workload(spec)?;
+        let workload = build_workload_with(spec, self.trace.as_deref())?;
         tracing::info!(
             source = %source,
             wall_ms = started.elapsed().as_millis() as u64,

@@ -21,6 +21,7 @@ pub mod html;
 pub mod profiles;
 pub mod replay;
 pub mod seeds;
+pub mod sweep;
 pub mod table;
 
 /// Pretty JSON of any serializable report, with a trailing newline.

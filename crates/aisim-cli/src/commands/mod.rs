@@ -9,6 +9,7 @@ pub mod gen_trace;
 pub mod measured;
 pub mod profiles;
 pub mod replay;
+pub mod sweep;
 mod synthetic;
 pub(crate) mod timing;
 pub mod validate;

@@ -912,6 +912,36 @@ impl ReplayArgs {
     }
 }
 
+impl ReplayArgs {
+    /// The spec these flags describe as a sweep grid's `base_args`, their
+    /// relative paths (TRACE, --spec, a `table:` timing) taken from
+    /// `folder`, the grid's. Flags about one run's outputs are refused: the
+    /// sweep writes the results.
+    pub(crate) fn spec_in(mut self, folder: &std::path::Path) -> anyhow::Result<ReplaySpec> {
+        let outputs = [
+            ("--per-request", self.per_request.is_some()),
+            ("--html", self.html.html.is_some()),
+            ("--format", self.output.format.is_some()),
+            ("--out", self.output.out.is_some()),
+            ("--seeds", self.seeds.is_some()),
+            ("--print-spec", self.print_spec),
+            ("--quiet", self.quiet),
+        ];
+        if let Some((flag, _)) = outputs.iter().find(|(_, given)| *given) {
+            anyhow::bail!("{flag} has no effect in a grid's base_args, which describe the runs' spec (the sweep writes the results; for several seeds, make `seed` an axis)");
+        }
+        for path in [self.trace.as_mut(), self.spec.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            *path = folder.join(&*path);
+        }
+        let mut spec = self.build_spec()?;
+        spec.resolve_paths(folder);
+        Ok(spec)
+    }
+}
+
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let mut spec = args.build_spec().map_err(input)?;

@@ -12,10 +12,6 @@ mod interval;
 mod leaves;
 mod pool;
 
-use std::fmt;
-
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use interval::{interval, t975, Interval};
@@ -130,31 +126,13 @@ impl SeedMetrics {
 
 impl Serialize for SeedMetrics {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
+        crate::ordered::serialize_pairs(&self.0, s)
     }
 }
 
 impl<'de> Deserialize<'de> for SeedMetrics {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SeedMetrics, D::Error> {
-        struct InOrder;
-        impl<'de> Visitor<'de> for InOrder {
-            type Value = SeedMetrics;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("figures by name")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SeedMetrics, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(SeedMetrics(out))
-            }
-        }
-        d.deserialize_map(InOrder)
+        crate::ordered::deserialize_pairs(d).map(SeedMetrics)
     }
 }
 

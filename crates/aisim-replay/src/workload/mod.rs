@@ -16,7 +16,7 @@ pub use trace_source::TraceWorkload;
 use crate::error::ReplayError;
 use crate::per_request::TraceRows;
 use crate::spec::{ReplaySpec, WorkloadSpec};
-use crate::trace::{read_trace, TraceNotes};
+use crate::trace::{read_trace, TraceData, TraceNotes};
 
 /// One request as the workload offers it.
 #[derive(Debug, Clone)]
@@ -70,7 +70,35 @@ pub trait Workload {
 
 /// Builds the workload a spec describes.
 pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayError> {
+    build_workload_with(spec, None)
+}
+
+/// Reads the trace a spec's workload names (the demo's too): `None` for a
+/// generated workload. What [`build_workload_with`] takes, so several runs
+/// of one trace read it once.
+pub fn load_trace(spec: &WorkloadSpec) -> Result<Option<TraceData>, ReplayError> {
+    Ok(match spec {
+        WorkloadSpec::Demo => Some(demo_trace()?),
+        WorkloadSpec::Trace {
+            path,
+            format,
+            trace_block_size,
+        } => Some(read_trace_logged(path, *format, *trace_block_size)?),
+        WorkloadSpec::Synthetic(_) => None,
+    })
+}
+
+/// [`build_workload`] from a trace already read by [`load_trace`] of the
+/// same workload spec, when `loaded` is given (a copy of its rows is taken).
+pub fn build_workload_with(
+    spec: &ReplaySpec,
+    loaded: Option<&TraceData>,
+) -> Result<Box<dyn Workload>, ReplayError> {
     let speedup = spec.admission.speedup;
+    if let (Some(trace), WorkloadSpec::Demo | WorkloadSpec::Trace { .. }) = (loaded, &spec.workload)
+    {
+        return Ok(Box::new(TraceWorkload::new(trace.clone(), speedup)?));
+    }
     Ok(match &spec.workload {
         WorkloadSpec::Demo => Box::new(TraceWorkload::new(demo_trace()?, speedup)?),
         WorkloadSpec::Trace {

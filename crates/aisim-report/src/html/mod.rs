@@ -11,10 +11,12 @@ mod compare;
 mod fleet;
 mod replay;
 pub mod svg;
+mod sweep;
 
 pub use compare::render_compare_html;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
+pub use sweep::render_sweep_html;
 
 use crate::table::Table;
 

@@ -1,0 +1,354 @@
+//! `aisim sweep plan / run / merge` (docs/sweeps.md): a grid of replay
+//! specs planned into one line per run, run in shards on a thread pool,
+//! merged back into one file.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use aisim_replay::seeds::available_threads;
+use aisim_replay::sweep::{
+    self, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo, SweepError,
+};
+
+use crate::commands::replay::ReplayArgs;
+use crate::exit::{input, CliError};
+use crate::output::Target;
+
+/// Flags of `aisim sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    command: SweepCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SweepCommand {
+    /// Expand a grid file into a plan: one JSON line per run, each checked.
+    ///
+    /// GRID (.json or .toml, docs/sweeps.md) is a base spec (`base`: inline,
+    /// or a spec file's path; or `base_args`: `aisim replay` flags) and
+    /// `axes`, dotted spec fields with a list of values or an inclusive
+    /// range "LO..HI". The plan is their cross product, the first axis
+    /// varying slowest, less the `exclude` combinations; every run's spec is
+    /// checked now (fields, ranges, timing model, engines, traces).
+    ///
+    /// Example:
+    ///   aisim sweep plan grid.toml --out plan.jsonl
+    #[command(verbatim_doc_comment)]
+    Plan(PlanArgs),
+    /// Run a plan's runs (or one shard's) on a thread pool: DIR/<id>.json each.
+    ///
+    /// A run whose result is in DIR already is skipped, so a killed or
+    /// preempted run is finished by running the same command again. Without
+    /// --shard, a Slurm job array's SLURM_ARRAY_TASK_ID / _COUNT / _MIN give
+    /// the shard, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with
+    /// --shards N; else the whole plan runs. When DIR then holds every run,
+    /// DIR/results.jsonl is written, as `sweep merge` would.
+    ///
+    /// Examples:
+    ///   aisim sweep run plan.jsonl --out results/
+    ///   aisim sweep run plan.jsonl --out results/ --shard 0/4 --threads 2
+    #[command(verbatim_doc_comment)]
+    Run(RunArgs),
+    /// Merge result folders into one JSONL file sorted by id (CSV, HTML, best).
+    ///
+    /// Every run of the plan must be present exactly once in the DIRs; the
+    /// ids missing or duplicated are listed (exit 2). The file is byte for
+    /// byte what one `sweep run` of the whole plan leaves in DIR/results.jsonl.
+    /// A run meets the SLOs when every request completed and the p99 of each
+    /// latency given is at or below its limit; --best prints the cheapest
+    /// such run (dollars when every run's profile has a price, else GPU-hours;
+    /// ties to the lowest id), or says that none does (exit 0).
+    ///
+    /// Example:
+    ///   aisim sweep merge shard-*/ --out results.jsonl --csv results.csv --best --sla-ttft-ms 2000
+    #[command(verbatim_doc_comment)]
+    Merge(MergeArgs),
+}
+
+/// Flags of `sweep plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The grid file (.json or .toml).
+    grid: PathBuf,
+    /// Where the plan goes (JSONL, one run a line); `-` is stdout.
+    #[arg(long, value_name = "PLAN.jsonl", value_parser = Target::parser())]
+    out: Target,
+}
+
+/// Flags of `sweep run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan (`aisim sweep plan --out`).
+    plan: PathBuf,
+    /// Folder of the results, created if missing (shards may share it).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Run shard I of N only (0-based): the runs whose index k has k % N == I.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Shard count, with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "N")]
+    shards: Option<u64>,
+    /// Runs at once [default: the machine's parallelism].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Keep each run's whole report in its result (without `host`).
+    #[arg(long)]
+    full_report: bool,
+    /// No progress bar or per-run lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Flags of `sweep merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result folders (`sweep run --out`).
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Where the merged results go (JSONL, by id); `-` is stdout.
+    #[arg(long, value_name = "RESULTS.jsonl", value_parser = Target::parser())]
+    out: Target,
+    /// Also write the results as CSV: id, each axis, each headline figure.
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    csv: Option<Target>,
+    /// Also write an HTML page: the figures against each axis, SLO-meeting runs marked.
+    #[arg(long, value_name = "FILE", value_parser = Target::parser())]
+    html: Option<Target>,
+    /// Print the cheapest run meeting the --sla-* limits.
+    #[arg(long)]
+    best: bool,
+    /// TTFT p99 limit, ms (for --best and --html).
+    #[arg(long, value_name = "MS")]
+    sla_ttft_ms: Option<f64>,
+    /// TPOT p99 limit, ms (for --best and --html).
+    #[arg(long, value_name = "MS")]
+    sla_tpot_ms: Option<f64>,
+    /// E2E p99 limit, ms (for --best and --html).
+    #[arg(long, value_name = "MS")]
+    sla_e2e_ms: Option<f64>,
+}
+
+/// A grid's `base_args`, read by `aisim replay`'s own flags.
+#[derive(Debug, Parser)]
+#[command(name = "base_args", no_binary_name = true)]
+struct BaseArgs {
+    #[command(flatten)]
+    replay: ReplayArgs,
+}
+
+/// Runs the command.
+pub fn run(args: SweepArgs) -> Result<(), CliError> {
+    match args.command {
+        SweepCommand::Plan(a) => plan(a),
+        SweepCommand::Run(a) => run_plan(a),
+        SweepCommand::Merge(a) => merge(a),
+    }
+}
+
+/// A library error: a failed write is exit 1, the rest the user's (exit 2).
+fn failed(e: SweepError) -> CliError {
+    match e {
+        SweepError::Write { .. } => CliError::Write(e.to_string()),
+        e => input(e),
+    }
+}
+
+fn plan(args: PlanArgs) -> Result<(), CliError> {
+    let grid = Grid::read(&args.grid).map_err(failed)?;
+    let base = match &grid.base {
+        Base::Spec(spec) => (**spec).clone(),
+        Base::Args(list) => {
+            let at = || format!("{}: `base_args`", grid.path.display());
+            let matches = crate::numbers::with_number_checks(BaseArgs::command())
+                .try_get_matches_from(list)
+                .map_err(|e| {
+                    input(anyhow::anyhow!(
+                        "{}: {}",
+                        at(),
+                        e.render()
+                            .to_string()
+                            .trim_start_matches("error: ")
+                            .trim_end()
+                    ))
+                })?;
+            let parsed = BaseArgs::from_arg_matches(&matches)
+                .map_err(|e| input(anyhow::anyhow!("{}: {e}", at())))?;
+            parsed
+                .replay
+                .spec_in(grid.folder())
+                .with_context(at)
+                .map_err(input)?
+        }
+    };
+    let plan = Plan::expand(&grid, &base).map_err(failed)?;
+    args.out.write("the plan", plan.to_jsonl().as_bytes())?;
+    tracing::info!(
+        runs = plan.lines.len(),
+        plan = plan.digest(),
+        grid = %grid.path.display(),
+        "planned"
+    );
+    Ok(())
+}
+
+fn run_plan(args: RunArgs) -> Result<(), CliError> {
+    let flag = args
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .map_err(failed)?;
+    let shard =
+        Shard::select(flag, args.shards, |name| std::env::var(name).ok()).map_err(failed)?;
+    let threads = match args.threads {
+        Some(0) => {
+            return Err(input(anyhow::anyhow!(
+                "--threads 0: at least 1 thread runs the replays"
+            )))
+        }
+        Some(t) => t,
+        None => available_threads(),
+    };
+    let plan = Plan::read(&args.plan).map_err(failed)?;
+    let pending = Pending::find(&plan, &args.plan, &args.out, shard).map_err(failed)?;
+    let (todo, done) = (pending.todo.len() as u64, pending.done.len() as u64);
+    let mine = todo + done;
+    if !args.quiet {
+        eprintln!(
+            "shard {}/{} of plan {}: {mine} of {} runs, {done} done before, {todo} to run on {threads} threads",
+            shard.index,
+            shard.count,
+            plan.digest(),
+            plan.lines.len()
+        );
+    }
+    let bar = (!args.quiet && std::io::stderr().is_terminal())
+        .then(|| sweep::progress::SweepBar::new(mine, done));
+    let count = std::sync::atomic::AtomicU64::new(done);
+    let log = |r: &RunResult| {
+        let k = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        match &bar {
+            Some(b) => b.tick(),
+            None if !args.quiet => eprintln!("{}", run_line(r, k, mine)),
+            None => {}
+        }
+    };
+    let summary = pending
+        .run(
+            RunOptions {
+                threads,
+                full_report: args.full_report,
+            },
+            &log,
+        )
+        .map_err(failed);
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let summary = summary?;
+    if !args.quiet {
+        match &summary.merged {
+            Some(path) => eprintln!(
+                "ran {}, skipped {}; every run of the plan is in {}: merged into {}",
+                summary.ran,
+                summary.skipped,
+                args.out.display(),
+                path.display()
+            ),
+            None => eprintln!(
+                "ran {}, skipped {}; the plan's other runs are not in {} yet",
+                summary.ran,
+                summary.skipped,
+                args.out.display()
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// One run's log line (stderr, when it is not a terminal).
+fn run_line(r: &RunResult, k: u64, of: u64) -> String {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    format!(
+        "run {} done ({k}/{of}): {}: ttft p99 {} ms, tpot p99 {} ms, {}/{} completed",
+        r.id,
+        r.axes
+            .0
+            .iter()
+            .map(|(f, v)| format!("{f} = {}", sweep::cell(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ms(r.metrics.ttft_ms.p99),
+        ms(r.metrics.tpot_ms.p99),
+        r.outcomes.completed,
+        r.outcomes.offered
+    )
+}
+
+fn merge(args: MergeArgs) -> Result<(), CliError> {
+    let slo = Slo {
+        ttft_ms: args.sla_ttft_ms,
+        tpot_ms: args.sla_tpot_ms,
+        e2e_ms: args.sla_e2e_ms,
+    };
+    for (flag, v) in [
+        ("--sla-ttft-ms", slo.ttft_ms),
+        ("--sla-tpot-ms", slo.tpot_ms),
+        ("--sla-e2e-ms", slo.e2e_ms),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(input(anyhow::anyhow!(
+                "{flag} {v}: must be a finite number above 0"
+            )));
+        }
+    }
+    if slo.is_set() && !args.best && args.html.is_none() {
+        return Err(input(anyhow::anyhow!(
+            "--sla-* has no effect without --best or --html, which hold the runs to it"
+        )));
+    }
+    let on_stdout: Vec<&str> = [
+        ("--out -", args.out.is_stdout()),
+        ("--csv -", args.csv.as_ref().is_some_and(Target::is_stdout)),
+        (
+            "--html -",
+            args.html.as_ref().is_some_and(Target::is_stdout),
+        ),
+        ("--best", args.best),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(flag, _)| *flag)
+    .collect();
+    if on_stdout.len() > 1 {
+        return Err(input(anyhow::anyhow!(
+            "{} would all write stdout: give the others a FILE",
+            on_stdout.join(" and ")
+        )));
+    }
+    let found = sweep::read_results(&args.dirs).map_err(failed)?;
+    let results = sweep::merge(&args.dirs, found).map_err(failed)?;
+    args.out
+        .write("the merged results", sweep::to_jsonl(&results).as_bytes())?;
+    if let Some(t) = &args.csv {
+        t.write("the CSV", sweep::to_csv(&results).as_bytes())?;
+    }
+    if let Some(t) = &args.html {
+        let page = aisim_report::html::render_sweep_html(&results, slo.is_set().then_some(&slo));
+        t.write("the HTML page", page.as_bytes())?;
+    }
+    if args.best {
+        let (best, basis) = sweep::best(&results, &slo);
+        Target::Stdout.write(
+            "the best run",
+            aisim_report::sweep::render_best(&results, best, basis, &slo).as_bytes(),
+        )?;
+    }
+    tracing::info!(runs = results.len(), plan = %results[0].plan, "merged");
+    Ok(())
+}
