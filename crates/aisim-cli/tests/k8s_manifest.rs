@@ -2,6 +2,13 @@
 //! real YAML parser: its Indexed Job, the shard count it gives `aisim sweep
 //! run`, the shared volume, and the merge Job that reads what the shards wrote.
 
+mod common;
+#[path = "common/sweep_share.rs"]
+mod sweep_share;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -181,4 +188,79 @@ fn plan_and_results_are_on_the_shared_claim_and_the_merge_reads_them() {
         "merge reads the sweep's DIR"
     );
     under(flag(&merge.args, "--out"), merge.volume.mount);
+}
+
+/// A pod's arguments with its mount path swapped for the folder `volume`.
+fn on_volume(pod: &Pod, volume: &Path) -> Vec<String> {
+    let mount = pod.volume.mount;
+    pod.args
+        .iter()
+        .map(
+            |arg| match arg.strip_prefix(mount).filter(|rest| rest.starts_with('/')) {
+                Some(rest) => format!("{}{rest}", volume.display()),
+                None => arg.to_string(),
+            },
+        )
+        .collect()
+}
+
+/// The sweep Job's pods, run here one after another: the volume is a scratch
+/// folder, each pod is the container's own arguments with the mount path
+/// swapped for it and JOB_COMPLETION_INDEX set as Kubernetes sets it.
+#[test]
+fn each_completion_index_runs_its_own_share_and_together_they_cover_the_plan_once() {
+    let docs = documents();
+    let job = object(&docs, "Job", "sweep");
+    let completions = job["spec"]["completions"].as_u64().unwrap() as usize;
+    let sweep = pod(job);
+    let volume = common::temp_dir("k8s-volume");
+    let ids = sweep_share::ci_plan(&volume.join(under(sweep.args[2], sweep.volume.mount)));
+    assert!(
+        ids.len() >= completions,
+        "the CI plan gives every index a run"
+    );
+    let dir = volume.join(under(flag(&sweep.args, "--out"), sweep.volume.mount));
+    let args = on_volume(&sweep, &volume);
+
+    let mut done = BTreeSet::new();
+    for index in 0..completions {
+        let out = common::command()
+            .args(&args)
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_ARRAY_TASK_COUNT")
+            .env_remove("SLURM_ARRAY_TASK_MIN")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "index {index}: {}",
+            common::stderr(&out)
+        );
+        let now = sweep_share::result_ids(&dir);
+        let added: BTreeSet<String> = now.difference(&done).cloned().collect();
+        assert_eq!(
+            added,
+            sweep_share::share(&ids, index, completions),
+            "index {index} ran its share, no more"
+        );
+        assert!(done.is_subset(&now), "no result is removed");
+        done = now;
+    }
+    let all: BTreeSet<String> = ids.iter().cloned().collect();
+    assert_eq!(done, all, "the indexes together ran every run of the plan");
+
+    // The merge Job over what they wrote gives what a complete `sweep run` wrote.
+    let merge = pod(object(&docs, "Job", "merge"));
+    let merged = volume.join(under(flag(&merge.args, "--out"), merge.volume.mount));
+    let written_by_last_shard = std::fs::read(dir.join("results.jsonl"))
+        .expect("the shard that completed DIR wrote results.jsonl");
+    // The manifest merges into that very file: written again, not kept.
+    let _ = std::fs::remove_file(&merged);
+    let out = common::command()
+        .args(on_volume(&merge, &volume))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "merge: {}", common::stderr(&out));
+    assert_eq!(std::fs::read(&merged).unwrap(), written_by_last_shard);
 }

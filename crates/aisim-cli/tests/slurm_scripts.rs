@@ -5,6 +5,10 @@
 //! real one-node Slurm in CI (.ci/slurm/roundtrip).
 
 mod common;
+#[path = "common/sweep_share.rs"]
+mod sweep_share;
+
+use std::collections::BTreeSet;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -246,4 +250,45 @@ fn the_array_task_runs_its_shard_with_one_thread_per_cpu() {
         );
     }
     assert_eq!(calls(&aisim).len(), 3, "a usage error runs nothing");
+}
+
+/// sweep.sbatch with the real aisim under the variables Slurm sets for an
+/// array `--array=5-8`: each task runs its own share of the plan (the task
+/// id counted from SLURM_ARRAY_TASK_MIN), and the tasks together run it all.
+#[test]
+fn array_tasks_numbered_from_any_min_run_the_plan_once() {
+    let dir = std::fs::canonicalize(common::temp_dir("sweep-array")).unwrap();
+    let plan = dir.join("plan.jsonl");
+    let ids = sweep_share::ci_plan(&plan);
+    let (min, count) = (5, 4);
+    let out_dir = dir.join("out");
+    let mut done = BTreeSet::new();
+    for task in min..min + count {
+        let out = run(
+            &dir,
+            "sweep.sbatch",
+            &[plan.to_str().unwrap(), out_dir.to_str().unwrap()],
+            &[
+                ("AISIM", env!("CARGO_BIN_EXE_aisim")),
+                ("SLURM_ARRAY_TASK_ID", &task.to_string()),
+                ("SLURM_ARRAY_TASK_COUNT", &count.to_string()),
+                ("SLURM_ARRAY_TASK_MIN", &min.to_string()),
+                ("SLURM_CPUS_PER_TASK", "1"),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "task {task}: {}",
+            common::stderr(&out)
+        );
+        let now = sweep_share::result_ids(&out_dir);
+        let added: BTreeSet<String> = now.difference(&done).cloned().collect();
+        assert_eq!(
+            added,
+            sweep_share::share(&ids, task - min, count),
+            "task {task}"
+        );
+        done = now;
+    }
+    assert_eq!(done, ids.iter().cloned().collect::<BTreeSet<_>>());
 }
