@@ -8,8 +8,6 @@ mod common;
 #[path = "common/sweep_share.rs"]
 mod sweep_share;
 
-use std::collections::BTreeSet;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -259,10 +257,9 @@ fn the_array_task_runs_its_shard_with_one_thread_per_cpu() {
 fn array_tasks_numbered_from_any_min_run_the_plan_once() {
     let dir = std::fs::canonicalize(common::temp_dir("sweep-array")).unwrap();
     let plan = dir.join("plan.jsonl");
-    let ids = sweep_share::ci_plan(&plan);
     let (min, count) = (5, 4);
+    let mut shards = sweep_share::Shards::new(sweep_share::ci_plan(&plan), count);
     let out_dir = dir.join("out");
-    let mut done = BTreeSet::new();
     for task in min..min + count {
         let out = run(
             &dir,
@@ -276,19 +273,7 @@ fn array_tasks_numbered_from_any_min_run_the_plan_once() {
                 ("SLURM_CPUS_PER_TASK", "1"),
             ],
         );
-        assert!(
-            out.status.success(),
-            "task {task}: {}",
-            common::stderr(&out)
-        );
-        let now = sweep_share::result_ids(&out_dir);
-        let added: BTreeSet<String> = now.difference(&done).cloned().collect();
-        assert_eq!(
-            added,
-            sweep_share::share(&ids, task - min, count),
-            "task {task}"
-        );
-        done = now;
+        shards.ran(task - min, &format!("task {task}"), &out, &out_dir);
     }
-    assert_eq!(done, ids.iter().cloned().collect::<BTreeSet<_>>());
+    shards.ran_all();
 }

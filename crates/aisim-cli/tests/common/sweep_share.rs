@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::process::Output;
 
 /// Writes the plan of fixtures/sweep/ci-grid.toml to `plan` and returns its
 /// ids in plan order (line k is run k of the round robin).
@@ -34,7 +35,7 @@ pub fn ci_plan(plan: &Path) -> Vec<String> {
 }
 
 /// The ids of the runs whose result (`DIR/<id>.json`) is in `dir`.
-pub fn result_ids(dir: &Path) -> BTreeSet<String> {
+fn result_ids(dir: &Path) -> BTreeSet<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return BTreeSet::new();
     };
@@ -45,11 +46,52 @@ pub fn result_ids(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// Shard `i` of `n`: the ids at the plan lines k with k % n == i.
-pub fn share(ids: &[String], i: usize, n: usize) -> BTreeSet<String> {
-    ids.iter()
-        .enumerate()
-        .filter(|(k, _)| k % n == i)
-        .map(|(_, id)| id.clone())
-        .collect()
+/// A plan's runs while its `n` shards run into one DIR, one after another.
+pub struct Shards {
+    ids: Vec<String>,
+    n: usize,
+    done: BTreeSet<String>,
+}
+
+impl Shards {
+    /// `ids` in plan order.
+    pub fn new(ids: Vec<String>, n: usize) -> Self {
+        assert!(
+            ids.len() >= n,
+            "the plan gives each of the {n} shards a run"
+        );
+        Shards {
+            ids,
+            n,
+            done: BTreeSet::new(),
+        }
+    }
+
+    /// Checks the process `who` that ran shard `i` into `dir`: it succeeded,
+    /// added exactly the ids at the plan lines k with k % n == i, and
+    /// removed no result.
+    pub fn ran(&mut self, i: usize, who: &str, out: &Output, dir: &Path) {
+        assert!(
+            out.status.success(),
+            "{who}: {}",
+            super::common::stderr(out)
+        );
+        let now = result_ids(dir);
+        assert!(self.done.is_subset(&now), "{who} removed results");
+        let added: BTreeSet<String> = now.difference(&self.done).cloned().collect();
+        let share: BTreeSet<String> = self
+            .ids
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| k % self.n == i)
+            .map(|(_, id)| id.clone())
+            .collect();
+        assert_eq!(added, share, "{who} ran its share of the plan, no more");
+        self.done = now;
+    }
+
+    /// Checks the shards together ran every run of the plan.
+    pub fn ran_all(&self) {
+        assert_eq!(self.done, self.ids.iter().cloned().collect::<BTreeSet<_>>());
+    }
 }
