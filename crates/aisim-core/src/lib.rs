@@ -35,6 +35,7 @@
 pub mod block_hash;
 pub mod cache_lab;
 mod config;
+pub mod csv_records;
 mod engine;
 mod error;
 pub mod hashing;
