@@ -275,7 +275,13 @@ fn measured_request_files_are_read_like_traces() {
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("bad.jsonl:2: field `(row)`: broken JSON at column 15: expected `:`")
-            && err.matches("line").count() == 0,
+            && err
+                .split_once("bad.jsonl")
+                .unwrap()
+                .1
+                .matches("line")
+                .count()
+                == 0,
         "{err}"
     );
 }

@@ -45,6 +45,7 @@ mod outcome;
 pub mod profile;
 mod request;
 mod scheduler;
+pub mod scratch;
 pub mod text_file;
 mod time;
 pub mod timing;

@@ -121,14 +121,12 @@ mod tests {
     use super::*;
 
     fn read(tag: &str, text: &str) -> Result<Rows, CoreError> {
-        let dir =
-            std::env::temp_dir().join(format!("aisim-profile-csv-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::scratch::ScratchDir::new(&format!("profile-csv-{tag}"));
+        let dir = scratch.path();
         let path = dir.join("dense.csv");
         std::fs::write(&path, text).unwrap();
-        let rows = read_rows(&path, Some("layer"), &["tokens", "time_us"]);
-        std::fs::remove_dir_all(&dir).ok();
-        rows
+
+        read_rows(&path, Some("layer"), &["tokens", "time_us"])
     }
 
     #[test]
