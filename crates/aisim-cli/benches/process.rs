@@ -18,7 +18,8 @@ fn main() {
         println!("process: skipped, {} not found", trace.display());
         return;
     }
-    let out = std::env::temp_dir().join(format!("aisim-process-bench-{}.json", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-process-bench-{}.json", std::process::id()));
     let mut times: Vec<f64> = (0..30)
         .map(|_| {
             let t0 = Instant::now();

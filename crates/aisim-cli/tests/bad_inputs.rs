@@ -275,7 +275,35 @@ fn measured_request_files_are_read_like_traces() {
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("bad.jsonl:2: field `(row)`: broken JSON at column 15: expected `:`")
-            && err.matches("line").count() == 0,
+            && err
+                .split_once("bad.jsonl")
+                .unwrap()
+                .1
+                .matches("line")
+                .count()
+                == 0,
+        "{err}"
+    );
+}
+
+/// Blank lines, CRLF, a BOM and a record spanning lines before a bad CSV
+/// row: `measured import` and `replay` both name the line it starts on.
+#[test]
+fn a_bad_csv_row_after_blank_lines_is_named_by_its_own_line() {
+    // Line 1 BOM + header, 2 good, 3 blank, 4-5 a quoted id, 6 blank, 7 bad.
+    let measured = "\u{feff}request_id,send_s,first_token_s,end_s,input_tokens,output_tokens\r\n\
+                    a,0,0.05,0.5,100,10\r\n\r\n\
+                    \"b\r\nc\",0.1,0.2,0.9,200,20\r\n\r\n\
+                    d,0.2,x,1.0,10,5";
+    let (code, err, out) = import("blank.csv", measured.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("blank.csv:7: field `first_token_s`"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+    // Line 1 header, 2-3 blank, 4 good, 5 blank, 6 bad.
+    let trace = "Timestamp,Model,Request tokens,Response tokens\n\n\n0,m,8,1\n\n1,m,x,1\n";
+    let err = fails("blank.csv", trace.as_bytes(), &[]);
+    assert!(
+        err.contains("blank.csv:6: field `Request tokens`: `x` is not a number of tokens"),
         "{err}"
     );
 }

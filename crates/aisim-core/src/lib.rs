@@ -35,6 +35,7 @@
 pub mod block_hash;
 pub mod cache_lab;
 mod config;
+pub mod csv_records;
 mod engine;
 mod error;
 pub mod hashing;
@@ -44,6 +45,7 @@ mod outcome;
 pub mod profile;
 mod request;
 mod scheduler;
+pub mod scratch;
 pub mod text_file;
 mod time;
 pub mod timing;

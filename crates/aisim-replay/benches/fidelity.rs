@@ -28,7 +28,8 @@ fn main() {
         println!("fidelity: skipped, {} not found", root.display());
         return;
     }
-    let tmp = std::env::temp_dir().join(format!("aisim-bench-fidelity-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-bench-fidelity-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let runs: Vec<MeasuredRun> = ["RTX4090__Llama-3.1-8B", "RTXPRO6000__Llama-3.1-8B"]
         .iter()

@@ -53,7 +53,8 @@ fn main() {
         trace.display()
     );
     let trace = trace.canonicalize().unwrap();
-    let dir = std::env::temp_dir().join(format!("aisim-bench-sweep-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-bench-sweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let budgets: Vec<String> = (0..20).map(|i| (2048 + 1024 * i).to_string()).collect();
     let text = format!(

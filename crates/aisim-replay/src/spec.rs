@@ -1304,8 +1304,8 @@ mod tests {
 
     #[test]
     fn a_spec_files_relative_paths_are_relative_to_it() {
-        let dir = std::env::temp_dir().join(format!("aisim-spec-paths-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = aisim_core::scratch::ScratchDir::new("spec-paths");
+        let dir = scratch.path();
         let file = dir.join("run.json");
         std::fs::write(
             &file,

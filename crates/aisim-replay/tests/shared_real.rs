@@ -26,7 +26,7 @@ fn shared(run: &str) -> PathBuf {
 /// A folder per test thread: tests run in parallel and import the same
 /// runs, and one must not read the trace another is rewriting.
 fn work_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "aisim-shared-real-{}-{:?}",
         std::process::id(),
         std::thread::current().id()

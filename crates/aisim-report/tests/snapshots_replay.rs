@@ -145,7 +145,8 @@ fn replay_tables_overloaded() {
             input + output
         ));
     }
-    let dir = std::env::temp_dir().join(format!("aisim-report-snap-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-report-snap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("overloaded.csv");
     std::fs::write(&path, csv).unwrap();

@@ -11,8 +11,8 @@ use aisim_replay::sweep::{
 /// The demo on the a100 profile (which has a price) over 1 and 2 workers
 /// and two routers, planned, run and merged.
 fn merged(name: &str) -> Vec<RunResult> {
-    let dir =
-        std::env::temp_dir().join(format!("aisim-report-sweep-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-report-sweep-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let grid = Grid::parse(
         &dir.join("grid.json"),

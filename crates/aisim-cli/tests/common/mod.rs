@@ -30,7 +30,8 @@ pub fn fixture(rel: &str) -> String {
 
 /// A fresh scratch folder of this test process.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aisim-cli-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aisim-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -44,7 +45,7 @@ pub fn temp_file(name: &str, text: &str) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (name, text).hash(&mut h);
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "aisim-cli-files-{}/{:016x}",
         std::process::id(),
         h.finish()

@@ -310,8 +310,8 @@ mod tests {
 
     #[test]
     fn hf_config_file() {
-        let dir = std::env::temp_dir().join(format!("aisim-hf-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::scratch::ScratchDir::new("hf");
+        let dir = scratch.path();
         let path = dir.join("config.json");
         std::fs::write(
             &path,
@@ -328,6 +328,5 @@ mod tests {
         std::fs::write(&path, "{\"num_hidden_layers\": 1}").unwrap();
         let e = ComputedProfile::from_key(&key).unwrap_err().to_string();
         assert!(e.contains("config.json"), "{e}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -57,8 +57,8 @@ mod tests {
 
     #[test]
     fn a_hardware_file_names_a_profile_like_the_catalog() {
-        let dir = std::env::temp_dir().join(format!("aisim-hw-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::scratch::ScratchDir::new("hw");
+        let dir = scratch.path();
         let path = dir.join("gpu.json");
         let h100 = HardwareSpec::find("h100").unwrap();
         std::fs::write(&path, serde_json::to_string(h100).unwrap()).unwrap();
@@ -77,6 +77,5 @@ mod tests {
         std::fs::write(&path, r#"{"name": "x"}"#).unwrap();
         let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
         assert!(e.contains("gpu.json") && e.contains("missing field"), "{e}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -128,13 +128,12 @@ mod tests {
     use super::*;
 
     fn read(name: &str, json: &str) -> Result<ModelSpec, CoreError> {
-        let dir = std::env::temp_dir().join(format!("aisim-hf-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::scratch::ScratchDir::new(&format!("hf-{name}"));
+        let dir = scratch.path();
         let path = dir.join("config.json");
         std::fs::write(&path, json).unwrap();
-        let m = ModelSpec::from_hf_config(&path);
-        std::fs::remove_dir_all(&dir).ok();
-        m
+
+        ModelSpec::from_hf_config(&path)
     }
 
     /// The published configs (the fields aisim reads) give what the catalog has.

@@ -342,34 +342,32 @@ impl TimingModel for LayerTiming {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::ScratchDir;
     use crate::timing::PrefillChunk;
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(name), text).unwrap();
     }
 
-    fn fixture(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("aisim-layers-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,1\nembedding,101,2\nfinal_layernorm,1,1\nfinal_layernorm,101,1\nlayernorm,1,1\nlayernorm,101,3\nqkv_proj,1,10\nqkv_proj,101,20\n");
+    fn fixture(tag: &str) -> ScratchDir {
+        let scratch = ScratchDir::new(&format!("layers-{tag}"));
+        let dir = scratch.path();
+        write(dir, "dense.csv", "layer,tokens,time_us\nembedding,1,1\nembedding,101,2\nfinal_layernorm,1,1\nfinal_layernorm,101,1\nlayernorm,1,1\nlayernorm,101,3\nqkv_proj,1,10\nqkv_proj,101,20\n");
         write(
-            &dir,
+            dir,
             "per_sequence.csv",
             "layer,sequences,time_us\nlm_head,1,100\nlm_head,11,200\nsampler,1,10\n",
         );
-        write(&dir, "attention.csv", "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n16,0,0,0,5\n16,100,0,0,7\n32,0,0,0,9\n32,100,0,0,13\n0,0,1,100,2\n0,0,1,200,3\n0,0,3,100,4\n0,0,3,200,6\n16,0,1,100,999\n");
-        write(
-            &dir,
-            "meta.yaml",
-            "gpu: x\nmodel: meta-llama/Llama-3.1-8B\n",
-        );
-        dir
+        write(dir, "attention.csv", "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n16,0,0,0,5\n16,100,0,0,7\n32,0,0,0,9\n32,100,0,0,13\n0,0,1,100,2\n0,0,1,200,3\n0,0,3,100,4\n0,0,3,200,6\n16,0,1,100,999\n");
+        write(dir, "meta.yaml", "gpu: x\nmodel: meta-llama/Llama-3.1-8B\n");
+        scratch
     }
 
     #[test]
     fn sums_the_layers_of_a_pass() {
-        let dir = fixture("sum");
-        let t = LayerTiming::from_dir(&dir, Some(2)).unwrap();
+        let scratch = fixture("sum");
+        let dir = scratch.path();
+        let t = LayerTiming::from_dir(dir, Some(2)).unwrap();
         // 2 decoders at mean context 150, no prefill: tokens 2, requests 2.
         let shape = PassShape {
             prefill: &[],
@@ -399,14 +397,14 @@ mod tests {
         let got = t.pass_time(&p).prefill_s * 1e6;
         assert!((got - want).abs() < 1e-9, "{got} vs {want}");
         // The layer count comes from meta.yaml's catalog model (32 layers).
-        let meta = LayerTiming::from_dir(&dir, None).unwrap();
+        let meta = LayerTiming::from_dir(dir, None).unwrap();
         assert_eq!(meta.decoder_layers, 32.0);
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_pass_with_prompts_and_decoders_reads_the_mixed_rows() {
-        let dir = fixture("mixed");
+        let scratch = fixture("mixed");
+        let dir = scratch.path();
         let chunk = [PrefillChunk {
             context_before: 0,
             tokens: 16,
@@ -421,7 +419,7 @@ mod tests {
         // final 1, lm_head 110, sampler 10; attention the mixed row's 999.
         let rest = 2.0 * 1.32 + 11.6;
         let once = 1.16 + 1.0 + 110.0 + 10.0;
-        let t = LayerTiming::from_dir(&dir, Some(1)).unwrap();
+        let t = LayerTiming::from_dir(dir, Some(1)).unwrap();
         let got = t.pass_us(&mixed);
         assert!((got - (999.0 + rest + once)).abs() < 1e-9, "{got}");
         // Without mixed rows, the prefill part (5) plus the decode part (2).
@@ -431,20 +429,18 @@ mod tests {
             .filter(|l| !l.ends_with(",999"))
             .map(|l| format!("{l}\n"))
             .collect();
-        write(&dir, "attention.csv", &unmixed);
-        let t = LayerTiming::from_dir(&dir, Some(1)).unwrap();
+        write(dir, "attention.csv", &unmixed);
+        let t = LayerTiming::from_dir(dir, Some(1)).unwrap();
         let got = t.pass_us(&mixed);
         assert!((got - (5.0 + 2.0 + rest + once)).abs() < 1e-9, "{got}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn bad_profiles_name_file_line_and_field() {
-        let dir = fixture("bad");
-        write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,-4\n");
-        let e = LayerTiming::from_dir(&dir, Some(1))
-            .unwrap_err()
-            .to_string();
+        let scratch = fixture("bad");
+        let dir = scratch.path();
+        write(dir, "dense.csv", "layer,tokens,time_us\nembedding,1,-4\n");
+        let e = LayerTiming::from_dir(dir, Some(1)).unwrap_err().to_string();
         assert!(
             e.contains("dense.csv")
                 && e.contains("line 2")
@@ -453,31 +449,22 @@ mod tests {
             "{e}"
         );
         write(
-            &dir,
+            dir,
             "dense.csv",
             "layer,tokens,time_us\nembedding,1,4\nembedding,1,5\n",
         );
-        let e = LayerTiming::from_dir(&dir, Some(1))
-            .unwrap_err()
-            .to_string();
+        let e = LayerTiming::from_dir(dir, Some(1)).unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("twice"), "{e}");
-        write(&dir, "dense.csv", "layer,tokens,time_us\nembedding,1,4\n");
-        let e = LayerTiming::from_dir(&dir, Some(1))
-            .unwrap_err()
-            .to_string();
+        write(dir, "dense.csv", "layer,tokens,time_us\nembedding,1,4\n");
+        let e = LayerTiming::from_dir(dir, Some(1)).unwrap_err().to_string();
         assert!(
             e.contains("final_layernorm") && e.contains("missing"),
             "{e}"
         );
-        write(&dir, "dense.csv", "layer,tokens\n");
-        let e = LayerTiming::from_dir(&dir, Some(1))
-            .unwrap_err()
-            .to_string();
+        write(dir, "dense.csv", "layer,tokens\n");
+        let e = LayerTiming::from_dir(dir, Some(1)).unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("header"), "{e}");
-        let e = LayerTiming::from_dir(&dir, Some(0))
-            .unwrap_err()
-            .to_string();
+        let e = LayerTiming::from_dir(dir, Some(0)).unwrap_err().to_string();
         assert!(e.contains("layers"), "{e}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
+use csv::ByteRecord;
+
 use super::table::bad;
+use crate::csv_records::CsvRecords;
 use crate::error::CoreError;
 
 /// Rows of a numeric CSV, each `(line, name, numbers)`: `numbers` in the
@@ -23,48 +26,32 @@ pub(super) fn read_rows(
 ) -> Result<Rows, CoreError> {
     // Bounded, BOM dropped, bad bytes named by line and column.
     let content = crate::text_file::read_text_file(path)?;
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(content.as_bytes());
     let expected: Vec<&str> = text.into_iter().chain(numeric.iter().copied()).collect();
-    let mut records = reader.records();
-    // Lines counted from byte offsets, incrementally (`(offset, line)` of
-    // the last record): the parser's own count, and its record start, take
-    // no account of the blank lines it skips before a record.
-    let bytes = content.as_bytes();
-    let mut at = (0usize, 1usize);
-    let mut line_of = |offset: u64| {
-        let mut offset = (offset as usize).min(bytes.len());
-        while offset < bytes.len() && matches!(bytes[offset], b'\n' | b'\r') {
-            offset += 1;
-        }
-        if offset >= at.0 {
-            at.1 += bytes[at.0..offset].iter().filter(|&&b| b == b'\n').count();
-            at.0 = offset;
-        }
-        at.1
-    };
-    let mut next = |records: &mut csv::StringRecordsIter<&[u8]>| -> Result<Option<(usize, csv::StringRecord)>, CoreError> {
-        for r in records.by_ref() {
-            let r = r.map_err(|e| {
-                let line = e.position().map_or(0, |p| line_of(p.byte()));
-                bad(path, format!("line {line}"), format!("not CSV: {e}"))
-            })?;
-            let line = r.position().map_or(0, |p| line_of(p.byte()));
-            if r.iter().all(str::is_empty) {
-                continue;
+    // The shared reader names each record's first line; cells are trimmed
+    // here, after the parse, so a quoted cell's line breaks still count.
+    let mut records = CsvRecords::new(content.as_bytes(), crate::text_file::MAX_TEXT_FILE_BYTES);
+    let mut cells = ByteRecord::new();
+    let mut next =
+        |records: &mut CsvRecords<&[u8]>| -> Result<Option<(usize, Vec<String>)>, CoreError> {
+            while let Some(line) = records.next(&mut cells).map_err(|e| {
+                let at = e.line().map_or("(file)".into(), |l| format!("line {l}"));
+                bad(path, at, format!("not CSV: {e}"))
+            })? {
+                let r = cells
+                    .iter()
+                    .map(|c| std::str::from_utf8(c).map(|t| t.trim().to_string()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| bad(path, format!("line {line}"), format!("not UTF-8: {e}")))?;
+                if r.iter().all(String::is_empty) {
+                    continue;
+                }
+                return Ok(Some((line, r)));
             }
-            return Ok(Some((line, r)));
-        }
-        Ok(None)
-    };
+            Ok(None)
+        };
     let header = next(&mut records)?;
     let header_line = header.as_ref().map_or(1, |h| h.0);
-    let names: Vec<String> = header
-        .map(|(_, r)| r.iter().map(String::from).collect())
-        .unwrap_or_default();
+    let names: Vec<String> = header.map(|(_, r)| r).unwrap_or_default();
     let want = || format!("expected the columns {}", expected.join(","));
     let mut columns = Vec::with_capacity(expected.len());
     for name in &expected {
@@ -134,14 +121,12 @@ mod tests {
     use super::*;
 
     fn read(tag: &str, text: &str) -> Result<Rows, CoreError> {
-        let dir =
-            std::env::temp_dir().join(format!("aisim-profile-csv-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::scratch::ScratchDir::new(&format!("profile-csv-{tag}"));
+        let dir = scratch.path();
         let path = dir.join("dense.csv");
         std::fs::write(&path, text).unwrap();
-        let rows = read_rows(&path, Some("layer"), &["tokens", "time_us"]);
-        std::fs::remove_dir_all(&dir).ok();
-        rows
+
+        read_rows(&path, Some("layer"), &["tokens", "time_us"])
     }
 
     #[test]
@@ -180,6 +165,32 @@ mod tests {
         for (i, (text, want)) in cases.iter().enumerate() {
             let e = read(&format!("bad{i}"), text).unwrap_err().to_string();
             assert!(e.contains("dense.csv") && e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    /// A bad row is named by its first line whatever precedes it: blank
+    /// lines, CRLF, a BOM, a record spanning lines, no final line end.
+    #[test]
+    fn a_bad_row_is_named_by_its_first_line_in_every_layout() {
+        let layouts: &[(&str, usize)] = &[
+            ("<h>\n<g>\n\n<b>", 4),
+            ("\n\n<h>\n\n\n<g>\n\n<b>\n", 8),
+            ("<h>\r\n<g>\r\n\r\n<b>\r\n", 4),
+            ("\u{feff}\n<h>\n<g>\n\n<b>", 5),
+            ("<h>\n<q>\n\n<b>\n", 5),
+            ("\r\n<h>\r\n<q>\r\n\r\n<b>", 6),
+        ];
+        for (i, (layout, line)) in layouts.iter().enumerate() {
+            let text = layout
+                .replace("<h>", "layer,tokens,time_us")
+                .replace("<g>", "qkv,4,1")
+                .replace("<q>", "\"two\r\nlines\",4,1")
+                .replace("<b>", "qkv,4,oops");
+            let e = read(&format!("layout{i}"), &text).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("line {line}: field `time_us`: `oops`")),
+                "{layout:?}: {e}"
+            );
         }
     }
 }

@@ -332,8 +332,8 @@ mod tests {
 
     #[test]
     fn toml_exclude_tables_and_a_spec_file_base() {
-        let dir = std::env::temp_dir().join(format!("aisim-grid-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = aisim_core::scratch::ScratchDir::new("grid");
+        let dir = scratch.path();
         std::fs::write(
             dir.join("base.json"),
             r#"{"version": 1, "workload": {"kind": "trace", "path": "t.jsonl"}}"#,

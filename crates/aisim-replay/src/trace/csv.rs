@@ -2,10 +2,8 @@
 //! `csv` crate (quoted fields may hold commas, quotes and line breaks; a
 //! record's line is the line it starts on).
 
-use std::cell::Cell;
 use std::io::{BufRead, Read};
 use std::path::Path;
-use std::rc::Rc;
 
 use csv::ByteRecord;
 
@@ -104,33 +102,6 @@ impl Columns {
     }
 }
 
-/// Keeps a record from growing past a cap: an unclosed quote would otherwise
-/// read the rest of the file into one field.
-struct Capped<R> {
-    inner: R,
-    read: u64,
-    record_start: Rc<Cell<u64>>,
-    cap: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("record too long")]
-struct RecordTooLong;
-
-impl<R: Read> Read for Capped<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.read - self.record_start.get() > self.cap {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                RecordTooLong,
-            ));
-        }
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
-}
-
 pub(crate) fn read<R: BufRead>(
     reader: R,
     path: &Path,
@@ -140,14 +111,13 @@ pub(crate) fn read<R: BufRead>(
     read_capped(reader, path, shape, MAX_LINE_BYTES, sessions)
 }
 
-/// CSV records of a file, each with the line it starts on, none held past
-/// `cap` bytes (a quote left open would otherwise read the rest of the file).
+/// CSV records of a file, each with the line it starts on (aisim-core's
+/// shared reader: blank lines, CRLF, a BOM and quoted line breaks counted),
+/// none held past `cap` bytes (a quote left open would otherwise read the
+/// rest of the file).
 pub(crate) struct CsvRecords<'p, R: Read> {
-    csv: csv::Reader<Capped<R>>,
-    record_start: Rc<Cell<u64>>,
-    start_line: usize,
+    records: aisim_core::csv_records::CsvRecords<R>,
     path: &'p Path,
-    cap: u64,
 }
 
 impl<'p, R: Read> CsvRecords<'p, R> {
@@ -156,35 +126,24 @@ impl<'p, R: Read> CsvRecords<'p, R> {
     }
 
     fn capped(reader: R, path: &'p Path, cap: u64) -> Self {
-        let record_start = Rc::new(Cell::new(0));
-        let csv = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(Capped {
-                inner: reader,
-                read: 0,
-                record_start: record_start.clone(),
-                cap,
-            });
         CsvRecords {
-            csv,
-            record_start,
-            start_line: 1,
+            records: aisim_core::csv_records::CsvRecords::new(reader, cap),
             path,
-            cap,
         }
     }
 
     /// Reads the next record into `cells`; its first line, or `None` at the end.
     pub fn next(&mut self, cells: &mut ByteRecord) -> Result<Option<usize>, ReplayError> {
-        let more = self
-            .csv
-            .read_byte_record(cells)
-            .map_err(|e| csv_error(self.path, self.start_line, self.cap, e))?;
-        // The next record starts where this one ended.
-        self.record_start.set(self.csv.position().byte());
-        self.start_line = self.csv.position().line() as usize;
-        Ok(more.then(|| cells.position().map_or(0, |p| p.line() as usize)))
+        use aisim_core::csv_records::CsvRecordError as E;
+        self.records.next(cells).map_err(|e| match e {
+            E::Io(source) => ReplayError::Io {
+                path: self.path.to_path_buf(),
+                source,
+            },
+            E::TooLong { line, .. } | E::Malformed { line, .. } => {
+                row_error(self.path, line, "(row)", e.to_string())
+            }
+        })
     }
 }
 
@@ -289,27 +248,6 @@ fn read_capped<R: BufRead>(
     Ok((records, skipped))
 }
 
-/// A failure of the CSV parser itself: reading the file, or a record past
-/// the cap (byte records do not check UTF-8, and flexible records allow any
-/// column count). `line` is where the record being read starts.
-fn csv_error(path: &Path, line: usize, cap: u64, e: csv::Error) -> ReplayError {
-    match e.into_kind() {
-        csv::ErrorKind::Io(source) if source.get_ref().is_some_and(|e| e.is::<RecordTooLong>()) => {
-            row_error(
-                path,
-                line,
-                "(row)",
-                format!("a record longer than {cap} bytes (a quote left open?)"),
-            )
-        }
-        csv::ErrorKind::Io(source) => ReplayError::Io {
-            path: path.to_path_buf(),
-            source,
-        },
-        kind => row_error(path, line, "(row)", format!("{kind:?}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,6 +282,60 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(2, 10), (3, 20), (6, 30)]
         );
+    }
+
+    /// A bad row's error names the line it starts on, whatever precedes
+    /// it: blank lines, CRLF, a BOM, a record spanning lines; with or
+    /// without a final line end; in both CSV shapes.
+    #[test]
+    fn a_bad_row_is_named_by_its_first_line_in_every_layout() {
+        let layouts: &[(&str, usize)] = &[
+            ("<h>\n<g>\n\n<b>", 4),
+            ("<h>\n\n\n<g>\n\n<b>\n", 6),
+            ("<h>\r\n<g>\r\n\r\n<b>\r\n", 4),
+            ("\u{feff}\n<h>\n<g>\n\n<b>", 5),
+            ("<h>\n<q>\n\n<b>\n", 5),
+            ("\r\n<h>\r\n<q>\r\n\r\n<b>", 6),
+        ];
+        for shape in [Shape::Azure, Shape::BurstGpt] {
+            let (header, good, quoted, bad) = match shape {
+                Shape::Azure => (
+                    "TIMESTAMP,ContextTokens,GeneratedTokens,Note",
+                    "2023-11-16 18:15:46.6805900,10,2,x",
+                    "2023-11-16 18:15:47.0000000,10,2,\"two\nlines\"",
+                    "2023-11-16 18:15:48.0000000,10,oops,x",
+                ),
+                Shape::BurstGpt => (
+                    "Timestamp,Request tokens,Response tokens,Note",
+                    "1,10,2,x",
+                    "2,10,2,\"two\r\nlines\"",
+                    "3,10,oops,x",
+                ),
+            };
+            let field = match shape {
+                Shape::Azure => "GeneratedTokens",
+                Shape::BurstGpt => "Response tokens",
+            };
+            for (layout, line) in layouts {
+                let text = layout
+                    .replace("<h>", header)
+                    .replace("<g>", good)
+                    .replace("<q>", quoted)
+                    .replace("<b>", bad);
+                let e = read(
+                    text.as_bytes(),
+                    Path::new("t.csv"),
+                    shape,
+                    &mut SessionInterner::default(),
+                )
+                .unwrap_err();
+                assert_eq!(
+                    e.to_string(),
+                    format!("t.csv:{line}: field `{field}`: `oops` is not a number of tokens"),
+                    "{shape:?} {layout:?}"
+                );
+            }
+        }
     }
 
     #[test]

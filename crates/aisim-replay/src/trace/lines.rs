@@ -125,4 +125,28 @@ mod tests {
             "t.jsonl:2: field `(row)`: byte 0xff at column 3 is not UTF-8"
         );
     }
+
+    /// The JSONL readers' line numbers are the file's, whatever the layout:
+    /// blank lines, CRLF, a BOM, no final line end.
+    #[test]
+    fn lines_are_numbered_as_written_in_every_layout() {
+        let table: &[(&str, &[usize])] = &[
+            ("a\n\nb", &[1, 2, 3]),
+            ("\u{feff}\r\n\r\na\r\nb\r\n", &[1, 2, 3, 4]),
+            ("\n\n\na", &[1, 2, 3, 4]),
+        ];
+        for (text, want) in table {
+            let got = all(text.as_bytes()).unwrap();
+            assert_eq!(
+                got.iter().map(|l| l.0).collect::<Vec<_>>(),
+                *want,
+                "{text:?}"
+            );
+            let a = got.iter().find(|l| l.1.trim() == "a").unwrap().0;
+            assert_eq!(
+                a,
+                text.split('\n').position(|l| l.trim() == "a").unwrap() + 1
+            );
+        }
+    }
 }

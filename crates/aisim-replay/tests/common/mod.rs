@@ -44,7 +44,7 @@ pub fn temp_file(name: &str, text: &str) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (name, text).hash(&mut h);
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "aisim-replay-tests-{}/{:016x}",
         std::process::id(),
         h.finish()
