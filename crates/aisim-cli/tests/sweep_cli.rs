@@ -725,3 +725,71 @@ fn results_match_lone_replays_of_the_shared_mooncake_trace() {
     assert!(trace.exists(), "missing {}", trace.display());
     results_match_lone_replays(&trace, "sweep-lone-shared");
 }
+
+/// A one-run plan of a small synthetic replay in `dir`, with `extra_axes`
+/// (TOML lines under `[axes]`) and `base_args` before them.
+fn small_plan(dir: &Path, name: &str, base_args: &str, extra_axes: &str) -> PathBuf {
+    let grid = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &grid,
+        format!(
+            "base_args = [\"--synthetic\", \"--requests\", \"5\"{base_args}]\n[axes]\nseed = [7]\n{extra_axes}"
+        ),
+    )
+    .unwrap();
+    let plan = dir.join(format!("{name}.jsonl"));
+    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
+    plan
+}
+
+#[test]
+fn a_result_claiming_a_huge_plan_is_refused_naming_its_file_before_any_table() {
+    let dir = temp_dir("sweep-huge-runs");
+    let plan = small_plan(&dir, "one", "", "");
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--quiet"]));
+    let text = std::fs::read_to_string(out.join("0.json")).unwrap();
+    let stray = dir.join("stray");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(
+        stray.join("0.json"),
+        text.replacen("\"runs\":1,", "\"runs\":1000000000000,", 1),
+    )
+    .unwrap();
+    let o = aisim(&["sweep", "merge", s(&stray), "--out", "-"]);
+    refused(
+        &o,
+        &format!(
+            "{}: `runs` 1000000000000: more than a plan's 100000 runs",
+            s(&stray.join("0.json"))
+        ),
+    );
+}
+
+#[test]
+fn a_results_folder_failing_once_it_exists_is_exit_1_and_one_that_cannot_be_created_exit_2() {
+    let dir = temp_dir("sweep-output-failures");
+    let plan = small_plan(&dir, "one", "", "");
+    // A leftover temporary file that cannot be removed (a non-empty folder).
+    let out = dir.join("out");
+    let leftover = out.join(".0.json.tmp-1");
+    std::fs::create_dir_all(leftover.join("x")).unwrap();
+    let o = run(&plan, &out, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("cannot remove {}", s(&leftover))),
+        "{}",
+        stderr(&o)
+    );
+    // A result that cannot be written (its name is a folder).
+    let out = dir.join("out2");
+    std::fs::create_dir_all(out.join("0.json").join("x")).unwrap();
+    let o = run(&plan, &out, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+    // `--out` naming a file: the user's flag, as for any output file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let o = run(&plan, &file.join("sub"), &["--quiet"]);
+    refused(&o, "cannot create");
+}

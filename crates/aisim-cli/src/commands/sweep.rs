@@ -220,8 +220,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         .map(Shard::parse)
         .transpose()
         .map_err(failed)?;
-    let shard =
-        Shard::select(flag, args.shards, |name| std::env::var(name).ok()).map_err(failed)?;
+    let shard = Shard::select(flag, args.shards, |name| std::env::var_os(name)).map_err(failed)?;
     let threads = match args.threads {
         Some(0) => {
             return Err(input(anyhow::anyhow!(

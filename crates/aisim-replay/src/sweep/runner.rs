@@ -187,19 +187,13 @@ impl<'a> Pending<'a> {
 
 /// Writes `text` to `temp`, then renames it to `path`.
 fn write_atomically(path: &Path, temp: &Path, text: &str) -> Result<(), SweepError> {
-    std::fs::write(temp, text).map_err(|source| SweepError::Write {
-        path: temp.to_path_buf(),
-        source,
-    })?;
-    std::fs::rename(temp, path).map_err(|source| SweepError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::write(temp, text).map_err(|e| SweepError::write("cannot write", temp, e))?;
+    std::fs::rename(temp, path).map_err(|e| SweepError::write("cannot write", path, e))
 }
 
 /// Removes the temporary files a killed process left for the runs to do.
 fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| SweepError::io("cannot read", dir, e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| SweepError::write("cannot read", dir, e))?;
     let prefixes: std::collections::HashSet<String> = todo
         .iter()
         .map(|l| format!(".{}.json.tmp-", l.id))
@@ -209,7 +203,7 @@ fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
         if let Some(i) = name.find(".json.tmp-") {
             if prefixes.contains(&name[..i + ".json.tmp-".len()]) {
                 std::fs::remove_file(entry.path())
-                    .map_err(|e| SweepError::io("cannot remove", entry.path(), e))?;
+                    .map_err(|e| SweepError::write("cannot remove", entry.path(), e))?;
             }
         }
     }

@@ -17,8 +17,8 @@ mod sweep;
 pub use compare::render_compare_html;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
-pub use sweep::render_sweep_html;
 pub use saturate::render_saturate_html;
+pub use sweep::render_sweep_html;
 
 use crate::table::Table;
 
