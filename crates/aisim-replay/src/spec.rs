@@ -723,13 +723,9 @@ pub const MAX_WORKERS: u32 = 1 << 24;
 /// far below.
 pub const MAX_DP_SIZE: u32 = 1024;
 
-/// A pool's worker count and engine.
-fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
-    let (workers, engine) = (pool.workers, pool.engine);
-    let field = format!("{}.workers", pool.field);
-    if workers == 0 {
-        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
-    }
+/// A count of workers that sizes slot tables (a topology's, a planner's
+/// `max_workers`) within [`MAX_WORKERS`], naming `field`.
+pub(crate) fn check_worker_cap(field: &str, workers: u32) -> Result<(), ReplayError> {
     if workers > MAX_WORKERS {
         return Err(ReplayError::spec(
             field,
@@ -739,6 +735,17 @@ fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// A pool's worker count and engine.
+fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
+    let (workers, engine) = (pool.workers, pool.engine);
+    let field = format!("{}.workers", pool.field);
+    if workers == 0 {
+        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
+    }
+    check_worker_cap(&field, workers)?;
     if engine.dp_size > MAX_DP_SIZE {
         return Err(ReplayError::spec(
             pool.engine_field("dp_size"),
