@@ -793,3 +793,32 @@ fn a_results_folder_failing_once_it_exists_is_exit_1_and_one_that_cannot_be_crea
     let o = run(&plan, &file.join("sub"), &["--quiet"]);
     refused(&o, "cannot create");
 }
+
+#[test]
+fn a_rerun_with_another_full_report_option_redoes_the_results_it_would_change() {
+    let dir = temp_dir("sweep-full-report-rerun");
+    let plan = ci_plan(&dir);
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--shard", "0/2"]));
+    let has_report = |id: &str| {
+        let text = std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["report"].is_object()
+    };
+    // Asking for the report reruns the shard's results without it, and runs the rest.
+    let o = ok(run(&plan, &out, &["--full-report"]));
+    assert_eq!(ran(&o).len(), 8, "{}", stderr(&o));
+    let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(merged.lines().count(), 8);
+    assert!(
+        merged.lines().all(|l| l.contains("\"report\":{")),
+        "{merged}"
+    );
+    // The same options again: nothing to do.
+    let o = ok(run(&plan, &out, &["--full-report"]));
+    assert!(ran(&o).is_empty(), "{}", stderr(&o));
+    // Without it, the results go back to the headline figures only.
+    ok(run(&plan, &out, &[]));
+    assert!((0..8).all(|k| !has_report(&k.to_string())));
+    let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert!(!merged.contains("\"report\""));
+}

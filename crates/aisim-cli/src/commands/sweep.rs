@@ -231,7 +231,8 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         None => available_threads(),
     };
     let plan = Plan::read(&args.plan).map_err(failed)?;
-    let pending = Pending::find(&plan, &args.plan, &args.out, shard).map_err(failed)?;
+    let pending =
+        Pending::find(&plan, &args.plan, &args.out, shard, args.full_report).map_err(failed)?;
     let (todo, done) = (pending.todo.len() as u64, pending.done.len() as u64);
     let mine = todo + done;
     if !args.quiet {

@@ -62,12 +62,16 @@ fn temp_path(dir: &Path, id: &str) -> PathBuf {
 impl<'a> Pending<'a> {
     /// The runs of `shard` and which of them `dir` holds already (creating
     /// `dir`); a result of another plan there is an error, and a leftover
-    /// temporary file of a run to do is removed.
+    /// temporary file of a run to do is removed. A result counts as done
+    /// only when it holds the full report exactly when `full_report` asks
+    /// for one: else it is run again and replaced, so `results.jsonl`
+    /// follows the options given, not the folder's history.
     pub fn find(
         plan: &'a Plan,
         plan_path: &Path,
         dir: &Path,
         shard: Shard,
+        full_report: bool,
     ) -> Result<Pending<'a>, SweepError> {
         std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
         let (mut done, mut todo) = (Vec::new(), Vec::new());
@@ -78,7 +82,18 @@ impl<'a> Pending<'a> {
                 continue;
             }
             match merge::read_result(&path) {
-                Ok(r) if r.belongs_to(line) => done.push(line),
+                Ok(r) if r.belongs_to(line) && r.report.is_some() == full_report => {
+                    done.push(line)
+                }
+                Ok(r) if r.belongs_to(line) => {
+                    tracing::info!(
+                        id = %line.id,
+                        "a result with{} the full report is run again {} it",
+                        if full_report { "out" } else { "" },
+                        if full_report { "with" } else { "without" },
+                    );
+                    todo.push(line)
+                }
                 Ok(r) => {
                     return Err(SweepError::file(
                         &path,
