@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{aisim, stderr, stdout, temp_dir};
+use common::{aisim, fixture, stderr, stdout, temp_dir};
 
 /// One worker running one request at a time, 20 ms prefill and 8 × 5 ms
 /// decode passes each: S = 60 ms, capacity 16.667 req/s (the derivation is
@@ -272,5 +272,40 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
     assert_eq!(
         found["rate_rps"].as_f64().unwrap(),
         4.0 * found["speedup"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn the_trace_is_read_once_for_every_probe() {
+    // `-v` logs each read of the trace file (`trace read`).
+    let trace = fixture("traces/mooncake_small.jsonl");
+    let o = aisim(&[
+        "-v",
+        "sweep",
+        "saturate",
+        &trace,
+        "--workers",
+        "1",
+        "--timing",
+        "fixed:20,5",
+        "--speedup-range",
+        "0.5..64",
+        "--sla-ttft-ms",
+        "2000",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        o.status.code().is_some_and(|c| c == 0 || c == 2),
+        "{}",
+        stderr(&o)
+    );
+    let probes = json(&o)["curve"].as_array().unwrap().len();
+    assert!(probes > 1);
+    assert_eq!(
+        stderr(&o).matches("trace read").count(),
+        1,
+        "{}",
+        stderr(&o)
     );
 }

@@ -178,12 +178,9 @@ impl<'a> Pending<'a> {
         trace: Option<Arc<crate::trace::TraceData>>,
         options: RunOptions,
     ) -> Result<RunResult, SweepError> {
-        let replayer =
-            Replayer::new(line.spec.clone(), SpecComposition).map_err(|e| self.failed(line, e))?;
-        let replayer = match trace {
-            Some(t) => replayer.with_trace(t),
-            None => replayer,
-        };
+        let replayer = Replayer::new(line.spec.clone(), SpecComposition)
+            .map_err(|e| self.failed(line, e))?
+            .with_loaded_trace(trace);
         let out = replayer.run().map_err(|e| self.failed(line, e))?;
         let result = RunResult::of(line, &out.report, options.full_report);
         let text = format!(
