@@ -844,6 +844,15 @@ fn apply_profile_to(
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
+        let spec = ReplaySpec::read_unchecked(path)?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// [`ReplaySpec::from_file`] without [`ReplaySpec::validate`]: for a
+    /// sweep's base, which need not be valid until its axes are set (a
+    /// `router.temperature` for an axis `router.policy = ["kv"]`).
+    pub fn read_unchecked(path: &Path) -> Result<ReplaySpec, ReplayError> {
         let text =
             aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         let mut spec: ReplaySpec =
@@ -853,7 +862,6 @@ impl ReplaySpec {
             })?;
         // A relative path in a spec file means relative to that file.
         spec.resolve_paths(path.parent().unwrap_or(Path::new("")));
-        spec.validate()?;
         Ok(spec)
     }
 

@@ -129,7 +129,9 @@ impl Grid {
             }
             (None, Some(args)) => Base::Args(args),
             (Some(Value::String(p)), None) => {
-                let spec = ReplaySpec::from_file(&folder.join(&p))
+                // Each run's spec is validated with its axes set (plan
+                // time), not the base alone.
+                let spec = ReplaySpec::read_unchecked(&folder.join(&p))
                     .map_err(|e| SweepError::file(path, format!("`base` {p}: {e}")))?;
                 Base::Spec(Box::new(spec))
             }
@@ -137,8 +139,6 @@ impl Grid {
                 let mut spec: ReplaySpec = serde_json::from_value(v)
                     .map_err(|e| SweepError::file(path, format!("`base`: {e}")))?;
                 spec.resolve_paths(folder);
-                spec.validate()
-                    .map_err(|e| SweepError::file(path, format!("`base`: {e}")))?;
                 Base::Spec(Box::new(spec))
             }
             (Some(other), None) => {
