@@ -822,3 +822,55 @@ fn a_rerun_with_another_full_report_option_redoes_the_results_it_would_change() 
     let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
     assert!(!merged.contains("\"report\""));
 }
+
+#[test]
+fn every_path_a_base_args_flag_carries_is_read_from_the_grids_folder() {
+    // The grid and its fitted file in a subfolder; planned from its parent.
+    let dir = temp_dir("sweep-flag-paths");
+    let sub = dir.join("grids");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join("slow.json"),
+        r#"{"version": 1, "coefficients": {"compute": 2, "weights": 2, "kv": 2}}"#,
+    )
+    .unwrap();
+    let grid = sub.join("grid.toml");
+    std::fs::write(
+        &grid,
+        r#"base_args = ["--synthetic", "--requests", "5", "--profile", "h100/llama-3.1-8b", "--timing", "fitted:slow.json", "--prefill-workers", "1", "--decode-workers", "1", "--prefill-timing", "fitted:slow.json", "--decode-timing", "fitted:slow.json"]
+[axes]
+seed = [1]
+"#,
+    )
+    .unwrap();
+    let plan = dir.join("plan.jsonl");
+    ok(command()
+        .current_dir(&dir)
+        .args(["sweep", "plan", "grids/grid.toml", "--out", s(&plan)])
+        .output()
+        .unwrap());
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&plan)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let spec = &line["spec"];
+    for timing in [
+        &spec["timing"],
+        &spec["topology"]["prefill"]["timing"],
+        &spec["topology"]["decode"]["timing"],
+    ] {
+        assert_eq!(timing["coefficients"]["compute"], 2.0, "{spec}");
+    }
+    // A missing one is named with the grid's folder, not the current one.
+    std::fs::remove_file(sub.join("slow.json")).unwrap();
+    let o = command()
+        .current_dir(&dir)
+        .args(["sweep", "plan", "grids/grid.toml", "--out", s(&plan)])
+        .output()
+        .unwrap();
+    refused(&o, "grids/slow.json");
+}

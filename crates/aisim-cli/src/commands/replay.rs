@@ -1072,6 +1072,18 @@ impl ReplayArgs {
         {
             *path = folder.join(&*path);
         }
+        // Every flag that carries a path: the timing forms' files, read
+        // (`fitted:`) while the flags are turned into a spec.
+        for timing in [
+            &mut self.timing,
+            &mut self.prefill_timing,
+            &mut self.decode_timing,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *timing = crate::commands::timing::timing_in(timing, folder)?;
+        }
         let mut spec = self.build_spec()?;
         spec.resolve_paths(folder);
         Ok(spec)
