@@ -874,3 +874,67 @@ seed = [1]
         .unwrap();
     refused(&o, "grids/slow.json");
 }
+
+#[test]
+fn a_base_keeps_only_what_was_set_so_each_run_takes_its_own_profiles_facts() {
+    let dir = temp_dir("sweep-profile-base");
+    let (h100, a100) = ("h100/llama-3.1-8b", "a100/llama-3.1-8b/tp2");
+    let grid = dir.join("grid.toml");
+    std::fs::write(
+        &grid,
+        format!(
+            "base_args = [\"--synthetic\", \"--requests\", \"5\", \"--profile\", \"{h100}\"]\n[axes]\n\"timing.profile\" = [\"{h100}\", \"{a100}\"]\n"
+        ),
+    )
+    .unwrap();
+    let plan = dir.join("plan.jsonl");
+    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
+    let text = std::fs::read_to_string(&plan).unwrap();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["spec"]["engine"]["kv_budget_tokens"].is_null(), "{line}");
+    }
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--quiet", "--full-report"]));
+    // Each run's KV capacity and GPUs are its own profile's, as a lone replay's.
+    for (id, profile) in [("0", h100), ("1", a100)] {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap())
+                .unwrap();
+        let lone = aisim(&[
+            "replay",
+            "--synthetic",
+            "--requests",
+            "5",
+            "--profile",
+            profile,
+            "--format",
+            "json",
+        ]);
+        let lone: serde_json::Value = serde_json::from_str(&stdout(&ok(lone))).unwrap();
+        for key in ["kv_capacity_tokens", "gpus_per_worker"] {
+            assert_eq!(
+                r["report"]["pools"][0][key], lone["pools"][0][key],
+                "{profile}: {key}"
+            );
+        }
+    }
+    // Disaggregated pools with their own profiles: an engine axis reaches
+    // both pools, whose engines are not copied into the base.
+    let grid = dir.join("disagg.toml");
+    std::fs::write(
+        &grid,
+        format!(
+            "base_args = [\"--synthetic\", \"--requests\", \"5\", \"--prefill-workers\", \"1\", \"--decode-workers\", \"1\", \"--prefill-profile\", \"{h100}\", \"--decode-profile\", \"{a100}\"]\n[axes]\n\"engine.max_num_batched_tokens\" = [2048, 8192]\n"
+        ),
+    )
+    .unwrap();
+    let plan = dir.join("disagg.jsonl");
+    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
+    for line in std::fs::read_to_string(&plan).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for pool in ["prefill", "decode"] {
+            assert!(v["spec"]["topology"][pool]["engine"].is_null(), "{line}");
+        }
+    }
+}
