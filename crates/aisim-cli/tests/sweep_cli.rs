@@ -88,6 +88,15 @@ fn ran(o: &Output) -> Vec<String> {
     ids
 }
 
+/// Each line of a plan file.
+fn plan_lines(plan: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(plan)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The whole plan in one process: its `results.jsonl`.
 fn reference(plan: &Path, dir: &Path) -> Vec<u8> {
     let out = dir.join("whole");
@@ -242,14 +251,7 @@ fn relative_paths_in_a_grid_resolve_against_its_folder() {
         ])
         .output()
         .unwrap());
-    let first: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&plan)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let first = &plan_lines(&plan)[0];
     let path = first["spec"]["workload"]["path"].as_str().unwrap();
     assert!(
         Path::new(path).is_absolute() && path.ends_with("traces/mooncake_small.jsonl"),
@@ -849,14 +851,7 @@ seed = [1]
         .args(["sweep", "plan", "grids/grid.toml", "--out", s(&plan)])
         .output()
         .unwrap());
-    let line: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&plan)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let line = &plan_lines(&plan)[0];
     let spec = &line["spec"];
     for timing in [
         &spec["timing"],
@@ -879,20 +874,14 @@ seed = [1]
 fn a_base_keeps_only_what_was_set_so_each_run_takes_its_own_profiles_facts() {
     let dir = temp_dir("sweep-profile-base");
     let (h100, a100) = ("h100/llama-3.1-8b", "a100/llama-3.1-8b/tp2");
-    let grid = dir.join("grid.toml");
-    std::fs::write(
-        &grid,
-        format!(
-            "base_args = [\"--synthetic\", \"--requests\", \"5\", \"--profile\", \"{h100}\"]\n[axes]\n\"timing.profile\" = [\"{h100}\", \"{a100}\"]\n"
-        ),
-    )
-    .unwrap();
-    let plan = dir.join("plan.jsonl");
-    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
-    let text = std::fs::read_to_string(&plan).unwrap();
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert!(v["spec"]["engine"]["kv_budget_tokens"].is_null(), "{line}");
+    let plan = small_plan(
+        &dir,
+        "profiles",
+        &format!(", \"--profile\", \"{h100}\""),
+        &format!("\"timing.profile\" = [\"{h100}\", \"{a100}\"]\n"),
+    );
+    for v in plan_lines(&plan) {
+        assert!(v["spec"]["engine"]["kv_budget_tokens"].is_null(), "{v}");
     }
     let out = dir.join("out");
     ok(run(&plan, &out, &["--quiet", "--full-report"]));
@@ -921,20 +910,15 @@ fn a_base_keeps_only_what_was_set_so_each_run_takes_its_own_profiles_facts() {
     }
     // Disaggregated pools with their own profiles: an engine axis reaches
     // both pools, whose engines are not copied into the base.
-    let grid = dir.join("disagg.toml");
-    std::fs::write(
-        &grid,
-        format!(
-            "base_args = [\"--synthetic\", \"--requests\", \"5\", \"--prefill-workers\", \"1\", \"--decode-workers\", \"1\", \"--prefill-profile\", \"{h100}\", \"--decode-profile\", \"{a100}\"]\n[axes]\n\"engine.max_num_batched_tokens\" = [2048, 8192]\n"
-        ),
-    )
-    .unwrap();
-    let plan = dir.join("disagg.jsonl");
-    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
-    for line in std::fs::read_to_string(&plan).unwrap().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    let plan = small_plan(
+        &dir,
+        "disagg",
+        &format!(", \"--prefill-workers\", \"1\", \"--decode-workers\", \"1\", \"--prefill-profile\", \"{h100}\", \"--decode-profile\", \"{a100}\""),
+        "\"engine.max_num_batched_tokens\" = [2048, 8192]\n",
+    );
+    for v in plan_lines(&plan) {
         for pool in ["prefill", "decode"] {
-            assert!(v["spec"]["topology"][pool]["engine"].is_null(), "{line}");
+            assert!(v["spec"]["topology"][pool]["engine"].is_null(), "{v}");
         }
     }
 }
