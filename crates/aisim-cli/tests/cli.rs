@@ -199,19 +199,39 @@ fn a_profile_sets_timing_and_kv_capacity() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["timing"]["kind"], "iteration");
-    // 29,707 blocks of 16 tokens = 475,312 tokens (7,426 blocks of 64), and
-    // tp 1: the profile's facts, whatever the block size.
-    assert_eq!(v["engine"]["kv_budget_tokens"], 475_312);
+    // The printed spec holds what was set, not the profile's engine facts
+    // (applied when the run is built), so it can be a sweep's base.
+    assert_eq!(v["engine"]["kv_budget_tokens"], serde_json::Value::Null);
     assert_eq!(v["engine"]["num_gpu_blocks"], serde_json::Value::Null);
     assert_eq!(v["engine"]["tp_size"], 1);
-    let o = aisim(&[
+    // The run: the profile's 29,707 blocks of 16 tokens = 475,312 tokens,
+    // 7,426 whole blocks of 64 = 475,264 a worker, and the same from the
+    // printed spec.
+    let dir = temp_dir("print-spec-profile");
+    let printed = dir.join("spec.json");
+    std::fs::write(&printed, stdout(&o)).unwrap();
+    let kv = |args: &[&str]| {
+        let o = aisim(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        r["pools"][0]["kv_capacity_tokens"].clone()
+    };
+    let flags = [
         "replay",
         "--profile",
-        "h200/llama-3.1-70b/tp2",
-        "--print-spec",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(v["engine"]["tp_size"], 2);
+        "h100/llama-3.1-8b",
+        "--format",
+        "json",
+    ];
+    assert_eq!(kv(&flags), 475_264);
+    let from_file = [
+        "replay",
+        "--spec",
+        printed.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    assert_eq!(kv(&from_file), 475_264);
     let table = stdout(&aisim(&[
         "replay",
         "--profile",

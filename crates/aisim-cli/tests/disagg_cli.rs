@@ -138,13 +138,16 @@ fn the_profile_model_gives_the_bytes_of_a_token() {
         "1",
         "--profile",
         "h100/llama-3.1-8b/tp1",
-        "--print-spec",
+        "--format",
+        "json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    // Llama 3.1 8B: 32 layers × 8 KV heads × 2 × 128 × 2 bytes.
+    // Llama 3.1 8B: 32 layers × 8 KV heads × 2 × 128 × 2 bytes, in the
+    // run's spec (derived when the run is built, not written by
+    // --print-spec, which keeps what was set).
     assert_eq!(
-        v["topology"]["kv_transfer"]["bytes_per_token"],
+        v["spec"]["topology"]["kv_transfer"]["bytes_per_token"],
         32 * 8 * 2 * 128 * 2
     );
 }

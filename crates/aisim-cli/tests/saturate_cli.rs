@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{aisim, stderr, stdout, temp_dir};
+use common::{aisim, fixture, stderr, stdout, temp_dir};
 
 /// One worker running one request at a time, 20 ms prefill and 8 × 5 ms
 /// decode passes each: S = 60 ms, capacity 16.667 req/s (the derivation is
@@ -121,12 +121,15 @@ fn a_range_that_does_not_bracket_writes_its_outputs_and_exits_2() {
     assert_eq!(json(&o)["status"], "probe_limit");
 }
 
-#[test]
-fn a_trace_is_searched_through_its_speedup() {
-    // The demo trace, on its own clock sped up.
-    let o = aisim(&[
-        "sweep",
-        "saturate",
+/// `sweep saturate` over speedups 0.5..64 of a trace (the demo's unless
+/// `extra` names one), 1 worker at a fixed 20 / 5 ms, TTFT p99 ≤ 2 s, as
+/// JSON: found or not bracketed (exit 0 or 2), never an error.
+fn speedup_search(extra: &[&str]) -> std::process::Output {
+    let (global, rest): (Vec<&str>, Vec<&str>) = extra.iter().partition(|a| a.starts_with('-'));
+    let mut args = global;
+    args.extend(["sweep", "saturate"]);
+    args.extend(rest);
+    args.extend([
         "--workers",
         "1",
         "--timing",
@@ -138,12 +141,19 @@ fn a_trace_is_searched_through_its_speedup() {
         "--format",
         "json",
     ]);
+    let o = aisim(&args);
     assert!(
         o.status.code().is_some_and(|c| c == 0 || c == 2),
         "{}",
         stderr(&o)
     );
-    let v = json(&o);
+    o
+}
+
+#[test]
+fn a_trace_is_searched_through_its_speedup() {
+    // The demo trace, on its own clock sped up.
+    let v = json(&speedup_search(&[]));
     let rate = v["trace_rate_rps"].as_f64().unwrap();
     for p in v["curve"].as_array().unwrap() {
         let (r, s) = (
@@ -272,5 +282,20 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
     assert_eq!(
         found["rate_rps"].as_f64().unwrap(),
         4.0 * found["speedup"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn the_trace_is_read_once_for_every_probe() {
+    // `-v` logs each read of the trace file (`trace read`).
+    let trace = fixture("traces/mooncake_small.jsonl");
+    let o = speedup_search(&["-v", &trace]);
+    let probes = json(&o)["curve"].as_array().unwrap().len();
+    assert!(probes > 1);
+    assert_eq!(
+        stderr(&o).matches("trace read").count(),
+        1,
+        "{}",
+        stderr(&o)
     );
 }

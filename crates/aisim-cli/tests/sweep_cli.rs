@@ -88,6 +88,15 @@ fn ran(o: &Output) -> Vec<String> {
     ids
 }
 
+/// Each line of a plan file.
+fn plan_lines(plan: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(plan)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The whole plan in one process: its `results.jsonl`.
 fn reference(plan: &Path, dir: &Path) -> Vec<u8> {
     let out = dir.join("whole");
@@ -242,14 +251,7 @@ fn relative_paths_in_a_grid_resolve_against_its_folder() {
         ])
         .output()
         .unwrap());
-    let first: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&plan)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let first = &plan_lines(&plan)[0];
     let path = first["spec"]["workload"]["path"].as_str().unwrap();
     assert!(
         Path::new(path).is_absolute() && path.ends_with("traces/mooncake_small.jsonl"),
@@ -724,4 +726,199 @@ fn results_match_lone_replays_of_the_shared_mooncake_trace() {
         .join("../../../shared/traces/mooncake_synthetic_trace.jsonl");
     assert!(trace.exists(), "missing {}", trace.display());
     results_match_lone_replays(&trace, "sweep-lone-shared");
+}
+
+/// A one-run plan of a small synthetic replay in `dir`, with `extra_axes`
+/// (TOML lines under `[axes]`) and `base_args` before them.
+fn small_plan(dir: &Path, name: &str, base_args: &str, extra_axes: &str) -> PathBuf {
+    let grid = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &grid,
+        format!(
+            "base_args = [\"--synthetic\", \"--requests\", \"5\"{base_args}]\n[axes]\nseed = [7]\n{extra_axes}"
+        ),
+    )
+    .unwrap();
+    let plan = dir.join(format!("{name}.jsonl"));
+    ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
+    plan
+}
+
+#[test]
+fn a_result_claiming_a_huge_plan_is_refused_naming_its_file_before_any_table() {
+    let dir = temp_dir("sweep-huge-runs");
+    let plan = small_plan(&dir, "one", "", "");
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--quiet"]));
+    let text = std::fs::read_to_string(out.join("0.json")).unwrap();
+    let stray = dir.join("stray");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(
+        stray.join("0.json"),
+        text.replacen("\"runs\":1,", "\"runs\":1000000000000,", 1),
+    )
+    .unwrap();
+    let o = aisim(&["sweep", "merge", s(&stray), "--out", "-"]);
+    refused(
+        &o,
+        &format!(
+            "{}: `runs` 1000000000000: more than a plan's 100000 runs",
+            s(&stray.join("0.json"))
+        ),
+    );
+}
+
+#[test]
+fn a_results_folder_failing_once_it_exists_is_exit_1_and_one_that_cannot_be_created_exit_2() {
+    let dir = temp_dir("sweep-output-failures");
+    let plan = small_plan(&dir, "one", "", "");
+    // A leftover temporary file that cannot be removed (a non-empty folder).
+    let out = dir.join("out");
+    let leftover = out.join(".0.json.tmp-1");
+    std::fs::create_dir_all(leftover.join("x")).unwrap();
+    let o = run(&plan, &out, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("cannot remove {}", s(&leftover))),
+        "{}",
+        stderr(&o)
+    );
+    // A result that cannot be written (its name is a folder).
+    let out = dir.join("out2");
+    std::fs::create_dir_all(out.join("0.json").join("x")).unwrap();
+    let o = run(&plan, &out, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+    // `--out` naming a file: the user's flag, as for any output file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let o = run(&plan, &file.join("sub"), &["--quiet"]);
+    refused(&o, "cannot create");
+}
+
+#[test]
+fn a_rerun_with_another_full_report_option_redoes_the_results_it_would_change() {
+    let dir = temp_dir("sweep-full-report-rerun");
+    let plan = ci_plan(&dir);
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--shard", "0/2"]));
+    let has_report = |id: &str| {
+        let text = std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["report"].is_object()
+    };
+    // Asking for the report reruns the shard's results without it, and runs the rest.
+    let o = ok(run(&plan, &out, &["--full-report"]));
+    assert_eq!(ran(&o).len(), 8, "{}", stderr(&o));
+    let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(merged.lines().count(), 8);
+    assert!(
+        merged.lines().all(|l| l.contains("\"report\":{")),
+        "{merged}"
+    );
+    // The same options again: nothing to do.
+    let o = ok(run(&plan, &out, &["--full-report"]));
+    assert!(ran(&o).is_empty(), "{}", stderr(&o));
+    // Without it, the results go back to the headline figures only.
+    ok(run(&plan, &out, &[]));
+    assert!((0..8).all(|k| !has_report(&k.to_string())));
+    let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert!(!merged.contains("\"report\""));
+}
+
+#[test]
+fn every_path_a_base_args_flag_carries_is_read_from_the_grids_folder() {
+    // The grid and its fitted file in a subfolder; planned from its parent.
+    let dir = temp_dir("sweep-flag-paths");
+    let sub = dir.join("grids");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join("slow.json"),
+        r#"{"version": 1, "coefficients": {"compute": 2, "weights": 2, "kv": 2}}"#,
+    )
+    .unwrap();
+    let grid = sub.join("grid.toml");
+    std::fs::write(
+        &grid,
+        r#"base_args = ["--synthetic", "--requests", "5", "--profile", "h100/llama-3.1-8b", "--timing", "fitted:slow.json", "--prefill-workers", "1", "--decode-workers", "1", "--prefill-timing", "fitted:slow.json", "--decode-timing", "fitted:slow.json"]
+[axes]
+seed = [1]
+"#,
+    )
+    .unwrap();
+    let plan = dir.join("plan.jsonl");
+    ok(command()
+        .current_dir(&dir)
+        .args(["sweep", "plan", "grids/grid.toml", "--out", s(&plan)])
+        .output()
+        .unwrap());
+    let line = &plan_lines(&plan)[0];
+    let spec = &line["spec"];
+    for timing in [
+        &spec["timing"],
+        &spec["topology"]["prefill"]["timing"],
+        &spec["topology"]["decode"]["timing"],
+    ] {
+        assert_eq!(timing["coefficients"]["compute"], 2.0, "{spec}");
+    }
+    // A missing one is named with the grid's folder, not the current one.
+    std::fs::remove_file(sub.join("slow.json")).unwrap();
+    let o = command()
+        .current_dir(&dir)
+        .args(["sweep", "plan", "grids/grid.toml", "--out", s(&plan)])
+        .output()
+        .unwrap();
+    refused(&o, "grids/slow.json");
+}
+
+#[test]
+fn a_base_keeps_only_what_was_set_so_each_run_takes_its_own_profiles_facts() {
+    let dir = temp_dir("sweep-profile-base");
+    let (h100, a100) = ("h100/llama-3.1-8b", "a100/llama-3.1-8b/tp2");
+    let plan = small_plan(
+        &dir,
+        "profiles",
+        &format!(", \"--profile\", \"{h100}\""),
+        &format!("\"timing.profile\" = [\"{h100}\", \"{a100}\"]\n"),
+    );
+    for v in plan_lines(&plan) {
+        assert!(v["spec"]["engine"]["kv_budget_tokens"].is_null(), "{v}");
+    }
+    let out = dir.join("out");
+    ok(run(&plan, &out, &["--quiet", "--full-report"]));
+    // Each run's KV capacity and GPUs are its own profile's, as a lone replay's.
+    for (id, profile) in [("0", h100), ("1", a100)] {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap())
+                .unwrap();
+        let lone = aisim(&[
+            "replay",
+            "--synthetic",
+            "--requests",
+            "5",
+            "--profile",
+            profile,
+            "--format",
+            "json",
+        ]);
+        let lone: serde_json::Value = serde_json::from_str(&stdout(&ok(lone))).unwrap();
+        for key in ["kv_capacity_tokens", "gpus_per_worker"] {
+            assert_eq!(
+                r["report"]["pools"][0][key], lone["pools"][0][key],
+                "{profile}: {key}"
+            );
+        }
+    }
+    // Disaggregated pools with their own profiles: an engine axis reaches
+    // both pools, whose engines are not copied into the base.
+    let plan = small_plan(
+        &dir,
+        "disagg",
+        &format!(", \"--prefill-workers\", \"1\", \"--decode-workers\", \"1\", \"--prefill-profile\", \"{h100}\", \"--decode-profile\", \"{a100}\""),
+        "\"engine.max_num_batched_tokens\" = [2048, 8192]\n",
+    );
+    for v in plan_lines(&plan) {
+        for pool in ["prefill", "decode"] {
+            assert!(v["spec"]["topology"][pool]["engine"].is_null(), "{v}");
+        }
+    }
 }

@@ -82,7 +82,7 @@ fn main() {
         let out = dir.join(format!("out-{threads}"));
         let _ = std::fs::remove_dir_all(&out);
         let ((), wall, cpu) = timed(|| {
-            let summary = Pending::find(&plan, &dir.join("plan.jsonl"), &out, Shard::WHOLE)
+            let summary = Pending::find(&plan, &dir.join("plan.jsonl"), &out, Shard::WHOLE, false)
                 .unwrap()
                 .run(
                     RunOptions {

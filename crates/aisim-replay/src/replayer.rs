@@ -111,6 +111,15 @@ impl<C: ReplayComposition> Replayer<C> {
         self
     }
 
+    /// [`Replayer::with_trace`] when a trace was read (`None` for a
+    /// generated workload, which reads none).
+    pub fn with_loaded_trace(self, trace: Option<Arc<TraceData>>) -> Self {
+        match trace {
+            Some(t) => self.with_trace(t),
+            None => self,
+        }
+    }
+
     /// The spec.
     pub fn spec(&self) -> &ReplaySpec {
         &self.spec

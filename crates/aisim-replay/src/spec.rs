@@ -723,13 +723,9 @@ pub const MAX_WORKERS: u32 = 1 << 24;
 /// far below.
 pub const MAX_DP_SIZE: u32 = 1024;
 
-/// A pool's worker count and engine.
-fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
-    let (workers, engine) = (pool.workers, pool.engine);
-    let field = format!("{}.workers", pool.field);
-    if workers == 0 {
-        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
-    }
+/// A count of workers that sizes slot tables (a topology's, a planner's
+/// `max_workers`) within [`MAX_WORKERS`], naming `field`.
+pub(crate) fn check_worker_cap(field: &str, workers: u32) -> Result<(), ReplayError> {
     if workers > MAX_WORKERS {
         return Err(ReplayError::spec(
             field,
@@ -739,6 +735,17 @@ fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// A pool's worker count and engine.
+fn check_pool(pool: &PoolRef<'_>) -> Result<(), ReplayError> {
+    let (workers, engine) = (pool.workers, pool.engine);
+    let field = format!("{}.workers", pool.field);
+    if workers == 0 {
+        return Err(ReplayError::spec(field, "0 workers: at least 1 is needed"));
+    }
+    check_worker_cap(&field, workers)?;
     if engine.dp_size > MAX_DP_SIZE {
         return Err(ReplayError::spec(
             pool.engine_field("dp_size"),
@@ -837,6 +844,15 @@ fn apply_profile_to(
 impl ReplaySpec {
     /// Reads a spec from a JSON file (unknown fields are errors).
     pub fn from_file(path: &Path) -> Result<ReplaySpec, ReplayError> {
+        let spec = ReplaySpec::read_unchecked(path)?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// [`ReplaySpec::from_file`] without [`ReplaySpec::validate`]: for a
+    /// sweep's base, which need not be valid until its axes are set (a
+    /// `router.temperature` for an axis `router.policy = ["kv"]`).
+    pub fn read_unchecked(path: &Path) -> Result<ReplaySpec, ReplayError> {
         let text =
             aisim_core::text_file::read_text_file(path).map_err(aisim_core::CoreError::from)?;
         let mut spec: ReplaySpec =
@@ -846,7 +862,6 @@ impl ReplaySpec {
             })?;
         // A relative path in a spec file means relative to that file.
         spec.resolve_paths(path.parent().unwrap_or(Path::new("")));
-        spec.validate()?;
         Ok(spec)
     }
 

@@ -253,3 +253,39 @@ fn a_spec_refuses_per_pool_planner_bounds_out_of_range_naming_the_pools_field() 
     tpot.scaling.load.as_mut().unwrap().tpot_ms = Some(0.0);
     assert!(refused(tpot).contains("scaling.load.tpot_ms"));
 }
+
+#[test]
+fn a_planner_ceiling_past_max_workers_is_refused_before_any_slot_table() {
+    let refused = |spec: ReplaySpec| {
+        Replayer::new(spec, SpecComposition)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let huge = 4_000_000_000;
+    let over = format!(
+        "{huge} workers: at most {}",
+        aisim_replay::spec::MAX_WORKERS
+    );
+    for pool in ["max_workers", "prefill.max_workers", "decode.max_workers"] {
+        let mut spec = bursty();
+        let p = spec.scaling.load.as_mut().unwrap();
+        let bounds = PoolBoundsSpec {
+            min_workers: None,
+            max_workers: Some(huge),
+        };
+        match pool {
+            "max_workers" => {
+                (p.prefill, p.decode) = (None, None);
+                p.max_workers = Some(huge);
+            }
+            "prefill.max_workers" => p.prefill = Some(bounds),
+            _ => p.decode = Some(bounds),
+        }
+        let e = refused(spec);
+        assert!(
+            e.contains(&format!("`scaling.load.{pool}`: {over}")),
+            "{pool}: {e}"
+        );
+    }
+}

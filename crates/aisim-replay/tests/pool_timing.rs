@@ -175,3 +175,49 @@ fn a_composition_gives_a_pool_its_own_model_and_timing_alone_applies_to_both() {
     assert_eq!(record(&out, 0).first_token_ns, (7 + 3 + 6) * MS);
     assert!(out.report.policies.decode_timing.is_some());
 }
+
+/// A sweep result of `spec` (one run of a one-run plan).
+fn sweep_result(spec: ReplaySpec) -> aisim_replay::sweep::RunResult {
+    let out = run(spec.clone());
+    let line = aisim_replay::sweep::PlanLine {
+        id: "0".into(),
+        index: 0,
+        runs: 1,
+        plan: "p".into(),
+        axes: aisim_replay::sweep::Ordered(Vec::new()),
+        spec,
+    };
+    aisim_replay::sweep::RunResult::of(&line, &out.report, false)
+}
+
+#[test]
+fn a_sweeps_cost_prices_each_pool_at_its_own_profile() {
+    let iteration = |profile: &str| TimingSpec::Iteration {
+        profile: profile.into(),
+    };
+    let (h100, a100) = ("h100/llama-3.1-8b", "a100/llama-3.1-8b/tp2");
+    let price = |key: &str| {
+        let p = aisim_core::profile::resolve_profile(key).unwrap();
+        p.cost_per_hr() / f64::from(p.gpus().max(1))
+    };
+    assert_ne!(price(h100), price(a100));
+    let mut spec = one_request(Some(iteration(h100)), Some(iteration(a100)));
+    if let TopologySpec::Disaggregated { kv_transfer, .. } = &mut spec.topology {
+        kv_transfer.bytes_per_token = None;
+    }
+    // The top-level timing has no price: each pool's own is used.
+    let r = sweep_result(spec.clone());
+    let out = run(spec.clone());
+    let hours: Vec<f64> = out.report.pools.iter().map(|p| p.gpu_hours).collect();
+    let want = hours[0] * price(h100) + hours[1] * price(a100);
+    let cost = r.cost_usd.expect("both pools have a price");
+    assert!((cost - want).abs() <= 1e-12 * want, "{cost} vs {want}");
+    assert_eq!(r.gpu_hours, hours[0] + hours[1]);
+    // A pool without a price (a fixed model): no cost, not a partial one.
+    let mut unpriced = spec;
+    if let TopologySpec::Disaggregated { decode, .. } = &mut unpriced.topology {
+        decode.timing = Some(Box::new(fixed(2.0, 1.0)));
+    }
+    unpriced.timing = iteration(h100);
+    assert_eq!(sweep_result(unpriced).cost_usd, None);
+}

@@ -188,6 +188,17 @@ fn a_spec_refuses_planner_settings_without_effect_or_out_of_bounds() {
     let mut none_with_load = bursty(1);
     none_with_load.scaling.policy = ScalingKind::None;
     assert!(refused(none_with_load).contains("scaling.load"));
+    let mut huge = bursty(1);
+    huge.scaling.load.as_mut().unwrap().max_workers = Some(u32::MAX);
+    let e = refused(huge);
+    assert!(
+        e.contains(&format!(
+            "`scaling.load.max_workers`: {} workers: at most {}",
+            u32::MAX,
+            aisim_replay::spec::MAX_WORKERS
+        )),
+        "{e}"
+    );
     let e = refused(bursty(7));
     assert!(
         e.contains("`scaling.load.max_workers`: 6 is below the 7 workers the topology starts with"),

@@ -29,7 +29,7 @@ fn merged(name: &str) -> Vec<RunResult> {
         threads: 2,
         full_report: false,
     };
-    Pending::find(&plan, Path::new("plan.jsonl"), &out, Shard::WHOLE)
+    Pending::find(&plan, Path::new("plan.jsonl"), &out, Shard::WHOLE, false)
         .unwrap()
         .run(options, &|_| {})
         .unwrap();

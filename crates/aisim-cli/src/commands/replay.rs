@@ -395,8 +395,6 @@ impl ReplayArgs {
         }
         self.set_pools(&mut spec);
         self.set_pool_timings(&mut spec)?;
-        spec.apply_profile()
-            .map_err(|e| blame_flag(e, &self.field_flags()))?;
         if let Some(r) = self.router {
             spec.router.policy = r.kind();
         }
@@ -442,7 +440,14 @@ impl ReplayArgs {
             }
         }
         self.check_effects(&spec)?;
-        spec.validate()
+        // The spec keeps only what was set: the profile's engine facts are
+        // applied when a run is built (`Replayer::new`), so a sweep's base or
+        // a `--print-spec` copy does not carry one profile's values into
+        // another's run. They are checked now, on a copy.
+        let mut applied = spec.clone();
+        applied
+            .apply_profile()
+            .and_then(|()| applied.validate())
             .map_err(|e| blame_flag(e, &self.field_flags()))?;
         Ok(spec)
     }
@@ -1071,6 +1076,18 @@ impl ReplayArgs {
             .flatten()
         {
             *path = folder.join(&*path);
+        }
+        // Every flag that carries a path: the timing forms' files, read
+        // (`fitted:`) while the flags are turned into a spec.
+        for timing in [
+            &mut self.timing,
+            &mut self.prefill_timing,
+            &mut self.decode_timing,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *timing = crate::commands::timing::timing_in(timing, folder)?;
         }
         let mut spec = self.build_spec()?;
         spec.resolve_paths(folder);

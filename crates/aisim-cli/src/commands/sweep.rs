@@ -220,8 +220,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         .map(Shard::parse)
         .transpose()
         .map_err(failed)?;
-    let shard =
-        Shard::select(flag, args.shards, |name| std::env::var(name).ok()).map_err(failed)?;
+    let shard = Shard::select(flag, args.shards, |name| std::env::var_os(name)).map_err(failed)?;
     let threads = match args.threads {
         Some(0) => {
             return Err(input(anyhow::anyhow!(
@@ -232,7 +231,8 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         None => available_threads(),
     };
     let plan = Plan::read(&args.plan).map_err(failed)?;
-    let pending = Pending::find(&plan, &args.plan, &args.out, shard).map_err(failed)?;
+    let pending =
+        Pending::find(&plan, &args.plan, &args.out, shard, args.full_report).map_err(failed)?;
     let (todo, done) = (pending.todo.len() as u64, pending.done.len() as u64);
     let mine = todo + done;
     if !args.quiet {

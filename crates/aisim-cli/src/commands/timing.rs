@@ -66,6 +66,27 @@ pub fn parse_timing(
     Ok(timing)
 }
 
+/// The forms of `--timing` that carry a path (a file or folder).
+const PATH_FORMS: [&str; 3] = ["table:", "fitted:", "layers:"];
+
+/// `--timing s` with the relative path its form carries (`table:FILE`,
+/// `fitted:FILE`, `layers:DIR[,LAYERS]`) taken from `folder` (a sweep
+/// grid's): such a path is read, at flag-parse time for `fitted:`, relative
+/// to the grid and not to the current folder. Other forms as they are.
+pub fn timing_in(s: &str, folder: &std::path::Path) -> anyhow::Result<String> {
+    let Some(form) = PATH_FORMS.iter().find(|f| s.starts_with(**f)) else {
+        return Ok(s.to_string());
+    };
+    let joined = folder.join(&s[form.len()..]);
+    let path = joined.to_str().with_context(|| {
+        format!(
+            "--timing {s}: the grid's folder {} is not unicode, so the path cannot be written into the flag",
+            folder.display()
+        )
+    })?;
+    Ok(format!("{form}{path}"))
+}
+
 /// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
 /// where the profile comes from elsewhere (the fleet's pools).
 pub fn physics_coefficients(s: &str) -> anyhow::Result<PhysicsCoefficients> {
@@ -94,4 +115,25 @@ pub fn timing_flags(
         }),
         (None, None) => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn every_path_form_is_taken_from_the_folder_and_the_rest_kept() {
+        let g = Path::new("/grids/a");
+        for (given, want) in [
+            ("fitted:f.json", "fitted:/grids/a/f.json"),
+            ("table:t.json", "table:/grids/a/t.json"),
+            ("layers:prof,32", "layers:/grids/a/prof,32"),
+            ("fitted:/abs/f.json", "fitted:/abs/f.json"),
+            ("fixed:20,5", "fixed:20,5"),
+            ("physics", "physics"),
+        ] {
+            assert_eq!(timing_in(given, g).unwrap(), want);
+        }
+    }
 }

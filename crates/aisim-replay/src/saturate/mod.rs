@@ -213,7 +213,7 @@ where
             "no SLO limit to hold: give at least one of --sla-ttft-ms, --sla-tpot-ms, --sla-e2e-ms (or `sla` in the spec file)".into(),
         ));
     }
-    let scale = Scale::of(base, s.axis)?;
+    let (scale, trace) = Scale::of(base, s.axis)?;
     let condition = Condition {
         attainment: s.attainment,
         min_completed: MIN_COMPLETED,
@@ -221,6 +221,7 @@ where
     let found = search(s.range, &s.search, threads, |value| {
         let at = scale.setting(s.axis, value);
         let report = Replayer::new(scale.spec_at(base, at), composition.clone())
+            .map(|r| r.with_loaded_trace(trace.clone()))
             .and_then(|r| r.run())
             .map_err(|source| SaturateError::Probe { at, source })?
             .report;

@@ -9,8 +9,10 @@ use crate::metrics::Summary;
 // An empty cohort's shares are 0: it holds nothing.
 use crate::report::{ratio as share, ReplayReport};
 use crate::spec::{ArrivalSpec, ReplaySpec, WorkloadSpec};
-use crate::trace::{read_trace, TraceData};
-use crate::workload::demo_trace;
+use std::sync::Arc;
+
+use crate::trace::TraceData;
+use crate::workload::load_trace;
 
 /// The axis a search moves along.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,36 +65,37 @@ fn trace_rate(trace: &TraceData) -> Result<f64, SaturateError> {
 }
 
 impl Scale {
-    /// The scale of `spec`'s workload on `axis`.
-    pub(super) fn of(spec: &ReplaySpec, axis: Axis) -> Result<Scale, SaturateError> {
+    /// The scale of `spec`'s workload on `axis`, with its trace (read once,
+    /// by `workload::load_trace`, for every probe to share; `None` for a
+    /// generated workload).
+    pub(super) fn of(
+        spec: &ReplaySpec,
+        axis: Axis,
+    ) -> Result<(Scale, Option<Arc<TraceData>>), SaturateError> {
         if let Some(k) = spec.admission.concurrency {
             return Err(SaturateError::Workload(format!(
                 "admission.concurrency {k} (--concurrency) leaves no arrival rate to search: a request arrives when one in flight ends"
             )));
         }
-        let trace = match &spec.workload {
-            WorkloadSpec::Demo => demo_trace().map_err(SaturateError::Trace)?,
-            WorkloadSpec::Trace {
-                path,
-                format,
-                trace_block_size,
-            } => read_trace(path, *format, *trace_block_size).map_err(SaturateError::Trace)?,
-            WorkloadSpec::Synthetic(s) => {
-                let (ArrivalSpec::Constant { rate }
-                | ArrivalSpec::Poisson { rate }
-                | ArrivalSpec::Gamma { rate, .. }) = s.arrival;
-                if axis == Axis::Rate && spec.admission.speedup != 1.0 {
-                    return Err(SaturateError::Workload(format!(
-                        "admission.speedup {} would scale the rate --rate-range sets on a generated workload (its workload.arrival.rate): leave the speedup at 1, or search --speedup-range",
-                        float(spec.admission.speedup)
-                    )));
-                }
-                return Ok(Scale::Synthetic { rate_rps: rate });
+        if let WorkloadSpec::Synthetic(s) = &spec.workload {
+            let (ArrivalSpec::Constant { rate }
+            | ArrivalSpec::Poisson { rate }
+            | ArrivalSpec::Gamma { rate, .. }) = s.arrival;
+            if axis == Axis::Rate && spec.admission.speedup != 1.0 {
+                return Err(SaturateError::Workload(format!(
+                    "admission.speedup {} would scale the rate --rate-range sets on a generated workload (its workload.arrival.rate): leave the speedup at 1, or search --speedup-range",
+                    float(spec.admission.speedup)
+                )));
             }
+            return Ok((Scale::Synthetic { rate_rps: rate }, None));
+        }
+        let Some(trace) = load_trace(&spec.workload).map_err(SaturateError::Trace)? else {
+            return Err(SaturateError::Workload(
+                "the workload has no trace whose rate could be scaled".into(),
+            ));
         };
-        Ok(Scale::Trace {
-            rate_rps: trace_rate(&trace)?,
-        })
+        let rate_rps = trace_rate(&trace)?;
+        Ok((Scale::Trace { rate_rps }, Some(Arc::new(trace))))
     }
 
     /// A trace's mean rate at speedup 1 (`None` for a generated workload).

@@ -319,5 +319,6 @@ fn check_bounds(plan: &PoolPlan, aggregated: bool) -> Result<(), ReplayError> {
             format!("{max} is below the {n} workers {starts}"),
         ));
     }
-    Ok(())
+    // The scaler's and the workers' slot tables are sized from `max`.
+    super::check_worker_cap(plan.max_field, max)
 }

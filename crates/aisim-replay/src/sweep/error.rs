@@ -27,11 +27,18 @@ pub enum SweepError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// A write that failed midway (disk full): not the input's fault, so
-    /// the CLI exits 1 for it (docs/errors.md).
-    #[error("cannot write {}: {source}", path.display())]
+    /// A failure in a results folder once it exists (a result that cannot
+    /// be written or renamed, disk full; a leftover that cannot be
+    /// removed): not the input's fault, so the CLI exits 1 for it
+    /// (docs/errors.md). A folder that cannot be created is [`Io`], the
+    /// user's `--out`, as for any output file.
+    ///
+    /// [`Io`]: SweepError::Io
+    #[error("{what} {}: {source}", path.display())]
     Write {
-        /// The file.
+        /// What was being done (`cannot write`, `cannot remove`).
+        what: &'static str,
+        /// The file or folder.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
@@ -97,6 +104,18 @@ impl SweepError {
         SweepError::File {
             path: path.into(),
             reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn write(
+        what: &'static str,
+        path: impl Into<PathBuf>,
+        e: std::io::Error,
+    ) -> SweepError {
+        SweepError::Write {
+            what,
+            path: path.into(),
+            source: e,
         }
     }
 

@@ -129,7 +129,9 @@ impl Grid {
             }
             (None, Some(args)) => Base::Args(args),
             (Some(Value::String(p)), None) => {
-                let spec = ReplaySpec::from_file(&folder.join(&p))
+                // Each run's spec is validated with its axes set (plan
+                // time), not the base alone.
+                let spec = ReplaySpec::read_unchecked(&folder.join(&p))
                     .map_err(|e| SweepError::file(path, format!("`base` {p}: {e}")))?;
                 Base::Spec(Box::new(spec))
             }
@@ -137,8 +139,6 @@ impl Grid {
                 let mut spec: ReplaySpec = serde_json::from_value(v)
                     .map_err(|e| SweepError::file(path, format!("`base`: {e}")))?;
                 spec.resolve_paths(folder);
-                spec.validate()
-                    .map_err(|e| SweepError::file(path, format!("`base`: {e}")))?;
                 Base::Spec(Box::new(spec))
             }
             (Some(other), None) => {
@@ -209,7 +209,22 @@ fn axis(path: &Path, field: String, v: Value) -> Result<Axis, SweepError> {
     let bad = |reason: String| SweepError::file(path, format!("axis `{field}`: {reason}"));
     let values = match v {
         Value::Array(values) if values.is_empty() => return Err(bad("no values".into())),
-        Value::Array(values) => values,
+        Value::Array(values) if values.len() as u64 > MAX_RUNS => {
+            return Err(bad(format!(
+                "{} values, more than a plan's {MAX_RUNS} runs",
+                values.len()
+            )))
+        }
+        Value::Array(values) => {
+            // A set of each value's JSON text: linear, where a scan of the
+            // values before each one is quadratic in a long list.
+            let mut seen = std::collections::HashSet::with_capacity(values.len());
+            if let Some(v) = values.iter().find(|v| !seen.insert(v.to_string())) {
+                return Err(bad(format!("{v} is given twice")));
+            }
+            values
+        }
+        // A range's values are distinct by construction.
         Value::String(s) => range(&s).map_err(bad)?,
         other => {
             return Err(bad(format!(
@@ -217,11 +232,6 @@ fn axis(path: &Path, field: String, v: Value) -> Result<Axis, SweepError> {
             )))
         }
     };
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].contains(v) {
-            return Err(bad(format!("{v} is given twice")));
-        }
-    }
     Ok(Axis { field, values })
 }
 
@@ -401,6 +411,31 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains(".json or .toml"));
+    }
+
+    #[test]
+    fn duplicates_are_found_anywhere_in_a_long_list_and_long_lists_refused() {
+        let err = |values: &[i64]| {
+            let list: Vec<String> = values.iter().map(i64::to_string).collect();
+            parse(
+                "g.json",
+                &format!(r#"{{{BASE}, "axes": {{"seed": [{}]}}}}"#, list.join(",")),
+            )
+            .map(|g| g.axes[0].values.len())
+            .map_err(|e| e.to_string())
+        };
+        let mut long: Vec<i64> = (0..MAX_RUNS as i64).collect();
+        assert_eq!(err(&long), Ok(MAX_RUNS as usize));
+        *long.last_mut().unwrap() = 0;
+        assert!(err(&long).unwrap_err().contains("0 is given twice"));
+        long.push(MAX_RUNS as i64 + 1);
+        assert!(err(&long).unwrap_err().contains("100001 values, more than"));
+        // A range is distinct by construction: its values are taken as is.
+        let g = parse(
+            "g.json",
+            &format!(r#"{{{BASE}, "axes": {{"seed": "1..100000"}}}}"#),
+        );
+        assert_eq!(g.unwrap().axes[0].values.len(), 100_000);
     }
 
     #[test]

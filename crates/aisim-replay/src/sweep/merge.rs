@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::grid::MAX_RUNS;
 use super::result::RunResult;
 use super::SweepError;
 
@@ -15,10 +16,12 @@ pub const MERGED_NAME: &str = "results.jsonl";
 /// Ids listed in full in an error; past that, how many more.
 const LISTED: usize = 100;
 
-/// Reads one result file.
+/// Reads one result file. Its `runs` sizes the merge's table, so a count
+/// past a plan's [`MAX_RUNS`] (a stray or edited file) is refused here,
+/// naming the file, before anything is allocated from it.
 pub fn read_result(path: &Path) -> Result<RunResult, SweepError> {
     let text = std::fs::read_to_string(path).map_err(|e| SweepError::io("cannot read", path, e))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let r: RunResult = serde_json::from_str(&text).map_err(|e| {
         SweepError::file(
             path,
             format!(
@@ -26,7 +29,17 @@ pub fn read_result(path: &Path) -> Result<RunResult, SweepError> {
                 aisim_core::text_file::json_error_text(&e)
             ),
         )
-    })
+    })?;
+    if r.runs > MAX_RUNS {
+        return Err(SweepError::file(
+            path,
+            format!(
+                "`runs` {}: more than a plan's {MAX_RUNS} runs, so not a result of `aisim sweep run`",
+                r.runs
+            ),
+        ));
+    }
+    Ok(r)
 }
 
 /// The result files of `dir`: its `*.json`, by name (temporary files of

@@ -312,7 +312,7 @@ fn digest_of(lines: &[PlanLine]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::grid::Axis;
+    use crate::sweep::grid::{Axis, Base};
     use proptest::prelude::*;
 
     fn grid(sizes: &[usize], exclude: Vec<Ordered>) -> Grid {
@@ -353,6 +353,31 @@ mod tests {
                 prop_assert!(w[0] < w[1], "{:?} then {:?}", w[0], w[1]);
             }
         }
+    }
+
+    #[test]
+    fn the_base_needs_to_be_valid_only_with_its_axes_set() {
+        // A temperature only the kv router reads: the base alone is refused.
+        let base = r#""base": {"version": 1, "workload": {"kind": "demo"}, "router": {"temperature": 0.5}}"#;
+        let parse = |axes: &str| {
+            let g = Grid::parse(
+                Path::new("/g/g.json"),
+                &format!(r#"{{{base}, "axes": {{"router.policy": {axes}}}}}"#),
+            )
+            .unwrap();
+            let Base::Spec(spec) = &g.base else {
+                panic!("an inline base")
+            };
+            assert!(spec.validate().is_err());
+            Plan::expand(&g, spec).map_err(|e| e.to_string())
+        };
+        let plan = parse(r#"["kv"]"#).unwrap();
+        assert_eq!(plan.lines.len(), 1);
+        assert_eq!(plan.lines[0].spec.router.temperature, 0.5);
+        // A run where it stays without effect is refused, naming that run.
+        let e = parse(r#"["kv", "round_robin"]"#).unwrap_err();
+        assert!(e.contains("run 1 ("), "{e}");
+        assert!(e.contains("router.temperature"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The checks a replay makes before its first event, made at plan time so a
 //! bad run is named there and not on a cluster node: the spec's own
-//! validation, its timing model and engines built, its trace read and laid
-//! on the clock. Each distinct model, engine and trace is checked once.
+//! validation, each pool's timing model (its own, else the spec's) and
+//! engine built, its trace read and laid on the clock. Each distinct model,
+//! engine and trace is checked once.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -28,22 +29,25 @@ impl Preflight {
         let mut spec = spec.clone();
         spec.apply_profile()?;
         spec.validate()?;
-        let timing_key = serde_json::to_string(&spec.timing).expect("specs serialize");
-        let timing = match self.timings.iter().find(|(k, _)| *k == timing_key) {
-            Some((_, t)) => t.clone(),
-            None => {
-                let t = spec.timing.build()?;
-                self.timings.push((timing_key.clone(), t.clone()));
-                t
-            }
-        };
+        // Each pool's engine against the timing it runs: its own when it has
+        // one (a disaggregated pool's `timing`, a `table:` file of its own),
+        // else the spec's, as `Replayer::run` builds them.
         for pool in spec.pools() {
+            let timing_key = serde_json::to_string(pool.timing).expect("specs serialize");
+            let timing = match self.timings.iter().find(|(k, _)| *k == timing_key) {
+                Some((_, t)) => t.clone(),
+                None => {
+                    let t = pool.timing.build()?;
+                    self.timings.push((timing_key.clone(), t.clone()));
+                    t
+                }
+            };
             let key = format!(
                 "{timing_key}{}",
                 serde_json::to_string(pool.engine).expect("engines serialize")
             );
             if !self.engines.contains(&key) {
-                Engine::new(pool.engine.clone(), timing.clone())?;
+                Engine::new(pool.engine.clone(), timing)?;
                 self.engines.insert(key);
             }
         }
@@ -60,5 +64,52 @@ impl Preflight {
             self.workloads.insert(key);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{KvTransferSpec, PoolSpec, TopologySpec, WorkloadSpec};
+    use aisim_core::timing::TimingSpec;
+
+    /// A disaggregated demo with `decode`'s own timing.
+    fn disagg(decode: TimingSpec) -> ReplaySpec {
+        ReplaySpec {
+            workload: WorkloadSpec::Demo,
+            timing: TimingSpec::Fixed {
+                prefill_ms: 5.0,
+                decode_ms: 1.0,
+            },
+            topology: TopologySpec::Disaggregated {
+                prefill: PoolSpec::new(1),
+                decode: PoolSpec {
+                    timing: Some(Box::new(decode)),
+                    ..PoolSpec::new(1)
+                },
+                kv_transfer: KvTransferSpec {
+                    bytes_per_token: Some(1000),
+                    ..KvTransferSpec::default()
+                },
+            },
+            ..ReplaySpec::default()
+        }
+    }
+
+    #[test]
+    fn each_pools_own_timing_is_built_at_plan_time() {
+        let fixed = TimingSpec::Fixed {
+            prefill_ms: 9.0,
+            decode_ms: 2.0,
+        };
+        Preflight::default().check(&disagg(fixed)).unwrap();
+        let missing = TimingSpec::Table {
+            path: "/no/such/decode-table.json".into(),
+        };
+        let e = Preflight::default()
+            .check(&disagg(missing))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/no/such/decode-table.json"), "{e}");
     }
 }

@@ -33,8 +33,9 @@ pub struct RunResult {
     pub outcomes: Outcomes,
     /// GPU-hours of every pool (scaled pools over their timeline), hours.
     pub gpu_hours: f64,
-    /// `gpu_hours` at the timing profile's price, dollars; `null` when the
-    /// timing has no profile or the profile no price.
+    /// Each pool's GPU-hours at its own timing profile's price, summed,
+    /// dollars; `null` when a pool's timing has no profile or the profile
+    /// no price.
     pub cost_usd: Option<f64>,
     /// The whole replay report without its `host` section (`--full-report`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,7 +123,7 @@ impl RunResult {
             },
             outcomes: report.outcomes,
             gpu_hours,
-            cost_usd: price_per_gpu_hour(&report.spec).map(|p| p * gpu_hours),
+            cost_usd: cost_usd(report),
             report: full.then(|| {
                 let mut json = serde_json::to_value(report).expect("reports serialize");
                 if let Some(map) = json.as_object_mut() {
@@ -143,24 +144,48 @@ impl RunResult {
     }
 }
 
-/// GPU-hours of a run: each pool's, a scaled pool's over its timeline.
+/// Each pool's GPU-hours (a scaled pool's over its timeline), with the
+/// spec's pool it ran (by the report's pool name).
+fn pool_gpu_hours(report: &ReplayReport) -> impl Iterator<Item = (&str, f64)> {
+    report.pools.iter().map(|p| {
+        let hours = report
+            .scaling
+            .as_ref()
+            .and_then(|s| s.pools.iter().find(|s| s.pool == p.pool))
+            .map_or(p.gpu_hours, |s| s.gpu_hours);
+        (p.pool.as_str(), hours)
+    })
+}
+
+/// GPU-hours of a run: every pool's.
 fn gpu_hours(report: &ReplayReport) -> f64 {
-    report
-        .pools
-        .iter()
-        .map(|p| {
-            report
-                .scaling
-                .as_ref()
-                .and_then(|s| s.pools.iter().find(|s| s.pool == p.pool))
-                .map_or(p.gpu_hours, |s| s.gpu_hours)
+    pool_gpu_hours(report).map(|(_, h)| h).sum()
+}
+
+/// Dollars of a run: each pool's GPU-hours at its own timing profile's
+/// price (a disaggregated pool may run another GPU than the top-level
+/// timing names); `None` when any pool has no price.
+fn cost_usd(report: &ReplayReport) -> Option<f64> {
+    let pools = report.spec.pools();
+    pool_gpu_hours(report)
+        .map(|(name, hours)| {
+            let pool = pools.iter().find(|p| pool_name(p.field) == name)?;
+            Some(price_per_gpu_hour(pool.timing)? * hours)
         })
         .sum()
 }
 
-/// The timing profile's price of one GPU-hour, when it has one.
-fn price_per_gpu_hour(spec: &ReplaySpec) -> Option<f64> {
-    let p = aisim_core::profile::resolve_profile(spec.timing.profile_key()?).ok()?;
+/// The report's name of the pool at spec field `field`.
+fn pool_name(field: &str) -> &str {
+    match field {
+        "topology" => "workers",
+        f => f.rsplit('.').next().unwrap_or(f),
+    }
+}
+
+/// A timing profile's price of one GPU-hour, when it has one.
+fn price_per_gpu_hour(timing: &aisim_core::timing::TimingSpec) -> Option<f64> {
+    let p = aisim_core::profile::resolve_profile(timing.profile_key()?).ok()?;
     let price = p.cost_per_hr() / f64::from(p.gpus().max(1));
     (price.is_finite() && price > 0.0).then_some(price)
 }

@@ -62,12 +62,16 @@ fn temp_path(dir: &Path, id: &str) -> PathBuf {
 impl<'a> Pending<'a> {
     /// The runs of `shard` and which of them `dir` holds already (creating
     /// `dir`); a result of another plan there is an error, and a leftover
-    /// temporary file of a run to do is removed.
+    /// temporary file of a run to do is removed. A result counts as done
+    /// only when it holds the full report exactly when `full_report` asks
+    /// for one: else it is run again and replaced, so `results.jsonl`
+    /// follows the options given, not the folder's history.
     pub fn find(
         plan: &'a Plan,
         plan_path: &Path,
         dir: &Path,
         shard: Shard,
+        full_report: bool,
     ) -> Result<Pending<'a>, SweepError> {
         std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
         let (mut done, mut todo) = (Vec::new(), Vec::new());
@@ -78,7 +82,18 @@ impl<'a> Pending<'a> {
                 continue;
             }
             match merge::read_result(&path) {
-                Ok(r) if r.belongs_to(line) => done.push(line),
+                Ok(r) if r.belongs_to(line) && r.report.is_some() == full_report => {
+                    done.push(line)
+                }
+                Ok(r) if r.belongs_to(line) => {
+                    tracing::info!(
+                        id = %line.id,
+                        "a result with{} the full report is run again {} it",
+                        if full_report { "out" } else { "" },
+                        if full_report { "with" } else { "without" },
+                    );
+                    todo.push(line)
+                }
                 Ok(r) => {
                     return Err(SweepError::file(
                         &path,
@@ -163,12 +178,9 @@ impl<'a> Pending<'a> {
         trace: Option<Arc<crate::trace::TraceData>>,
         options: RunOptions,
     ) -> Result<RunResult, SweepError> {
-        let replayer =
-            Replayer::new(line.spec.clone(), SpecComposition).map_err(|e| self.failed(line, e))?;
-        let replayer = match trace {
-            Some(t) => replayer.with_trace(t),
-            None => replayer,
-        };
+        let replayer = Replayer::new(line.spec.clone(), SpecComposition)
+            .map_err(|e| self.failed(line, e))?
+            .with_loaded_trace(trace);
         let out = replayer.run().map_err(|e| self.failed(line, e))?;
         let result = RunResult::of(line, &out.report, options.full_report);
         let text = format!(
@@ -187,19 +199,13 @@ impl<'a> Pending<'a> {
 
 /// Writes `text` to `temp`, then renames it to `path`.
 fn write_atomically(path: &Path, temp: &Path, text: &str) -> Result<(), SweepError> {
-    std::fs::write(temp, text).map_err(|source| SweepError::Write {
-        path: temp.to_path_buf(),
-        source,
-    })?;
-    std::fs::rename(temp, path).map_err(|source| SweepError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::write(temp, text).map_err(|e| SweepError::write("cannot write", temp, e))?;
+    std::fs::rename(temp, path).map_err(|e| SweepError::write("cannot write", path, e))
 }
 
 /// Removes the temporary files a killed process left for the runs to do.
 fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| SweepError::io("cannot read", dir, e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| SweepError::write("cannot read", dir, e))?;
     let prefixes: std::collections::HashSet<String> = todo
         .iter()
         .map(|l| format!(".{}.json.tmp-", l.id))
@@ -209,7 +215,7 @@ fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
         if let Some(i) = name.find(".json.tmp-") {
             if prefixes.contains(&name[..i + ".json.tmp-".len()]) {
                 std::fs::remove_file(entry.path())
-                    .map_err(|e| SweepError::io("cannot remove", entry.path(), e))?;
+                    .map_err(|e| SweepError::write("cannot remove", entry.path(), e))?;
             }
         }
     }

@@ -64,11 +64,13 @@ impl Shard {
     /// The shard of this process: `flag` (`--shard`) when given, else
     /// Slurm's array variables, else `JOB_COMPLETION_INDEX` with `shards`
     /// (`--shards`), else the whole plan. `env` reads a variable (the
-    /// process's environment, or a test's).
+    /// process's environment, or a test's); a set variable that is not
+    /// unicode is refused, not taken as unset (which would run the whole
+    /// plan in every task).
     pub fn select(
         flag: Option<Shard>,
         shards: Option<u64>,
-        env: impl Fn(&str) -> Option<String>,
+        env: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Shard, SweepError> {
         let no_effect = |why: &str| SweepError::Shard {
             name: format!("--shards {}", shards.unwrap_or_default()),
@@ -83,6 +85,10 @@ impl Shard {
         let var = |name: &str| -> Result<Option<u64>, SweepError> {
             env(name)
                 .map(|v| {
+                    let v = v.into_string().map_err(|v| SweepError::Shard {
+                        name: format!("{name}={}", v.to_string_lossy()),
+                        reason: "not unicode: a shard index is a whole number".into(),
+                    })?;
                     whole(&v).map_err(|e| SweepError::Shard {
                         name: format!("{name}={v}"),
                         reason: e,
@@ -144,12 +150,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            vars.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.into())
     }
 
     fn pick(
@@ -217,6 +219,27 @@ mod tests {
             Shard::parse("1e0/2e0").unwrap(),
             Shard { index: 1, count: 2 }
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_variable_that_is_not_unicode_is_refused_not_taken_as_unset() {
+        use std::os::unix::ffi::OsStringExt;
+        for name in [SLURM_ID, SLURM_COUNT, SLURM_MIN, K8S_INDEX] {
+            let env = |n: &str| -> Option<std::ffi::OsString> {
+                let slurm = name != K8S_INDEX;
+                match n {
+                    _ if n == name => Some(std::ffi::OsString::from_vec(vec![b'1', 0xff])),
+                    SLURM_ID if slurm => Some("1".into()),
+                    SLURM_COUNT if slurm => Some("4".into()),
+                    _ => None,
+                }
+            };
+            let shards = (name == K8S_INDEX).then_some(4);
+            let e = Shard::select(None, shards, env).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{name}=1")), "{e}");
+            assert!(e.contains("not unicode"), "{e}");
+        }
     }
 
     proptest! {

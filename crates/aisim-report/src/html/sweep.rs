@@ -4,6 +4,8 @@
 //! they are given), then every run in a table.
 
 use aisim_replay::sweep::{cell, columns, RunResult, Slo};
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::svg::{Chart, Series};
@@ -65,20 +67,22 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
         .unwrap_or_default();
     for axis in &axes {
         parts.push(Part::Heading(format!("Against {axis}")));
-        let values = axis_values(results, axis);
-        let numeric = values.iter().all(Value::is_number);
+        let at_value = by_value(results, |r| {
+            r.axes.0.iter().find(|(f, _)| f == axis).map(|(_, v)| v)
+        });
+        let numeric = at_value.iter().all(|(v, _)| v.is_number());
         let x_of = |i: usize| {
             if numeric {
-                values[i].as_f64().unwrap_or(i as f64)
+                at_value[i].0.as_f64().unwrap_or(i as f64)
             } else {
                 i as f64
             }
         };
         if !numeric {
-            let names: Vec<String> = values
+            let names: Vec<String> = at_value
                 .iter()
                 .enumerate()
-                .map(|(i, v)| format!("{i} = {}", cell(v)))
+                .map(|(i, (v, _))| format!("{i} = {}", cell(v)))
                 .collect();
             parts.push(Part::Note(format!("x positions: {}", names.join(", "))));
         }
@@ -87,11 +91,7 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
             let mut mid = Vec::new();
             let mut high = Vec::new();
             let mut best_ok = Vec::new();
-            for (i, v) in values.iter().enumerate() {
-                let at: Vec<&RunResult> = results
-                    .iter()
-                    .filter(|r| r.axes.0.iter().any(|(f, w)| f == axis && w == v))
-                    .collect();
+            for (i, (_, at)) in at_value.iter().enumerate() {
                 let mut ys: Vec<f64> = at.iter().filter_map(|r| (fig.of)(r)).collect();
                 ys.sort_by(f64::total_cmp);
                 if let (Some(&lo), Some(&hi)) = (ys.first(), ys.last()) {
@@ -132,17 +132,30 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
     page("aisim sweep", &parts)
 }
 
-/// Each value the axis takes, in run order (the grid's order).
-fn axis_values(results: &[RunResult], axis: &str) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for r in results {
-        for (f, v) in &r.axes.0 {
-            if f == axis && !out.contains(v) {
-                out.push(v.clone());
-            }
-        }
+/// The items grouped by the value `value_of` gives (items without one
+/// left out), in one pass over a map: by increasing value when every value
+/// is a number (a chart's x), else in first-appearance order (the grid's).
+fn by_value<'a, T>(
+    items: &'a [T],
+    value_of: impl Fn(&'a T) -> Option<&'a Value>,
+) -> Vec<(&'a Value, Vec<&'a T>)> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut groups: Vec<(&Value, Vec<&T>)> = Vec::new();
+    for item in items {
+        let Some(v) = value_of(item) else { continue };
+        let k = *index.entry(v.to_string()).or_insert_with(|| {
+            groups.push((v, Vec::new()));
+            groups.len() - 1
+        });
+        groups[k].1.push(item);
     }
-    out
+    if groups.iter().all(|(v, _)| v.is_number()) {
+        groups.sort_by(|a, b| {
+            let x = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+            x(a.0).total_cmp(&x(b.0))
+        });
+    }
+    groups
 }
 
 /// Every run: its id, axes and figures (the CSV's columns), and whether it
@@ -160,4 +173,56 @@ fn runs_table(results: &[RunResult], slo: Option<&Slo>) -> Table {
         t.row(row);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn groups(values: &[Value]) -> Vec<(Value, usize)> {
+        by_value(values, Some)
+            .into_iter()
+            .map(|(v, g)| (v.clone(), g.len()))
+            .collect()
+    }
+
+    #[test]
+    fn numbers_come_by_increasing_value_and_names_in_grid_order() {
+        let nums = [16, 4, 8, 4].map(Value::from);
+        assert_eq!(
+            groups(&nums),
+            [(4.into(), 2), (8.into(), 1), (16.into(), 1)]
+        );
+        let names = ["kv", "round_robin", "kv"].map(Value::from);
+        assert_eq!(
+            groups(&names),
+            [("kv".into(), 2), ("round_robin".into(), 1)]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn every_item_is_in_its_value_group_once(xs in proptest::collection::vec(-5i64..5, 0..60)) {
+            let values: Vec<Value> = xs.iter().map(|&x| Value::from(x)).collect();
+            let g = groups(&values);
+            prop_assert_eq!(g.iter().map(|(_, n)| n).sum::<usize>(), xs.len());
+            for w in g.windows(2) {
+                prop_assert!(w[0].0.as_i64() < w[1].0.as_i64());
+            }
+            for (v, n) in &g {
+                prop_assert_eq!(*n, values.iter().filter(|w| *w == v).count());
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_axis_groups_in_one_pass() {
+        // 100 000 distinct seeds: a scan per value would be 10^10 steps.
+        let values: Vec<Value> = (0..100_000).rev().map(Value::from).collect();
+        let g = groups(&values);
+        assert_eq!(g.len(), 100_000);
+        assert_eq!(g[0], (0.into(), 1));
+        assert_eq!(g[99_999], (99_999.into(), 1));
+    }
 }
