@@ -7,7 +7,8 @@
 //! sweep run` does (`Pending::run`: plan read, one result file per run,
 //! `results.jsonl` merged at the end) on 2 threads, then on 1 thread
 //! against the same 1,000 replays run one by one in this process (the trace
-//! read once, no files): the sweep's overhead. Wall and CPU time (the
+//! read once, no files), the two interleaved in ten shards: the sweep's
+//! overhead. Wall and CPU time (the
 //! process's user + system, all threads) of each, since other work may
 //! share the machine. Targets (issue 12): the 2-thread sweep under 60 s
 //! on 2 cores, its overhead under 5 %.
@@ -101,21 +102,69 @@ fn main() {
         (wall, cpu)
     };
     let (wall2, _) = sweep(2);
-    let (wall1, cpu1) = sweep(1);
-    // The same replays one by one, the trace read once.
+    // The overhead on 1 thread, against the same replays one by one (the
+    // trace read once, no files), interleaved shard by shard in A B B A
+    // order, so the machine's drift over the minutes this takes (other
+    // tenants, clocks) falls on both sides alike.
     let shared = Arc::new(load_trace(&plan.lines[0].spec.workload).unwrap().unwrap());
-    let ((), base_wall, base_cpu) = timed(|| {
-        for line in &plan.lines {
-            let out = Replayer::new(line.spec.clone(), SpecComposition)
-                .unwrap()
-                .with_trace(shared.clone())
-                .run()
-                .unwrap();
-            std::hint::black_box(out.report.outcomes.completed);
-        }
-    });
+    let out = dir.join("out-1");
+    let _ = std::fs::remove_dir_all(&out);
+    const SHARDS: u64 = 10;
+    let (mut sweep_t, mut base_t) = ((0.0, 0.0), (0.0, 0.0));
+    for index in 0..SHARDS {
+        let shard = Shard {
+            index,
+            count: SHARDS,
+        };
+        let run_sweep = || {
+            let ((), wall, cpu) = timed(|| {
+                let summary = Pending::find(&plan, &dir.join("plan.jsonl"), &out, shard, false)
+                    .unwrap()
+                    .run(
+                        RunOptions {
+                            threads: 1,
+                            full_report: false,
+                        },
+                        &|_| {},
+                    )
+                    .unwrap();
+                assert_eq!(summary.ran, 100);
+                assert_eq!(summary.merged.is_some(), index + 1 == SHARDS);
+            });
+            (wall, cpu)
+        };
+        let run_one_by_one = || {
+            let ((), wall, cpu) = timed(|| {
+                for (k, line) in plan.lines.iter().enumerate() {
+                    if !shard.holds(k as u64) {
+                        continue;
+                    }
+                    let out = Replayer::new(line.spec.clone(), SpecComposition)
+                        .unwrap()
+                        .with_trace(shared.clone())
+                        .run()
+                        .unwrap();
+                    std::hint::black_box(out.report.outcomes.completed);
+                }
+            });
+            (wall, cpu)
+        };
+        let (a, b) = if index % 2 == 0 {
+            let a = run_sweep();
+            (a, run_one_by_one())
+        } else {
+            let b = run_one_by_one();
+            (run_sweep(), b)
+        };
+        sweep_t = (sweep_t.0 + a.0, sweep_t.1 + a.1);
+        base_t = (base_t.0 + b.0, base_t.1 + b.1);
+    }
+    let ((wall1, cpu1), (base_wall, base_cpu)) = (sweep_t, base_t);
     println!(
-        "sweep: the same 1,000 replays one by one: {base_wall:.2} s wall, {base_cpu:.2} s CPU"
+        "sweep: sweep run of 1,000 replays on 1 thread, in {SHARDS} shards: {wall1:.2} s wall, {cpu1:.2} s CPU"
+    );
+    println!(
+        "sweep: the same 1,000 replays one by one, interleaved with those shards: {base_wall:.2} s wall, {base_cpu:.2} s CPU"
     );
     println!(
         "sweep: overhead of sweep run (1 thread) over one by one: {:+.2} % wall, {:+.2} % CPU; 2 threads: {wall2:.2} s (target < 60 s), speedup {:.2}x over 1 thread",

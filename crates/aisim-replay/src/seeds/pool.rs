@@ -22,6 +22,11 @@ pub fn run_seeds_on<T: Send>(
 ) -> Vec<T> {
     let next = std::sync::atomic::AtomicU64::new(0);
     let workers = (workers.max(1) as u64).min(seeds.max(1)) as usize;
+    if workers == 1 {
+        // One worker runs on the calling thread: nothing to share, and the
+        // runs then use the same thread (and allocator arena) as a lone replay.
+        return (0..seeds).map(|k| f(seed.wrapping_add(k))).collect();
+    }
     let mut done: Vec<(u64, T)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
