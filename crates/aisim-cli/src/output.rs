@@ -191,3 +191,10 @@ pub fn stdout_taker(flags: &[Option<&'static str>]) -> Result<Option<&'static st
         _ => Ok(first),
     }
 }
+
+/// A progress or summary line on stderr. A closed stderr (`2>&1 | head`)
+/// loses the line, never the command: `eprintln!` would panic there.
+pub fn note(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}

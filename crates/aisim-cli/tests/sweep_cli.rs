@@ -922,3 +922,26 @@ fn a_base_keeps_only_what_was_set_so_each_run_takes_its_own_profiles_facts() {
         }
     }
 }
+
+#[test]
+fn a_closed_stderr_loses_the_log_lines_not_the_runs() {
+    // `aisim sweep run ... 2>&1 | head -2`: the reader is gone after two
+    // lines; every later log line fails to write, and the sweep goes on.
+    let dir = temp_dir("sweep-closed-stderr");
+    let plan = ci_plan(&dir);
+    let out = dir.join("out");
+    let mut child = command()
+        .args(["sweep", "run", s(&plan), "--out", s(&out), "--threads", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take()); // the reader closes before the first line
+    let status = child.wait().unwrap();
+    assert!(status.success(), "sweep run with a closed stderr: {status}");
+    assert_eq!(ids_in(&out).len(), plan_lines(&plan).len());
+    assert_eq!(
+        std::fs::read(out.join("results.jsonl")).unwrap(),
+        reference(&plan, &dir)
+    );
+}

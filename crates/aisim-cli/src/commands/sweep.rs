@@ -236,13 +236,13 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
     let (todo, done) = (pending.todo.len() as u64, pending.done.len() as u64);
     let mine = todo + done;
     if !args.quiet {
-        eprintln!(
+        crate::output::note(format_args!(
             "shard {}/{} of plan {}: {mine} of {} runs, {done} done before, {todo} to run on {threads} threads",
             shard.index,
             shard.count,
             plan.digest(),
             plan.lines.len()
-        );
+        ));
     }
     let bar = (!args.quiet && std::io::stderr().is_terminal())
         .then(|| sweep::progress::SweepBar::new(mine, done));
@@ -251,7 +251,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         let k = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         match &bar {
             Some(b) => b.tick(),
-            None if !args.quiet => eprintln!("{}", run_line(r, k, mine)),
+            None if !args.quiet => crate::output::note(format_args!("{}", run_line(r, k, mine))),
             None => {}
         }
     };
@@ -270,19 +270,19 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
     let summary = summary?;
     if !args.quiet {
         match &summary.merged {
-            Some(path) => eprintln!(
+            Some(path) => crate::output::note(format_args!(
                 "ran {}, skipped {}; every run of the plan is in {}: merged into {}",
                 summary.ran,
                 summary.skipped,
                 args.out.display(),
                 path.display()
-            ),
-            None => eprintln!(
+            )),
+            None => crate::output::note(format_args!(
                 "ran {}, skipped {}; the plan's other runs are not in {} yet",
                 summary.ran,
                 summary.skipped,
                 args.out.display()
-            ),
+            )),
         }
     }
     Ok(())
