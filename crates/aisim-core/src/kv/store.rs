@@ -72,7 +72,8 @@ impl PageStore for KvBlockPool {
         pages.salt = req.id.0;
         pages.prompt.clear();
         if prefix_caching {
-            pages.prompt = req.block_hashes(block_size);
+            // Into the slot's own vector: a reused slot keeps its capacity.
+            pages.prompt.extend(req.block_hash_iter(block_size));
         }
     }
 

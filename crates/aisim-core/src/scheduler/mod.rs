@@ -59,11 +59,9 @@ pub(crate) trait SchedulerCore: Debug + Send {
         let _ = (req, how);
         unreachable!("Engine::check_handoff refuses this backend first")
     }
-    /// Requests running and waiting (what `load` counts, without its sums).
-    fn requests(&self) -> u32 {
-        let l = self.load();
-        l.running + l.waiting
-    }
+    /// Requests running and waiting (what `load` counts, without its sums:
+    /// each core counts its own queues, so this never walks them).
+    fn requests(&self) -> u32;
     /// Frees the blocks of a completed prefill job; false when it held none.
     fn release_held(&mut self, _id: RequestId) -> bool {
         false

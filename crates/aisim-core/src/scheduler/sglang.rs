@@ -441,6 +441,10 @@ impl SchedulerCore for SglangCore {
         self.batch.clear();
     }
 
+    fn requests(&self) -> u32 {
+        (self.running.len() + self.chunked.is_some() as usize + self.waiting.len()) as u32
+    }
+
     fn load(&self) -> RankLoad {
         let pending: u64 = self
             .waiting

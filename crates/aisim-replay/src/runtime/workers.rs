@@ -242,10 +242,8 @@ impl Workers {
         let Some(x) = self.find(w) else {
             return (0, 0);
         };
-        (0..x.engine.dp_size()).fold((0, 0), |(r, q), rank| {
-            let l = x.engine.rank_load(rank);
-            (r + l.running, q + l.waiting)
-        })
+        let l = x.engine.load();
+        (l.running, l.waiting)
     }
 
     /// Engines record KV events from now on (`on`), or not.
