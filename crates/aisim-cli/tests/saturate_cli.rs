@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{aisim, fixture, stderr, stdout, temp_dir};
+use common::{aisim, fixture, stderr, stdout, temp_dir, temp_file};
 
 /// One worker running one request at a time, 20 ms prefill and 8 × 5 ms
 /// decode passes each: S = 60 ms, capacity 16.667 req/s (the derivation is
@@ -152,9 +152,15 @@ fn speedup_search(extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_trace_is_searched_through_its_speedup() {
-    // The demo trace, on its own clock sped up.
-    let v = json(&speedup_search(&[]));
+    // Five requests a second apart: (5 − 1) / 4 s = 1 req/s on the trace's
+    // own clock, so a probe's rate is its speedup.
+    let rows: String = (0..5)
+        .map(|i| format!("{{\"timestamp\": {}, \"input_length\": 64, \"output_length\": 4, \"hash_ids\": [{i}]}}\n", i * 1000))
+        .collect();
+    let trace = temp_file("one-a-second.jsonl", &rows);
+    let v = json(&speedup_search(&[trace.to_str().unwrap()]));
     let rate = v["trace_rate_rps"].as_f64().unwrap();
+    assert!((rate - 1.0).abs() <= 1e-12, "{rate}");
     for p in v["curve"].as_array().unwrap() {
         let (r, s) = (
             p["rate_rps"].as_f64().unwrap(),

@@ -1,11 +1,10 @@
 //! The replay report as data: what a JSON report says reads back into the
 //! same report, and writes out again byte for byte.
 
+mod common;
+
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::spec::{
-    ArrivalSpec, LengthSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, TopologySpec,
-    WorkloadSpec,
-};
+use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::{ReplayReport, ReplaySpec, Replayer};
 
 fn run(spec: ReplaySpec) -> ReplayReport {
@@ -43,27 +42,7 @@ fn reports() -> Vec<ReplayReport> {
     busy.sla.ttft_ms = Some(500.0);
     busy.sla.e2e_ms = Some(3000.0);
     // The load planner on a generated burst (the scaling section).
-    let mut scaled = ReplaySpec {
-        workload: WorkloadSpec::Synthetic(SyntheticSpec {
-            requests: 400,
-            arrival: ArrivalSpec::Gamma {
-                rate: 20.0,
-                burstiness: 0.05,
-            },
-            ..SyntheticSpec::default()
-        }),
-        topology: TopologySpec::Aggregated { workers: 1 },
-        ..ReplaySpec::default()
-    };
-    scaled.scaling.policy = ScalingKind::Load;
-    scaled.scaling.load = Some(LoadPlannerSpec {
-        max_workers: Some(4),
-        tick_s: 2.0,
-        startup_s: 1.0,
-        ttft_ms: Some(200.0),
-        ..LoadPlannerSpec::default()
-    });
-    let scaled = run(scaled);
+    let scaled = run(common::planner_on_a_burst());
     assert!(scaled.scaling.is_some());
     vec![run(demo), run(busy), scaled]
 }

@@ -1,6 +1,8 @@
 //! Snapshots of the replay report: the tables and the JSON shape (regenerate
 //! with `cargo xtask golden`, review the diff before committing).
 
+mod common;
+
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::TopologySpec;
 use aisim_replay::{ReplaySpec, Replayer};
@@ -34,29 +36,7 @@ fn replay_tables() {
 /// its timeline.
 #[test]
 fn replay_tables_with_the_load_planner() {
-    use aisim_replay::spec::{
-        ArrivalSpec, LoadPlannerSpec, ScalingKind, SyntheticSpec, WorkloadSpec,
-    };
-    let mut spec = ReplaySpec {
-        workload: WorkloadSpec::Synthetic(SyntheticSpec {
-            requests: 400,
-            arrival: ArrivalSpec::Gamma {
-                rate: 20.0,
-                burstiness: 0.05,
-            },
-            ..SyntheticSpec::default()
-        }),
-        topology: TopologySpec::Aggregated { workers: 1 },
-        ..ReplaySpec::default()
-    };
-    spec.scaling.policy = ScalingKind::Load;
-    spec.scaling.load = Some(LoadPlannerSpec {
-        max_workers: Some(4),
-        tick_s: 2.0,
-        startup_s: 1.0,
-        ttft_ms: Some(200.0),
-        ..LoadPlannerSpec::default()
-    });
+    let spec = common::planner_on_a_burst();
     insta::assert_snapshot!(aisim_report::replay::render_replay(&report_of(spec)));
 }
 
