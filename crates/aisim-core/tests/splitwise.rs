@@ -8,6 +8,7 @@ use std::path::Path;
 use aisim_core::profile::{ComputedProfile, HardwareSpec, ModelSpec, ServingConfig};
 use aisim_core::timing::{
     PassShape, PhysicsCoefficients, PhysicsTiming, PrefillChunk, TimingModel,
+    ATTAINABLE_COMPUTE_FRACTION,
 };
 
 fn llama2_70b() -> ModelSpec {
@@ -79,7 +80,8 @@ fn ratios() -> (Vec<f64>, Vec<f64>, Vec<String>) {
         };
         let measured = n(7) * 1e-3;
         let t = m.terms(&shape);
-        if measured < t.compute_s + t.attention_s {
+        // The terms run at the attainable rate; the peak is the hard floor.
+        if measured < ATTAINABLE_COMPUTE_FRACTION * (t.compute_s + t.attention_s) {
             impossible.push(format!("{hw} tp{tp} prompt {prompt} batch {batch}"));
         } else {
             prefill.push(measured / m.pass_time(&shape).prefill_s);
@@ -103,11 +105,12 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The zero-shot model is the roofline at the published peaks, so it must
-/// bound every measurement from below (tolerance: measured ≥ 0.9 × model,
-/// for timing noise), and the median measured pass may take at most 4× the
-/// roofline: Splitwise's stack (HuggingFace + DeepSpeed, 2023) reached
-/// 35–45 % of peak, which is what calibration's scales are for.
+/// The zero-shot model runs at the rates tuned kernels attain (80 % of the
+/// published peaks), which that 2023 stack (HuggingFace + DeepSpeed) did not
+/// reach, so it must bound every measurement from below (tolerance: measured
+/// ≥ 0.9 × model, for timing noise), and the median measured pass may take
+/// at most 3× the model: that stack reached 35–45 % of peak, which is what
+/// calibration's scales are for.
 #[test]
 #[ignore = "needs ../shared/real"]
 fn zero_shot_pass_times_bound_splitwise_measurements() {
@@ -129,7 +132,7 @@ fn zero_shot_pass_times_bound_splitwise_measurements() {
         "the roofline must bound the measurements"
     );
     assert!(
-        (1.0..=4.0).contains(&pm) && (1.0..=4.0).contains(&dm),
+        (1.0..=3.0).contains(&pm) && (1.0..=3.0).contains(&dm),
         "median {pm} / {dm}"
     );
 }

@@ -117,6 +117,11 @@ fn zero_shot_and_calibrated_errors_on_the_real_runs() {
                 "{run} calibrated mean {metric}: {cal:?}"
             );
         }
+        // The zero-shot target on dense models: mean E2E and TPOT within 20 %.
+        for metric in ["tpot_ms", "e2e_ms"] {
+            let e = mean_error(&zero, metric);
+            assert!(e.abs() <= 20.0, "{run} zero-shot mean {metric}: {e:+.1} %");
+        }
         println!(
             "{run}: zero-shot MAPE {:.1} %, calibrated {:.1} % ({fit:?})",
             zero.mape_pct["overall"], cal.mape_pct["overall"]

@@ -44,6 +44,11 @@ impl Default for ServingConfig {
     }
 }
 
+/// The share of the published memory bandwidth that tuned kernels sustain:
+/// the computed profiles' weight and KV streams (after aisimulate-core) and
+/// the physics model's memory terms both read at this rate.
+pub const ATTAINABLE_BANDWIDTH_FRACTION: f64 = 0.8;
+
 /// NCCL buffers reserved per GPU at each tensor-parallel degree.
 fn nccl_bytes(tp: u32) -> f64 {
     match tp {
@@ -93,7 +98,7 @@ impl ComputedProfile {
             ));
         }
         let tp = serving.tp as f64;
-        let eff_bw = 0.8 * hardware.mem_bw_bytes_per_s;
+        let eff_bw = ATTAINABLE_BANDWIDTH_FRACTION * hardware.mem_bw_bytes_per_s;
         // W streams the weights a token touches (active experts for MoE: a documented
         // simplification); memory must hold every weight.
         let active_bytes_per_gpu = model.active_params() as f64 * serving.dtype_bytes / tp;

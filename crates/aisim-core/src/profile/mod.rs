@@ -15,7 +15,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 pub use catalog::{hardware_catalog, manual_profile_catalog, model_catalog, HardwareSpec};
-pub use computed::{ComputedProfile, ServingConfig};
+pub use computed::{ComputedProfile, ServingConfig, ATTAINABLE_BANDWIDTH_FRACTION};
 pub use manual::ManualProfile;
 pub use model::{MlaSpec, ModelSpec, MoeSpec};
 pub use overrides::ProfileOverride;

@@ -17,7 +17,10 @@ use serde::{Deserialize, Serialize};
 pub use fixed::FixedTiming;
 pub use iteration::IterationTiming;
 pub use layers::LayerTiming;
-pub use physics::{PhysicsCoefficients, PhysicsTerms, PhysicsTiming, COEFFICIENT_NAMES};
+pub use physics::{
+    PhysicsCoefficients, PhysicsTerms, PhysicsTiming, ATTAINABLE_COMPUTE_FRACTION,
+    COEFFICIENT_NAMES, MIXED_PASS_DECODE_KV_FACTOR,
+};
 pub use polynomial::PolynomialTiming;
 pub use table::TableTiming;
 
