@@ -16,8 +16,8 @@
 //! request's context, each prompt chunk's cached context), the decoders'
 //! share slowed by [`MIXED_PASS_DECODE_KV_FACTOR`] when the pass also holds
 //! prompt chunks; `T_activations`: the activation bytes of the elementwise
-//! kernels between the GEMMs; `T_allreduce`: two ring all-reduces of the
-//! pass's activations per layer over the tensor-parallel group's link.
+//! kernels between the GEMMs; `T_allreduce`: two ring all-reduces of the pass's activations per layer
+//! over the tensor-parallel group's link, each after [`ALLREDUCE_LATENCY_S`].
 //! FLOPs run at [`ATTAINABLE_COMPUTE_FRACTION`] of the dense peak and bytes
 //! at [`ATTAINABLE_BANDWIDTH_FRACTION`] of the bandwidth. Compute overlaps
 //! memory traffic within a kernel, not across kernels: the projections and
@@ -43,6 +43,11 @@ pub const ATTAINABLE_COMPUTE_FRACTION: f64 = 0.8;
 /// (the median over LLMServingSim's attention profiles is 1.96 on the RTX
 /// 4090 and 1.51 on the RTX PRO 6000; this is their geometric mean, rounded).
 pub const MIXED_PASS_DECODE_KV_FACTOR: f64 = 1.7;
+
+/// The fixed time of one all-reduce within a node, whatever its size (the
+/// custom one-shot and NCCL low-latency all-reduces take single-digit to
+/// about 10 µs on small messages).
+pub const ALLREDUCE_LATENCY_S: f64 = 8e-6;
 
 /// Scales of the basis terms and the per-pass and per-request overheads.
 /// The defaults are the zero-shot model: every term at the attainable
@@ -331,7 +336,8 @@ impl PhysicsTiming {
         let kv_bytes = kv_tokens * f.kv_bytes_per_token_per_gpu;
         let allreduce_s = if f.tp > 1.0 && f.link_bytes_per_s > 0.0 {
             let bytes = tokens as f64 * f.hidden * f.dtype_bytes;
-            2.0 * f.layers * 2.0 * (f.tp - 1.0) / f.tp * bytes / f.link_bytes_per_s
+            let one = 2.0 * (f.tp - 1.0) / f.tp * bytes / f.link_bytes_per_s;
+            2.0 * f.layers * (ALLREDUCE_LATENCY_S + one)
         } else {
             0.0
         };
@@ -448,7 +454,11 @@ mod tests {
         // The chunk's attention reads its 3000 cached tokens' KV.
         let kv = 3000.0 * p.model().kv_bytes_per_token_per_gpu(2.0, 8) / H100_BW;
         assert!((t.kv_s - kv).abs() < 1e-15, "{} vs {kv}", t.kv_s);
-        assert!(t.allreduce_s > 0.0);
+        // Two all-reduces per layer, each its latency plus its bytes.
+        let bytes = 512.0 * 8192.0 * 2.0 * 2.0 * 7.0 / 8.0;
+        let link = p.hardware().nvlink_gb_per_s * 1e9;
+        let allreduce = 160.0 * (ALLREDUCE_LATENCY_S + bytes / link);
+        assert!((t.allreduce_s - allreduce).abs() < 1e-12 * allreduce);
         let cold = [PrefillChunk {
             context_before: 0,
             tokens: 512,
@@ -456,6 +466,28 @@ mod tests {
         let cold = m.terms(&chunk_pass(&cold, 0, 0));
         assert!(t.attention_s > cold.attention_s);
         assert_eq!(t.compute_s, cold.compute_s);
+    }
+
+    #[test]
+    fn all_reduce_latency_does_not_shrink_with_tensor_parallelism() {
+        let tp2 = physics("h100/llama-3.1-70b/tp2").terms(&decode(1, 100));
+        let tp8 = physics("h100/llama-3.1-70b/tp8").terms(&decode(1, 100));
+        // Weight reads split four ways more; each all-reduce's latency
+        // stays, and at batch 1 it is nearly all of the all-reduce time.
+        assert!((tp2.weights_s / tp8.weights_s - 4.0).abs() < 1e-3);
+        let latency = 160.0 * ALLREDUCE_LATENCY_S;
+        for t in [tp2, tp8] {
+            assert!(
+                t.allreduce_s > latency && t.allreduce_s < 1.01 * latency,
+                "{t:?}"
+            );
+        }
+        assert_eq!(
+            physics("h100/llama-3.1-70b")
+                .terms(&decode(1, 100))
+                .allreduce_s,
+            0.0
+        );
     }
 
     #[test]
