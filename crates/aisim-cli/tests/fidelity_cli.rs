@@ -228,7 +228,7 @@ fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
         assert_eq!(j["engine"][0]["source"], "engine");
         j["engine"][0]["p99_ttft_short_ms"].as_f64().unwrap()
     };
-    let roofline = p99(&["--timing", "physics"]);
+    let zero_shot = p99(&["--timing", "physics"]);
     // Every pass twice as slow: the replayed P99 TTFT grows.
     let fitted = dir.join("slow.json");
     std::fs::write(
@@ -237,7 +237,7 @@ fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
     )
     .unwrap();
     let slow = p99(&["--timing", &format!("fitted:{}", fitted.display())]);
-    assert!(slow > roofline, "{slow} vs {roofline}");
+    assert!(slow > zero_shot, "{slow} vs {zero_shot}");
     fails(
         &[
             "optimize", "--cdf", "lmsys", "--lam", "20", "--timing", "physics",

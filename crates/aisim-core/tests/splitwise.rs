@@ -129,7 +129,7 @@ fn zero_shot_pass_times_bound_splitwise_measurements() {
     println!("measured / zero-shot: prefill ≥ {pmin:.2} (median {pm:.2}), decode ≥ {dmin:.2} (median {dm:.2})");
     assert!(
         pmin >= 0.9 && dmin >= 0.9,
-        "the roofline must bound the measurements"
+        "the zero-shot model must bound the measurements"
     );
     assert!(
         (1.0..=3.0).contains(&pm) && (1.0..=3.0).contains(&dm),

@@ -18,8 +18,8 @@ pub use fixed::FixedTiming;
 pub use iteration::IterationTiming;
 pub use layers::LayerTiming;
 pub use physics::{
-    PhysicsCoefficients, PhysicsTerms, PhysicsTiming, ATTAINABLE_COMPUTE_FRACTION,
-    COEFFICIENT_NAMES, MIXED_PASS_DECODE_KV_FACTOR,
+    PhysicsCoefficients, PhysicsTerms, PhysicsTiming, ALLREDUCE_LATENCY_S,
+    ATTAINABLE_COMPUTE_FRACTION, COEFFICIENT_NAMES, MIXED_PASS_DECODE_KV_FACTOR,
 };
 pub use polynomial::PolynomialTiming;
 pub use table::TableTiming;
@@ -131,7 +131,7 @@ pub enum TimingSpec {
         path: PathBuf,
     },
     /// Physics model of a computed profile (`h100/llama-3.1-8b`, ...) with
-    /// coefficients (default: the zero-shot roofline; fitted ones from `aisim calibrate`).
+    /// coefficients (default: the zero-shot model; fitted ones from `aisim calibrate`).
     Physics {
         /// Profile key `HARDWARE/MODEL[/tpN][/fp8|int4]`.
         profile: String,
