@@ -8,7 +8,7 @@ use aisim_fleet::plan::Candidate;
 use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
 use aisim_fleet::reports::{CompareRoutersReport, SimulateReport, WhatIfReport};
 
-use crate::table::{num, Table};
+use crate::table::{num, opt_num, Table};
 
 const CANDIDATE_HEADER: [&str; 10] = [
     "gamma",
@@ -25,7 +25,7 @@ const CANDIDATE_HEADER: [&str; 10] = [
 
 fn candidate_row(t: &mut Table, c: &Candidate) {
     t.row([
-        c.gamma.map_or("-".to_string(), |g| num(g, 1)),
+        opt_num(c.gamma, 1),
         c.b_short.to_string(),
         c.n_short.to_string(),
         c.n_long.to_string(),
@@ -504,7 +504,7 @@ pub fn render_grid_flex(r: &GridFlexReport) -> String {
             num(p.watts_per_gpu, 1),
             num(p.fleet_kw, 2),
             num(p.p99_ttft_ms, 1),
-            p.p99_ttft_sim_ms.map_or("-".to_string(), |v| num(v, 1)),
+            opt_num(p.p99_ttft_sim_ms, 1),
             if p.slo_met { "ok" } else { "MISS" }.to_string(),
         ]);
     }

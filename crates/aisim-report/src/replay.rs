@@ -5,11 +5,7 @@ use aisim_replay::metrics::Summary;
 use aisim_replay::spec::TopologySpec;
 use aisim_replay::ReplayReport;
 
-use crate::table::{num, Table};
-
-fn cell(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".to_string(), |x| num(x, digits))
-}
+use crate::table::{num, opt_num, Table};
 
 fn inf_cell(v: Option<f64>, count: u64, digits: usize) -> String {
     // In the offered view a null percentile over a non-empty set means "never finished".
@@ -25,7 +21,7 @@ fn summary_row(t: &mut Table, name: &str, s: &Summary, offered: bool) {
         if offered {
             inf_cell(v, s.count, 2)
         } else {
-            cell(v, 2)
+            opt_num(v, 2)
         }
     };
     t.row([

@@ -4,10 +4,10 @@
 use aisim_core::number::float;
 use aisim_replay::saturate::{Axis, Point, SaturateReport, Setting, Status};
 
-use crate::table::{num, Table};
+use crate::table::{num, opt_num, Table};
 
 fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| num(x, 1))
+    opt_num(v, 1)
 }
 
 fn pct(share: f64) -> String {

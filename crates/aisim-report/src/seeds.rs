@@ -3,10 +3,10 @@
 
 use aisim_replay::seeds::SeedsReport;
 
-use crate::table::{num, Table};
+use crate::table::{opt_num, Table};
 
 fn cell(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| num(x, 3))
+    opt_num(v, 3)
 }
 
 /// Every figure's mean and interval, in the report's order.

@@ -3,7 +3,7 @@
 
 use aisim_replay::sweep::{cell, CostBasis, RunResult, Slo};
 
-use crate::table::{num, Table};
+use crate::table::{num, opt_num, Table};
 
 /// The answer of `--best` over `results`.
 pub fn render_best(
@@ -29,16 +29,13 @@ pub fn render_best(
         slo.shown(),
         runs(results.len())
     ));
-    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| num(v, 2));
+    let ms = |v: Option<f64>| opt_num(v, 2);
     t.row(["id".to_string(), r.id.clone()]);
     for (field, v) in &r.axes.0 {
         t.row([field.clone(), cell(v)]);
     }
     t.row(["gpu_hours".to_string(), num(r.gpu_hours, 4)]);
-    t.row([
-        "cost_usd".to_string(),
-        r.cost_usd.map_or("-".to_string(), |c| num(c, 2)),
-    ]);
+    t.row(["cost_usd".to_string(), opt_num(r.cost_usd, 2)]);
     let m = &r.metrics;
     t.row(["ttft_ms p99".to_string(), ms(m.ttft_ms.p99)]);
     t.row(["tpot_ms p99".to_string(), ms(m.tpot_ms.p99)]);

@@ -113,6 +113,11 @@ impl Table {
     }
 }
 
+/// A number with `digits` decimals, or `-` when there is none.
+pub fn opt_num(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| num(x, digits))
+}
+
 /// A number with `digits` decimals.
 pub fn num(v: f64, digits: usize) -> String {
     if v.is_nan() {
