@@ -229,6 +229,24 @@ pub enum ArrivalSpec {
     },
 }
 
+impl ArrivalSpec {
+    /// Requests per second, whatever the process.
+    pub fn rate(&self) -> f64 {
+        let (ArrivalSpec::Constant { rate }
+        | ArrivalSpec::Poisson { rate }
+        | ArrivalSpec::Gamma { rate, .. }) = self;
+        *rate
+    }
+
+    /// The rate, to set it and keep the process.
+    pub fn rate_mut(&mut self) -> &mut f64 {
+        let (ArrivalSpec::Constant { rate }
+        | ArrivalSpec::Poisson { rate }
+        | ArrivalSpec::Gamma { rate, .. }) = self;
+        rate
+    }
+}
+
 /// Trace mode (default) or concurrency mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -150,10 +150,7 @@ impl SyntheticArgs {
         if let Some(t) = &self.output_tokens {
             s.output = parse_length("--output-tokens", t)?;
         }
-        let (ArrivalSpec::Constant { rate }
-        | ArrivalSpec::Poisson { rate }
-        | ArrivalSpec::Gamma { rate, .. }) = s.arrival;
-        let rate = self.rate.unwrap_or(rate);
+        let rate = self.rate.unwrap_or(s.arrival.rate());
         s.arrival = match (self.burstiness, self.constant_rate, s.arrival) {
             (Some(burstiness), _, _) => ArrivalSpec::Gamma { rate, burstiness },
             (None, true, _) => ArrivalSpec::Constant { rate },

@@ -8,7 +8,7 @@ use super::SaturateError;
 use crate::metrics::Summary;
 // An empty cohort's shares are 0: it holds nothing.
 use crate::report::{ratio as share, ReplayReport};
-use crate::spec::{ArrivalSpec, ReplaySpec, WorkloadSpec};
+use crate::spec::{ReplaySpec, WorkloadSpec};
 use std::sync::Arc;
 
 use crate::trace::TraceData;
@@ -78,9 +78,7 @@ impl Scale {
             )));
         }
         if let WorkloadSpec::Synthetic(s) = &spec.workload {
-            let (ArrivalSpec::Constant { rate }
-            | ArrivalSpec::Poisson { rate }
-            | ArrivalSpec::Gamma { rate, .. }) = s.arrival;
+            let rate = s.arrival.rate();
             if axis == Axis::Rate && spec.admission.speedup != 1.0 {
                 return Err(SaturateError::Workload(format!(
                     "admission.speedup {} would scale the rate --rate-range sets on a generated workload (its workload.arrival.rate): leave the speedup at 1, or search --speedup-range",
@@ -129,10 +127,7 @@ impl Scale {
         let mut spec = base.clone();
         spec.admission.speedup = setting.speedup;
         if let (Scale::Synthetic { .. }, WorkloadSpec::Synthetic(s)) = (self, &mut spec.workload) {
-            let (ArrivalSpec::Constant { rate }
-            | ArrivalSpec::Poisson { rate }
-            | ArrivalSpec::Gamma { rate, .. }) = &mut s.arrival;
-            *rate = setting.rate_rps / setting.speedup;
+            *s.arrival.rate_mut() = setting.rate_rps / setting.speedup;
         }
         spec
     }

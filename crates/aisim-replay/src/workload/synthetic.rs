@@ -126,11 +126,7 @@ impl SyntheticWorkload {
         }
         let at = checked_ms(self.next_arrival_s * 1e3 / self.speedup).map(|d| SimTime(d.0));
         if at.is_none() {
-            let rate = match self.spec.arrival {
-                ArrivalSpec::Constant { rate }
-                | ArrivalSpec::Poisson { rate }
-                | ArrivalSpec::Gamma { rate, .. } => rate,
-            };
+            let rate = self.spec.arrival.rate();
             self.failure = Some(ReplayError::spec(
                 "workload.arrival.rate",
                 format!(
