@@ -111,6 +111,10 @@ struct Counted<R> {
     chunk: Vec<u8>,
     chunk_start: u64,
     chunk_line: usize,
+    /// How far into the chunk line ends are counted, and how many there
+    /// were: records only move forward, so each byte is counted once.
+    scanned_to: usize,
+    scanned_lines: usize,
     /// Where the record being read starts parsing, and its first line: found
     /// once a byte that is not a line end is seen, else the line so far.
     record_start: u64,
@@ -127,6 +131,8 @@ impl<R: Read> Counted<R> {
             chunk: Vec::new(),
             chunk_start: 0,
             chunk_line: 1,
+            scanned_to: 0,
+            scanned_lines: 0,
             record_start: 0,
             line: 1,
             found: false,
@@ -140,7 +146,12 @@ impl<R: Read> Counted<R> {
         let at = at.clamp(self.chunk_start, self.read);
         self.record_start = at;
         let from = (at - self.chunk_start) as usize;
-        self.line = self.chunk_line + newlines(&self.chunk[..from]);
+        if from < self.scanned_to {
+            (self.scanned_to, self.scanned_lines) = (0, 0);
+        }
+        self.scanned_lines += newlines(&self.chunk[self.scanned_to..from]);
+        self.scanned_to = from;
+        self.line = self.chunk_line + self.scanned_lines;
         self.found = false;
         let skip_bom = usize::from(at == 0 && self.chunk.starts_with(BOM)) * BOM.len();
         self.skip_line_ends(from + skip_bom);
@@ -180,6 +191,7 @@ impl<R: Read> Read for Counted<R> {
         let n = self.inner.read(buf)?;
         self.chunk_line += newlines(&self.chunk);
         self.chunk_start = self.read;
+        (self.scanned_to, self.scanned_lines) = (0, 0);
         self.chunk.clear();
         self.chunk.extend_from_slice(&buf[..n]);
         self.read += n as u64;
