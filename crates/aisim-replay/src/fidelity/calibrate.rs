@@ -6,6 +6,7 @@
 //! runs hold them).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use aisim_core::profile::ComputedProfile;
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
@@ -17,6 +18,8 @@ use super::optimize::{levenberg_marquardt, nelder_mead, score, Problem};
 use super::request_times::MeasuredRequests;
 use super::validate::{compare, replay_output};
 use super::FidelityError;
+use crate::trace::TraceData;
+use crate::workload::load_trace;
 
 /// Version of the fitted-coefficients file.
 pub const FITTED_VERSION: u32 = 1;
@@ -83,7 +86,7 @@ pub struct Fit {
     pub runs: Vec<String>,
     /// Replays of the whole set of runs done.
     pub evaluations: u32,
-    /// The score at the start ([`objective`]).
+    /// The score at the start (docs/fidelity.md).
     pub start_objective: f64,
     /// The same at the fit.
     pub objective: f64,
@@ -140,22 +143,35 @@ pub fn physics_timing(
     }
 }
 
-/// A run made ready for fitting: its per-request measurements, when its
-/// `requests` file has them in the generic shape.
+/// A run made ready for fitting, once for every evaluation: its trace, read,
+/// and its per-request measurements, when its `requests` file has them in
+/// the generic shape, with their mean TTFT and E2E (ms).
 struct Target<'r> {
     run: &'r MeasuredRun,
-    requests: Option<MeasuredRequests>,
+    trace: Option<Arc<TraceData>>,
+    requests: Option<(MeasuredRequests, f64, f64)>,
 }
 
 fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target<'_>>, FidelityError> {
     runs.iter()
         .map(|run| {
+            let trace = load_trace(&run.spec.workload)?.map(Arc::new);
             let requests = run
                 .requests
                 .as_deref()
                 .map(MeasuredRequests::read)
-                .transpose()?;
-            Ok(Target { run, requests })
+                .transpose()?
+                .map(|m| {
+                    let n = m.requests.len().max(1) as f64;
+                    let mean_ttft = m.requests.iter().map(|r| r.ttft_ms).sum::<f64>() / n;
+                    let mean_e2e = m.requests.iter().map(|r| r.e2e_ms).sum::<f64>() / n;
+                    (m, mean_ttft, mean_e2e)
+                });
+            Ok(Target {
+                run,
+                trace,
+                requests,
+            })
         })
         .collect()
 }
@@ -172,8 +188,8 @@ fn log_ratio(measured: f64, simulated: Option<f64>) -> f64 {
 /// measured)` of every summary statistic of every run (the request count
 /// left out: timing does not set it), each weighted so the summary
 /// statistics' squares average; then, for runs with per-request
-/// measurements, of every request's TTFT and E2E, weighted so they
-/// average too. The score is the mean over the summary plus the mean over
+/// measurements, `(simulated − measured) / measured mean` of every
+/// request's TTFT and E2E, weighted so they average too. The score is the mean over the summary plus the mean over
 /// the requests: the summary keeps the fit on what is reported, the
 /// requests make coefficients that trade against each other on average
 /// (a per-pass constant and the weights scale, the per-request constant
@@ -182,18 +198,16 @@ fn residuals(targets: &[Target<'_>], c: PhysicsCoefficients) -> Result<Vec<f64>,
     let (mut summary, mut requests) = (Vec::new(), Vec::new());
     for t in targets {
         let timing = physics_timing(t.run, c)?;
-        let out = replay_output(t.run, Some(&timing), t.requests.is_some())?;
+        let out = replay_output(t.run, Some(&timing), t.requests.is_some(), t.trace.clone())?;
         for m in compare(&t.run.measured, &out.report) {
             if m.metric == "completed" || m.measured <= 0.0 {
                 continue;
             }
             summary.push(log_ratio(m.measured, m.simulated));
         }
-        if let Some(measured) = &t.requests {
+        if let Some((measured, mean_ttft, mean_e2e)) = &t.requests {
+            let (mean_ttft, mean_e2e) = (*mean_ttft, *mean_e2e);
             let simulated = measured.simulated(&out.records)?;
-            let n = measured.requests.len().max(1) as f64;
-            let mean_ttft = measured.requests.iter().map(|m| m.ttft_ms).sum::<f64>() / n;
-            let mean_e2e = measured.requests.iter().map(|m| m.e2e_ms).sum::<f64>() / n;
             for (m, s) in measured.requests.iter().zip(simulated) {
                 for (mv, sv, scale) in [
                     (m.ttft_ms, s.map(|s| s.0), mean_ttft),
@@ -212,13 +226,6 @@ fn residuals(targets: &[Target<'_>], c: PhysicsCoefficients) -> Result<Vec<f64>,
     }
     summary.extend(requests);
     Ok(summary)
-}
-
-/// The score of `c` on `runs` (docs/fidelity.md): the mean squared
-/// log-ratio of simulated to measured summary statistics, plus that of
-/// per-request TTFT and E2E for runs that hold them.
-pub fn objective(runs: &[MeasuredRun], c: PhysicsCoefficients) -> Result<f64, FidelityError> {
-    Ok(score(&residuals(&targets(runs)?, c)?))
 }
 
 /// Maps search coordinates to coefficients and back, in log space (shifted

@@ -2,6 +2,7 @@
 //! error in %, and the mean absolute percentage error per metric and overall.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use aisim_core::timing::TimingSpec;
 use serde::Serialize;
@@ -12,6 +13,7 @@ use super::FidelityError;
 use crate::metrics::Summary;
 use crate::policy::SpecComposition;
 use crate::spec::WorkloadSpec;
+use crate::trace::TraceData;
 use crate::{ReplayOutput, ReplayReport, Replayer};
 
 /// One compared statistic.
@@ -141,14 +143,16 @@ pub fn replay(
     run: &MeasuredRun,
     timing: Option<&TimingSpec>,
 ) -> Result<ReplayReport, FidelityError> {
-    Ok(replay_output(run, timing, false)?.report)
+    Ok(replay_output(run, timing, false, None)?.report)
 }
 
-/// [`replay`], with every request's record when `records` is set.
+/// [`replay`], with every request's record when `records` is set, and the trace
+/// already read when `trace` holds it (calibration replays a run many times).
 pub fn replay_output(
     run: &MeasuredRun,
     timing: Option<&TimingSpec>,
     records: bool,
+    trace: Option<Arc<TraceData>>,
 ) -> Result<ReplayOutput, FidelityError> {
     let mut spec = run.spec.clone();
     if let Some(t) = timing {
@@ -156,6 +160,7 @@ pub fn replay_output(
     }
     let out = Replayer::new(spec, SpecComposition)?
         .with_records(records)
+        .with_loaded_trace(trace)
         .run()?;
     let report = &out.report;
     if let (Some(n), WorkloadSpec::Trace { path, .. }) =
