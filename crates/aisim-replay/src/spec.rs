@@ -654,6 +654,13 @@ pub struct SlaSpec {
     pub e2e_ms: Option<f64>,
 }
 
+impl SlaSpec {
+    /// Whether any limit is given.
+    pub fn is_set(&self) -> bool {
+        self.ttft_ms.is_some() || self.tpot_ms.is_some() || self.e2e_ms.is_some()
+    }
+}
+
 pub(crate) fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
     if v.is_finite() && v > 0.0 {
         Ok(())

@@ -107,12 +107,18 @@ fn try_search(
 }
 
 /// The bisection invariants: the answer holds, the bracket's other end fails
-/// and lies within the tolerance of it, and the exact edge lies between.
+/// and lies within the tolerance of it, no probe lies between them, and the
+/// exact edge does.
 fn assert_brackets_the_edge(r: &SaturateReport) {
     assert_eq!(r.status, Status::Found);
     let found = r.found.unwrap();
-    let (holds, fails) = (r.bracket.holds.unwrap(), r.bracket.fails.unwrap());
-    assert_eq!(found, holds);
+    let (holds, fails) = (found, r.bracket.fails.unwrap());
+    assert!(
+        r.by_rate()
+            .iter()
+            .all(|p| p.setting.rate_rps <= holds.rate_rps || p.setting.rate_rps >= fails.rate_rps),
+        "a probe inside the bracket {holds:?} .. {fails:?}"
+    );
     let at = |rate: f64| {
         r.by_rate()
             .into_iter()

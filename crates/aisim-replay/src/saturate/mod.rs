@@ -208,7 +208,7 @@ where
 {
     s.validate()?;
     let sla = &base.sla;
-    if sla.ttft_ms.is_none() && sla.tpot_ms.is_none() && sla.e2e_ms.is_none() {
+    if !sla.is_set() {
         return Err(SaturateError::Workload(
             "no SLO limit to hold: give at least one of --sla-ttft-ms, --sla-tpot-ms, --sla-e2e-ms (or `sla` in the spec file)".into(),
         ));
@@ -225,8 +225,9 @@ where
             .and_then(|r| r.run())
             .map_err(|source| SaturateError::Probe { at, source })?
             .report;
-        let holds = condition.holds(&report);
-        Ok::<_, SaturateError>((Point::of(at, &report, holds), holds))
+        let point = Point::of(at, &report, &condition);
+        let holds = point.holds;
+        Ok::<_, SaturateError>((point, holds))
     })?;
     let at = |v: f64| scale.setting(s.axis, v);
     let points = |p: Vec<Probed<Point>>| p.into_iter().map(|p| p.outcome).collect();

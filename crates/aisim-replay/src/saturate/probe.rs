@@ -147,12 +147,9 @@ pub struct Condition {
 pub const MIN_COMPLETED: f64 = 0.99;
 
 impl Condition {
-    /// Whether `report` meets it.
-    pub fn holds(&self, report: &ReplayReport) -> bool {
-        let o = &report.outcomes;
-        o.offered > 0
-            && share(o.completed, o.offered) >= self.min_completed
-            && share(report.throughput.goodput_requests, o.offered) >= self.attainment
+    /// Whether the replay `p` shows meets it.
+    pub fn holds(&self, p: &Point) -> bool {
+        p.offered > 0 && p.completed_share >= self.min_completed && p.attainment >= self.attainment
     }
 }
 
@@ -206,22 +203,24 @@ pub struct Point {
 }
 
 impl Point {
-    /// The figures of `report`, run at `setting`.
-    pub fn of(setting: Setting, report: &ReplayReport, holds: bool) -> Point {
+    /// The figures of `report`, run at `setting`, judged by `condition`.
+    pub fn of(setting: Setting, report: &ReplayReport, condition: &Condition) -> Point {
         let o = &report.outcomes;
         let t = &report.throughput;
-        Point {
+        let mut point = Point {
             setting,
             offered: o.offered,
             completed: o.completed,
             completed_share: share(o.completed, o.offered),
-            attainment: share(t.goodput_requests, o.offered),
+            attainment: report.sla.attainment.all,
             throughput_rps: t.request_rps,
             output_tok_s: t.output_tok_s,
             goodput_rps: t.goodput_rps,
             ttft_ms: Tail::from(&report.latency.ttft_ms),
             tpot_ms: Tail::from(&report.latency.tpot_ms),
-            holds,
-        }
+            holds: false,
+        };
+        point.holds = condition.holds(&point);
+        point
     }
 }

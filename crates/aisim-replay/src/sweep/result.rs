@@ -100,7 +100,7 @@ impl RunResult {
     pub fn of(line: &PlanLine, report: &ReplayReport, full: bool) -> RunResult {
         let l = &report.latency;
         let sla = &report.spec.sla;
-        let sla_set = sla.ttft_ms.is_some() || sla.tpot_ms.is_some() || sla.e2e_ms.is_some();
+        let sla_set = sla.is_set();
         let gpu_hours = gpu_hours(report);
         RunResult {
             id: line.id.clone(),
