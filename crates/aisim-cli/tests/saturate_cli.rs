@@ -241,7 +241,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
         ),
         (
             &["--threads", "0"],
-            "error: --threads 0: at least 1 is needed",
+            "error: --threads 0: at least 1 thread runs the replays",
         ),
         (
             &["--seeds", "3"],

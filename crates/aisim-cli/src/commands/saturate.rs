@@ -3,7 +3,6 @@
 
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::saturate::{saturate, Axis, Range, SaturateError, Saturation, SearchSettings};
-use aisim_replay::seeds::available_threads;
 
 use super::replay::ReplayArgs;
 use crate::exit::{input, CliError};
@@ -40,7 +39,7 @@ pub struct Args {
     points: u32,
     /// Threads running the curve's replays [default: the machine's cores].
     #[arg(long, value_name = "N")]
-    threads: Option<u32>,
+    threads: Option<usize>,
     // Last: its headings would carry over to the flags after it.
     #[command(flatten)]
     replay: ReplayArgs,
@@ -112,11 +111,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (output, html) = args.replay.outputs();
     let html_on_stdout = stdout_taker(&[html.on_stdout()])?;
     output.check_stdout(html_on_stdout)?;
-    let threads = match args.threads {
-        Some(0) => return Err(input(anyhow::anyhow!("--threads 0: at least 1 is needed"))),
-        Some(n) => n as usize,
-        None => available_threads(),
-    };
+    let threads = super::threads(args.threads)?;
     let report = saturate(&spec, &s, threads, &SpecComposition).map_err(|e| blamed(e, s.axis))?;
     if let Some(w) = aisim_report::saturate::holds_again(&report) {
         tracing::warn!("{w}");

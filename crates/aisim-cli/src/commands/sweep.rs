@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use aisim_replay::seeds::available_threads;
 use aisim_replay::sweep::{
     self, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo, SweepError,
 };
@@ -221,15 +220,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         .transpose()
         .map_err(failed)?;
     let shard = Shard::select(flag, args.shards, |name| std::env::var_os(name)).map_err(failed)?;
-    let threads = match args.threads {
-        Some(0) => {
-            return Err(input(anyhow::anyhow!(
-                "--threads 0: at least 1 thread runs the replays"
-            )))
-        }
-        Some(t) => t,
-        None => available_threads(),
-    };
+    let threads = super::threads(args.threads)?;
     let plan = Plan::read(&args.plan).map_err(failed)?;
     let pending =
         Pending::find(&plan, &args.plan, &args.out, shard, args.full_report).map_err(failed)?;
