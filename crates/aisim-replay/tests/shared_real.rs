@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use aisim_replay::fidelity::calibrate::{calibrate, physics_timing, CalibrateOptions};
 use aisim_replay::fidelity::import::{imported, read_llmservingsim, summarize};
 use aisim_replay::fidelity::measured::{Measured, MeasuredRun};
-use aisim_replay::fidelity::request_times::{requests_text, trace_order};
+use aisim_replay::fidelity::request_times::trace_order;
 use aisim_replay::fidelity::validate::{validate, ValidationReport};
 
 const RUNS: [&str; 2] = ["RTX4090__Llama-3.1-8B", "RTXPRO6000__Llama-3.1-8B"];
@@ -173,8 +173,6 @@ fn held_out_prediction_on_the_real_runs() {
         };
         let full = write(run, &order);
         let first = write(&format!("{run}_first"), first);
-        let last_requests = dir.join(format!("{run}_last.requests.jsonl"));
-        std::fs::write(&last_requests, requests_text(last)).unwrap();
         let mut held = full.clone();
         held.name = format!("{run}, last 150");
         // Output tokens per second is left out: over the last 150's own
@@ -184,7 +182,6 @@ fn held_out_prediction_on_the_real_runs() {
             ..summarize(last)
         };
         held.spec.discipline.warmup_requests = 150;
-        held.requests = Some(last_requests);
         let held = [held];
         let zero = validate(&held, None).unwrap();
         let firsts = [first];
