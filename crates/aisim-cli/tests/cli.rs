@@ -888,11 +888,21 @@ fn the_load_planner_scales_each_disaggregated_pool_from_flags() {
             n.len() > 1 && n.iter().all(|&n| (1..=max).contains(&n)),
             "{pool}: {n:?}"
         );
+        // The burst drives each pool to its own cap (3 and 5), not a shared one.
+        assert_eq!(n.iter().max(), Some(&max), "{pool}: {n:?}");
     }
     let pools = v["pools"].as_array().unwrap();
     assert!(pools
         .iter()
         .all(|p| p["worker_seconds"].as_f64().unwrap() > 0.0));
+    // The table names each pool's planner and its target.
+    let table = stdout(&aisim(&args[..args.len() - 2]));
+    for row in [
+        "planner, prefill  1..=3 workers, a tick every 2 s, startup 1 s; targets: p90 TTFT 300 ms",
+        "planner, decode   1..=5 workers, a tick every 2 s, startup 1 s; targets: p90 TPOT 40 ms",
+    ] {
+        assert!(table.contains(row), "{row} not in\n{table}");
+    }
 }
 
 #[test]

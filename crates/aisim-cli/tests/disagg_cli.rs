@@ -237,6 +237,14 @@ fn each_pool_runs_its_own_timing_from_flags() {
     assert_eq!(v["latency"]["ttft_ms"]["max"], 17.0);
     assert_eq!(v["spec"]["topology"]["decode"]["timing"]["decode_ms"], 4.0);
     assert_eq!(v["policies"]["decode_timing"], "fixed");
+    // The table shows each pool's timing.
+    let table = stdout(&aisim(&args[..args.len() - 2]));
+    for row in [
+        "timing, prefill  fixed: 10 ms prefill, 99 ms decode",
+        "timing, decode   fixed: 99 ms prefill, 4 ms decode",
+    ] {
+        assert!(table.contains(row), "{row} not in\n{table}");
+    }
     // Profiles of two models: refused, naming both flags.
     assert_refused(
         &one_and_one(&[
