@@ -801,6 +801,22 @@ struct PoolProfile {
     profile: Arc<dyn aisim_core::profile::GpuProfile>,
 }
 
+/// The profiles one `apply_profile` resolves, each key once (a hardware or
+/// model file is read once, not once per pool that names it).
+#[derive(Default)]
+struct Profiles(Vec<(String, Arc<dyn aisim_core::profile::GpuProfile>)>);
+
+impl Profiles {
+    fn get(&mut self, key: &str) -> Result<Arc<dyn aisim_core::profile::GpuProfile>, ReplayError> {
+        if let Some((_, p)) = self.0.iter().find(|(k, _)| k == key) {
+            return Ok(p.clone());
+        }
+        let p = resolve_profile(key)?;
+        self.0.push((key.to_string(), p.clone()));
+        Ok(p)
+    }
+}
+
 /// A timing's own values (fixed times, physics coefficients).
 fn check_timing(t: &TimingSpec) -> Result<(), ReplayError> {
     if let TimingSpec::Fixed {
@@ -969,9 +985,10 @@ impl ReplaySpec {
     /// other timing models. The physics model's profile counts as well.
     /// `Replayer::new` calls it.
     pub fn apply_profile(&mut self) -> Result<(), ReplayError> {
+        let mut profiles = Profiles::default();
         let given = self.engine.clone();
         let global = match self.timing.profile_key() {
-            Some(key) => Some((key.to_string(), resolve_profile(key)?)),
+            Some(key) => Some((key.to_string(), profiles.get(key)?)),
             None => None,
         };
         if let Some((key, p)) = &global {
@@ -995,7 +1012,7 @@ impl ReplaySpec {
                 pool.engine = Some(Box::new(given.clone()));
             }
             if let Some(e) = pool.engine.as_deref_mut() {
-                let p = resolve_profile(&key)?;
+                let p = profiles.get(&key)?;
                 let profile_field = if own_timing {
                     format!("{field}.timing.profile")
                 } else {
@@ -1004,7 +1021,7 @@ impl ReplaySpec {
                 apply_profile_to(e, &format!("{field}.engine"), &profile_field, &key, &*p)?;
             }
         }
-        let bytes = self.pool_model_kv_bytes()?;
+        let bytes = self.pool_model_kv_bytes(&mut profiles)?;
         if let TopologySpec::Disaggregated { kv_transfer, .. } = &mut self.topology {
             if kv_transfer.bytes_per_token.is_none() {
                 kv_transfer.bytes_per_token = bytes;
@@ -1015,14 +1032,14 @@ impl ReplaySpec {
 
     /// Each disaggregated pool's GPU profile (its timing's, when that comes
     /// from one).
-    fn pool_profiles(&self) -> Result<Vec<PoolProfile>, ReplayError> {
+    fn pool_profiles(&self, profiles: &mut Profiles) -> Result<Vec<PoolProfile>, ReplayError> {
         let mut out = Vec::new();
         for pool in self.pools() {
             if let Some(key) = pool.timing.profile_key() {
                 out.push(PoolProfile {
                     timing_field: pool.timing_field(),
                     key: key.to_string(),
-                    profile: resolve_profile(key)?,
+                    profile: profiles.get(key)?,
                 });
             }
         }
@@ -1033,8 +1050,8 @@ impl ReplaySpec {
     /// pool's profile first: it computes what is sent), if a profile names
     /// one. Two profiles of different models are refused: the decode pool
     /// continues the prompt the prefill pool computed.
-    fn pool_model_kv_bytes(&self) -> Result<Option<u64>, ReplayError> {
-        let profiles = self.pool_profiles()?;
+    fn pool_model_kv_bytes(&self, profiles: &mut Profiles) -> Result<Option<u64>, ReplayError> {
+        let profiles = self.pool_profiles(profiles)?;
         if let [p, d] = profiles.as_slice() {
             if let (Some(pm), Some(dm)) = (p.profile.model_name(), d.profile.model_name()) {
                 let (pf, pk, dk) = (&p.timing_field, &p.key, &d.key);
