@@ -657,7 +657,7 @@ fn a_bad_value_is_named_by_the_flag_that_set_it_or_the_file() {
         ),
         (
             &["replay", "--drain", "-1"],
-            "error: --drain: invalid replay spec: `discipline.drain_s`: -1 must be 0 or more",
+            "error: --drain: invalid replay spec: `discipline.drain_s`: -1 must be a finite number, 0 or more",
         ),
         (
             &["gen-trace", "--requests", "0"],

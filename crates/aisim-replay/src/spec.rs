@@ -554,20 +554,9 @@ impl RouterSpec {
     /// Range and consistency checks: every parameter given is one the
     /// policy reads.
     pub fn validate(&self) -> Result<(), ReplayError> {
-        let t = self.temperature;
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(ReplayError::spec(
-                "router.temperature",
-                format!("{t} must be a finite number, 0 or more"),
-            ));
-        }
-        let s = self.prefill_load_scale;
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(ReplayError::spec(
-                "router.prefill_load_scale",
-                format!("{s} must be a finite number, 0 or more"),
-            ));
-        }
+        let (t, s) = (self.temperature, self.prefill_load_scale);
+        check_non_negative("router.temperature", t)?;
+        check_non_negative("router.prefill_load_scale", s)?;
         match (self.policy, self.inner) {
             (RouterKind::Sticky, Some(RouterKind::Sticky)) => {
                 return Err(ReplayError::spec(
@@ -668,6 +657,17 @@ pub(crate) fn check_positive(field: &str, v: f64) -> Result<(), ReplayError> {
         Err(ReplayError::spec(
             field,
             format!("{v} must be a finite number above 0"),
+        ))
+    }
+}
+
+pub(crate) fn check_non_negative(field: &str, v: f64) -> Result<(), ReplayError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(ReplayError::spec(
+            field,
+            format!("{v} must be a finite number, 0 or more"),
         ))
     }
 }
@@ -1097,12 +1097,7 @@ impl ReplaySpec {
             }
         }
         check_positive("topology.kv_transfer.gb_s", t.gb_s)?;
-        if !(t.latency_ms.is_finite() && t.latency_ms >= 0.0) {
-            return Err(ReplayError::spec(
-                "topology.kv_transfer.latency_ms",
-                format!("{} must be 0 or more", t.latency_ms),
-            ));
-        }
+        check_non_negative("topology.kv_transfer.latency_ms", t.latency_ms)?;
         check_clock(
             "topology.kv_transfer.latency_ms",
             t.latency_ms,
@@ -1164,12 +1159,7 @@ impl ReplaySpec {
             check_timing(pool.timing).map_err(|e| in_pool_timing(e, pool))?;
         }
         let d = &self.discipline;
-        if !(d.warmup_s.is_finite() && d.warmup_s >= 0.0) {
-            return Err(ReplayError::spec(
-                "discipline.warmup_s",
-                format!("{} must be 0 or more", d.warmup_s),
-            ));
-        }
+        check_non_negative("discipline.warmup_s", d.warmup_s)?;
         for (f, v) in [
             ("discipline.timeout_s", d.timeout_s),
             ("discipline.max_sim_time_s", d.max_sim_time_s),
@@ -1179,12 +1169,7 @@ impl ReplaySpec {
             }
         }
         if let Some(v) = d.drain_s {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(ReplayError::spec(
-                    "discipline.drain_s",
-                    format!("{v} must be 0 or more"),
-                ));
-            }
+            check_non_negative("discipline.drain_s", v)?;
         }
         for (f, v) in [
             ("sla.ttft_ms", self.sla.ttft_ms),
@@ -1235,12 +1220,7 @@ impl ReplaySpec {
                         "0: at least 1",
                     ));
                 }
-                if !(s.think_ms.is_finite() && s.think_ms >= 0.0) {
-                    return Err(ReplayError::spec(
-                        "workload.think_ms",
-                        format!("{} must be 0 or more", s.think_ms),
-                    ));
-                }
+                check_non_negative("workload.think_ms", s.think_ms)?;
                 if let Some(c) = &s.total_cdf {
                     let sorted = c
                         .points

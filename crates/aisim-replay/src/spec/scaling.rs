@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_positive, ReplaySpec, TopologySpec};
+use super::{check_non_negative, check_positive, ReplaySpec, TopologySpec};
 use crate::error::ReplayError;
 
 /// Built-in scaling policies.
@@ -282,12 +282,7 @@ impl ScalingSpec {
             check_positive(plan.target.field(), plan.target.ms())?;
         }
         check_positive("scaling.load.tick_s", p.tick_s)?;
-        if !(p.startup_s.is_finite() && p.startup_s >= 0.0) {
-            return Err(ReplayError::spec(
-                "scaling.load.startup_s",
-                format!("{} must be 0 or more", p.startup_s),
-            ));
-        }
+        check_non_negative("scaling.load.startup_s", p.startup_s)?;
         check_positive("scaling.load.queue_depth", p.queue_depth)?;
         Ok(())
     }
