@@ -41,12 +41,15 @@ mod error;
 pub mod hashing;
 pub mod kv;
 pub mod number;
+pub mod ordered;
 mod outcome;
 pub mod profile;
 mod request;
 mod scheduler;
 pub mod scratch;
+pub mod student_t;
 pub mod text_file;
+pub mod thread_pool;
 mod time;
 pub mod timing;
 

@@ -13,7 +13,7 @@ pub const MAX_REQUESTS: u64 = 10_000_000;
 pub const MAX_CONTEXT: u32 = 1 << 24;
 
 /// Most seeds of one run (as many as a replay's `--seeds`).
-pub use aisim_replay::seeds::MAX_SEEDS;
+pub use aisim_replay::seeds_summary::MAX_SEEDS;
 
 /// Most rates, power cuts or profiles of one run: each costs a calibration
 /// (one term per integer length).

@@ -75,7 +75,7 @@ pub struct ReplayReport {
     /// With `--seeds N`: every figure's mean and 95 % interval over the seeds
     /// (the rest of the report is the first seed's).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seeds: Option<crate::seeds::SeedsReport>,
+    pub seeds: Option<crate::seeds_summary::SeedsReport>,
     /// How long the simulation took on this machine (differs between runs).
     pub host: HostReport,
 }
@@ -617,7 +617,7 @@ impl PoolReport {
 }
 
 /// `a / b`, 0 when `b` is 0 (an empty cohort's share).
-pub(crate) fn ratio(a: u64, b: u64) -> f64 {
+pub fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
     } else {

@@ -1,8 +1,8 @@
 //! Tables of `aisim validate` and `aisim calibrate`.
 
 use aisim_core::timing::COEFFICIENT_NAMES;
-use aisim_replay::fidelity::calibrate::Fit;
-use aisim_replay::fidelity::validate::ValidationReport;
+use aisim_lab::fidelity::calibrate::Fit;
+use aisim_lab::fidelity::validate::ValidationReport;
 use serde::Serialize;
 
 use crate::table::Table;

@@ -2,7 +2,7 @@
 //! verdict, then every probe by increasing rate.
 
 use aisim_core::number::float;
-use aisim_replay::saturate::{Axis, Point, SaturateReport, Setting, Status};
+use aisim_lab::saturate::{Axis, Point, SaturateReport, Setting, Status};
 
 use crate::table::{num, opt_num, Table};
 

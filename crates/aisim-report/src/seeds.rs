@@ -1,7 +1,7 @@
 //! The `seeds` section of a replay report (`--seeds N`) as a table: one row
 //! per figure, its mean and 95 % interval over the seeds.
 
-use aisim_replay::seeds::SeedsReport;
+use aisim_lab::seeds::SeedsReport;
 
 use crate::table::{opt_num, Table};
 

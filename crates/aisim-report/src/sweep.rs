@@ -1,7 +1,7 @@
 //! `aisim sweep merge --best`: the cheapest run meeting the SLOs, as a
 //! table, or a line saying that none does.
 
-use aisim_replay::sweep::{cell, CostBasis, RunResult, Slo};
+use aisim_lab::sweep::{cell, CostBasis, RunResult, Slo};
 
 use crate::table::{num, opt_num, Table};
 

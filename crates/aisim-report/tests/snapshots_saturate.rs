@@ -2,8 +2,8 @@
 //! HTML page (regenerate with `cargo xtask golden`).
 
 use aisim_core::timing::TimingSpec;
+use aisim_lab::saturate::{saturate, Axis, Range, SaturateReport, Saturation, SearchSettings};
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::saturate::{saturate, Axis, Range, SaturateReport, Saturation, SearchSettings};
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TopologySpec, WorkloadSpec};
 use aisim_replay::ReplaySpec;
 

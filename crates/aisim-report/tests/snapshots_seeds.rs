@@ -1,8 +1,8 @@
 //! Snapshots of the `seeds` section (`replay --seeds N`): the table and its
 //! JSON shape (regenerate with `cargo xtask golden`).
 
+use aisim_lab::seeds::{replay_seeds, SeedsReport};
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::seeds::{replay_seeds, SeedsReport};
 use aisim_replay::spec::{RouterKind, TopologySpec};
 use aisim_replay::{ReplaySpec, Replayer};
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use aisim_replay::sweep::{
+use aisim_lab::sweep::{
     best, merge, read_results, to_csv, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo,
 };
 

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use aisim_core::timing::{PhysicsTiming, COEFFICIENT_NAMES};
-use aisim_replay::fidelity::calibrate::{
+use aisim_lab::fidelity::calibrate::{
     calibrate, physics_timing, CalibrateOptions, FittedFile, FITTED_VERSION,
 };
-use aisim_replay::fidelity::validate::validate;
+use aisim_lab::fidelity::validate::validate;
 use aisim_report::fidelity::{CalibrationHost, CalibrationReport};
 use clap::Args;
 

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use aisim_replay::fidelity::import::{imported, read_generic, read_llmservingsim};
-use aisim_replay::fidelity::measured::MeasuredRun;
+use aisim_lab::fidelity::import::{imported, read_generic, read_llmservingsim};
+use aisim_lab::fidelity::measured::MeasuredRun;
 use aisim_replay::ReplaySpec;
 use clap::{Args, Subcommand, ValueEnum};
 

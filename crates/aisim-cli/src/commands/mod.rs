@@ -24,6 +24,6 @@ pub(crate) fn threads(flag: Option<usize>) -> Result<usize, CliError> {
             "--threads 0: at least 1 thread runs the replays"
         ))),
         Some(n) => Ok(n),
-        None => Ok(aisim_replay::seeds::available_threads()),
+        None => Ok(aisim_lab::seeds::available_threads()),
     }
 }

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
+use aisim_lab::seeds;
 use aisim_replay::collector::RequestRecord;
 use aisim_replay::per_request::{RowFormat, RowWriter};
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
-use aisim_replay::seeds;
 use aisim_replay::spec::{
     DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
     RouterKind, RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,

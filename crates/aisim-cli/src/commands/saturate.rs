@@ -1,8 +1,8 @@
 //! `aisim sweep saturate`: the replay's flags plus a range to search, the
 //! highest rate at which the SLOs hold (docs/sweeps.md).
 
+use aisim_lab::saturate::{saturate, Axis, Range, SaturateError, Saturation, SearchSettings};
 use aisim_replay::policy::SpecComposition;
-use aisim_replay::saturate::{saturate, Axis, Range, SaturateError, Saturation, SearchSettings};
 
 use super::replay::ReplayArgs;
 use crate::exit::{input, CliError};

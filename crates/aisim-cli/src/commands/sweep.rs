@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use aisim_replay::sweep::{
+use aisim_lab::sweep::{
     self, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo, SweepError,
 };
 

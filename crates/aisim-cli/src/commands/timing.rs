@@ -1,7 +1,7 @@
 //! `--timing` and `--profile`, shared by `replay`, `validate` and `calibrate`.
 
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
-use aisim_replay::fidelity::calibrate::FittedFile;
+use aisim_lab::fidelity::calibrate::FittedFile;
 use anyhow::Context;
 
 /// What `--timing` accepts, for help texts and errors.

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use aisim_replay::fidelity::measured::MeasuredRun;
-use aisim_replay::fidelity::validate::validate;
+use aisim_lab::fidelity::measured::MeasuredRun;
+use aisim_lab::fidelity::validate::validate;
 use clap::Args;
 
 use super::timing::timing_flags;

@@ -23,7 +23,8 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
-pub use aisim_replay::seeds::{interval, run_seeds, run_seeds_on, Interval};
+pub use aisim_core::student_t::{interval, Interval};
+pub use aisim_core::thread_pool::{run_seeds, run_seeds_on};
 use pool::{Active, Instance, PoolState};
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 

@@ -115,12 +115,13 @@ pub(crate) fn read<R: BufRead>(
 /// shared reader: blank lines, CRLF, a BOM and quoted line breaks counted),
 /// none held past `cap` bytes (a quote left open would otherwise read the
 /// rest of the file).
-pub(crate) struct CsvRecords<'p, R: Read> {
+pub struct CsvRecords<'p, R: Read> {
     records: aisim_core::csv_records::CsvRecords<R>,
     path: &'p Path,
 }
 
 impl<'p, R: Read> CsvRecords<'p, R> {
+    /// Records of `reader`, errors naming `path`; no record over the line cap.
     pub fn new(reader: R, path: &'p Path) -> Self {
         Self::capped(reader, path, MAX_LINE_BYTES)
     }
@@ -149,7 +150,7 @@ impl<'p, R: Read> CsvRecords<'p, R> {
 
 /// Cell `idx` of a record as trimmed text (`None` past its end); bytes that
 /// are not UTF-8 are an error naming the line and field.
-pub(crate) fn cell_text<'c>(
+pub fn cell_text<'c>(
     cells: &'c ByteRecord,
     idx: usize,
     path: &Path,

@@ -273,7 +273,7 @@ pub(crate) fn serde_record(
 }
 
 /// A JSONL row that does not parse: its line, and the column within it.
-pub(crate) fn broken_json(path: &Path, line: usize, e: &serde_json::Error) -> ReplayError {
+pub fn broken_json(path: &Path, line: usize, e: &serde_json::Error) -> ReplayError {
     row_error(
         path,
         line,

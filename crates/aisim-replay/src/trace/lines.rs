@@ -15,7 +15,7 @@ pub(crate) const MAX_LINE_BYTES: u64 = 64 << 20;
 const BOM: &str = "\u{feff}";
 
 /// Reads numbered lines into one reused buffer.
-pub(crate) struct Lines<'p, R> {
+pub struct Lines<'p, R> {
     reader: R,
     path: &'p Path,
     bytes: Vec<u8>,
@@ -24,6 +24,7 @@ pub(crate) struct Lines<'p, R> {
 }
 
 impl<'p, R: BufRead> Lines<'p, R> {
+    /// Lines of `reader`, errors naming `path`.
     pub fn new(reader: R, path: &'p Path) -> Self {
         Lines {
             reader,

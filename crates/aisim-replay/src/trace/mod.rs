@@ -2,9 +2,9 @@
 //! file, line and field of any bad row; rows skipped on purpose are counted.
 
 mod chat_links;
-pub(crate) mod csv;
+pub mod csv;
 mod detect;
-pub(crate) mod json_rows;
+pub mod json_rows;
 mod lines;
 mod mooncake_row;
 mod timestamp;
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use aisim_core::number::float;
 pub use detect::detect_format;
-pub(crate) use lines::Lines;
+pub use lines::Lines;
 
 use crate::error::ReplayError;
 
@@ -168,12 +168,8 @@ pub(crate) fn shown(text: &str) -> String {
     }
 }
 
-pub(crate) fn row_error(
-    path: &Path,
-    line: usize,
-    field: &str,
-    reason: impl Into<String>,
-) -> ReplayError {
+/// The error for a bad row: the file, its line and field, and why.
+pub fn row_error(path: &Path, line: usize, field: &str, reason: impl Into<String>) -> ReplayError {
     ReplayError::Trace {
         path: path.to_path_buf(),
         line,

@@ -10,7 +10,7 @@ pub(crate) const CLOCK_RANGE: &str = "0 ..= 9223372036854 ms (2^63 ns, 292 years
 
 /// Milliseconds to a rounded duration, or `None` when negative, not finite or
 /// beyond the clock's range.
-pub(crate) fn checked_ms(ms: f64) -> Option<SimDuration> {
+pub fn checked_ms(ms: f64) -> Option<SimDuration> {
     SimDuration::from_secs_f64(ms * 1e-3)
 }
 

@@ -1,7 +1,7 @@
 //! Workloads: where requests come from. A workload hands out first turns in
 //! planned-arrival order and, when a turn ends, the next turn of its session.
 
-pub(crate) mod clock;
+pub mod clock;
 mod demo;
 pub mod random;
 pub mod synthetic;

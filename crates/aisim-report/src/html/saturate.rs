@@ -1,7 +1,7 @@
 //! The page of `aisim sweep saturate`: throughput and goodput, the TTFT and
 //! TPOT percentiles, and the shares against rate, then the probes' table.
 
-use aisim_replay::saturate::{Point, SaturateReport, Tail};
+use aisim_lab::saturate::{Point, SaturateReport, Tail};
 
 use super::svg::{Chart, Series};
 use super::{page, Part};

@@ -3,7 +3,7 @@
 //! and the highest, and the lowest among the runs meeting the SLOs when
 //! they are given), then every run in a table.
 
-use aisim_replay::sweep::{cell, columns, RunResult, Slo};
+use aisim_lab::sweep::{cell, columns, RunResult, Slo};
 use std::collections::HashMap;
 
 use serde_json::Value;

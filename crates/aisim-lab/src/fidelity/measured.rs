@@ -1,0 +1,260 @@
+//! The measured run: one versioned JSON file holding how a real server was
+//! run (a [`ReplaySpec`]) and what was measured (docs/fidelity.md).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::json_file::read_json;
+use super::stats::{Stats, STAT_NAMES};
+use super::FidelityError;
+use aisim_replay::ReplayError;
+use aisim_replay::{ReplaySpec, SCHEMA_VERSION};
+
+/// Version of the measured-run format.
+pub const MEASURED_VERSION: u32 = 1;
+
+/// Latency metrics a measured run may hold, all in milliseconds.
+pub const LATENCY_METRICS: [&str; 4] = ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"];
+
+/// What was measured; any metric or statistic may be absent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Measured {
+    /// Requests that completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<u64>,
+    /// Time to first token from arrival, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Stats>,
+    /// Time per output token after the first, per request, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<Stats>,
+    /// Inter-token latency over all token gaps, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_ms: Option<Stats>,
+    /// End-to-end latency from arrival, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<Stats>,
+    /// Output tokens per second over the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tok_s: Option<f64>,
+}
+
+impl Measured {
+    /// The latency metric named `name` (one of [`LATENCY_METRICS`]).
+    pub fn latency(&self, name: &str) -> Option<&Stats> {
+        match name {
+            "ttft_ms" => self.ttft_ms.as_ref(),
+            "tpot_ms" => self.tpot_ms.as_ref(),
+            "itl_ms" => self.itl_ms.as_ref(),
+            "e2e_ms" => self.e2e_ms.as_ref(),
+            _ => None,
+        }
+    }
+
+    fn latency_mut(&mut self, name: &str) -> &mut Option<Stats> {
+        match name {
+            "ttft_ms" => &mut self.ttft_ms,
+            "tpot_ms" => &mut self.tpot_ms,
+            "itl_ms" => &mut self.itl_ms,
+            _ => &mut self.e2e_ms,
+        }
+    }
+}
+
+/// A measured run: the run's spec and its measurements.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredRun {
+    /// Format version ([`MEASURED_VERSION`]).
+    pub version: u32,
+    /// Name shown in reports.
+    pub name: String,
+    /// How the run is replayed (its paths resolved against the file's folder).
+    pub spec: ReplaySpec,
+    /// The measurements.
+    pub measured: Measured,
+    /// Per-request measurements the summary came from, if kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<PathBuf>,
+}
+
+const TOP_FIELDS: [&str; 5] = ["version", "name", "spec", "measured", "requests"];
+
+fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
+    match v.as_f64() {
+        Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Some(x) => Err(FidelityError::field(
+            path,
+            field,
+            format!("{x}: must be a finite number of 0 or more"),
+        )),
+        None => Err(FidelityError::field(
+            path,
+            field,
+            format!("{v}: must be a number"),
+        )),
+    }
+}
+
+fn object<'v>(
+    path: &Path,
+    field: &str,
+    v: &'v Value,
+) -> Result<&'v Map<String, Value>, FidelityError> {
+    v.as_object()
+        .ok_or_else(|| FidelityError::field(path, field, format!("{v}: must be an object")))
+}
+
+fn unknown(path: &Path, field: &str, known: &[&str]) -> FidelityError {
+    FidelityError::field(
+        path,
+        field,
+        format!("unknown field; expected one of {}", known.join(", ")),
+    )
+}
+
+fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
+    let mut m = Measured::default();
+    let mut known: Vec<&str> = vec!["completed", "output_tok_s"];
+    known.extend(LATENCY_METRICS);
+    for (key, value) in object(path, "measured", v)? {
+        let field = format!("measured.{key}");
+        match key.as_str() {
+            "completed" => {
+                let n = number(path, &field, value)?;
+                if n.fract() != 0.0 || n > u64::MAX as f64 {
+                    return Err(FidelityError::field(
+                        path,
+                        &field,
+                        format!("{n}: must be a whole number of requests"),
+                    ));
+                }
+                m.completed = Some(n as u64);
+            }
+            "output_tok_s" => m.output_tok_s = Some(number(path, &field, value)?),
+            metric if LATENCY_METRICS.contains(&metric) => {
+                let mut s = Stats::default();
+                for (stat, x) in object(path, &field, value)? {
+                    let f = format!("{field}.{stat}");
+                    let x = Some(number(path, &f, x)?);
+                    match stat.as_str() {
+                        "mean" => s.mean = x,
+                        "p50" => s.p50 = x,
+                        "p90" => s.p90 = x,
+                        "p99" => s.p99 = x,
+                        _ => return Err(unknown(path, &f, &STAT_NAMES)),
+                    }
+                }
+                *m.latency_mut(metric) = Some(s);
+            }
+            _ => return Err(unknown(path, &field, &known)),
+        }
+    }
+    Ok(m)
+}
+
+/// The spec of a run: fields left out take their defaults (the version
+/// too), relative paths are resolved against `base`.
+fn parse_spec(path: &Path, v: &Value, base: &Path) -> Result<ReplaySpec, FidelityError> {
+    let mut v = v.clone();
+    object(path, "spec", &v)?;
+    if let Some(o) = v.as_object_mut() {
+        o.entry("version").or_insert(SCHEMA_VERSION.into());
+    }
+    let mut spec: ReplaySpec =
+        serde_json::from_value(v).map_err(|e| FidelityError::field(path, "spec", e.to_string()))?;
+    spec.resolve_paths(base);
+    spec.validate().map_err(|e| match e {
+        ReplayError::Spec { field, reason } => {
+            FidelityError::field(path, format!("spec.{field}"), reason)
+        }
+        other => FidelityError::field(path, "spec", other.to_string()),
+    })?;
+    Ok(spec)
+}
+
+impl MeasuredRun {
+    /// Reads and checks a measured-run file; every error names the file and
+    /// the field.
+    pub fn from_file(path: &Path) -> Result<MeasuredRun, FidelityError> {
+        let v: Value = read_json(path)?;
+        let top = object(path, "(file)", &v)?;
+        if let Some(k) = top.keys().find(|k| !TOP_FIELDS.contains(&k.as_str())) {
+            return Err(unknown(path, k, &TOP_FIELDS));
+        }
+        let missing = |f: &str| {
+            FidelityError::field(
+                path,
+                f,
+                "missing: a measured run needs it (docs/fidelity.md)",
+            )
+        };
+        match top.get("version").and_then(Value::as_u64) {
+            Some(v) if v == MEASURED_VERSION as u64 => {}
+            _ => {
+                let got = top
+                    .get("version")
+                    .map_or("missing".into(), Value::to_string);
+                return Err(FidelityError::field(
+                    path,
+                    "version",
+                    format!("{got}: this aisim reads version {MEASURED_VERSION}"),
+                ));
+            }
+        }
+        let base = path.parent().unwrap_or(Path::new(""));
+        let spec = parse_spec(path, top.get("spec").ok_or_else(|| missing("spec"))?, base)?;
+        let measured = parse_measured(
+            path,
+            top.get("measured").ok_or_else(|| missing("measured"))?,
+        )?;
+        let name = match top.get("name") {
+            None => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                return Err(FidelityError::field(
+                    path,
+                    "name",
+                    format!("{other}: must be a string"),
+                ))
+            }
+        };
+        let requests = match top.get("requests") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(r)) => {
+                let p = base.join(r);
+                if !p.is_file() {
+                    return Err(FidelityError::field(
+                        path,
+                        "requests",
+                        format!("{}: no such file", p.display()),
+                    ));
+                }
+                Some(p)
+            }
+            Some(other) => {
+                return Err(FidelityError::field(
+                    path,
+                    "requests",
+                    format!("{other}: must be a path"),
+                ))
+            }
+        };
+        Ok(MeasuredRun {
+            version: MEASURED_VERSION,
+            name,
+            spec,
+            measured,
+            requests,
+        })
+    }
+
+    /// The run as pretty JSON (what [`MeasuredRun::from_file`] reads).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("measured runs serialize")
+    }
+}
