@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use aisim_lab::fidelity::calibrate::{calibrate, CalibrateOptions};
 use aisim_lab::fidelity::measured::{MeasuredRun, MEASURED_VERSION};
-use aisim_lab::fidelity::request_times::{requests_text, timed_requests};
+use aisim_lab::fidelity::timed_request::{requests_text, timed_requests};
 use aisim_lab::fidelity::validate::{compare, measured_from_report, replay, validate};
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec};
 use aisim_replay::ReplaySpec;

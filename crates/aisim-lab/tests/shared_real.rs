@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use aisim_lab::fidelity::calibrate::{calibrate, physics_timing, CalibrateOptions};
 use aisim_lab::fidelity::import::{imported, read_llmservingsim, summarize};
 use aisim_lab::fidelity::measured::{Measured, MeasuredRun};
-use aisim_lab::fidelity::request_times::trace_order;
+use aisim_lab::fidelity::timed_request::trace_order;
 use aisim_lab::fidelity::validate::{validate, ValidationReport};
 
 const RUNS: [&str; 2] = ["RTX4090__Llama-3.1-8B", "RTXPRO6000__Llama-3.1-8B"];

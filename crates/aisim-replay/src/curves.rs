@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::rank_index_permille;
 use crate::sketch::LogSketch;
-use crate::tally::Tally;
 
 /// Most points of a curve: the value at every per-mille rank.
 pub const CDF_POINTS: u64 = 1000;
@@ -87,53 +86,14 @@ pub struct ReportCdfs {
     pub trace_gap_ms: Cdf,
 }
 
-impl ReportCdfs {
-    /// The curves of a run's totals (sorting their exact values in place,
-    /// which the report's percentiles then find sorted).
-    pub fn of(tally: &mut Tally) -> ReportCdfs {
-        let l = &mut tally.latency;
-        ReportCdfs {
-            ttft_ms: l.ttft.cdf(),
-            tpot_ms: l.tpot.cdf(),
-            e2e_ms: l.e2e.cdf(),
-            realized_gap_ms: tally.realized_gap_ms.cdf(),
-            trace_gap_ms: tally.trace_gap_ms.cdf(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distribution::Distribution;
-    use crate::metrics::Summary;
 
     #[test]
     fn few_values_give_a_step_per_distinct_value() {
         let c = Cdf::of_sorted(&[1.0, 2.0, 2.0, 5.0]);
         assert_eq!(c.points, vec![(1.0, 0.25), (2.0, 0.75), (5.0, 1.0)]);
         assert_eq!(Cdf::of_sorted(&[]).points, vec![]);
-    }
-
-    #[test]
-    fn many_values_give_the_report_percentiles_at_their_per_mille() {
-        for limit in [usize::MAX, 100] {
-            let mut d = Distribution::with_limit(limit);
-            for i in 0..10_007u64 {
-                d.add(((i * 7919) % 10_007) as f64 + 0.5);
-            }
-            let c = d.cdf();
-            let s: Summary = d.summary();
-            assert!(c.points.len() as u64 <= CDF_POINTS);
-            let at = |p: f64| c.points.iter().find(|q| q.1 >= p - 1e-12).unwrap().0;
-            assert_eq!(Some(at(0.5)), s.p50);
-            assert_eq!(Some(at(0.99)), s.p99);
-            assert_eq!(Some(at(0.999)), s.p999);
-            assert_eq!(c.points.last().unwrap().1, 1.0);
-            assert!(c
-                .points
-                .windows(2)
-                .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
-        }
     }
 }

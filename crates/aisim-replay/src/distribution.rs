@@ -109,4 +109,26 @@ mod tests {
         assert!((p50 - 501.0).abs() <= 501.0 * crate::sketch::RELATIVE_ACCURACY);
         assert_eq!((s.min, s.max), (Some(1.0), Some(1001.0)));
     }
+
+    #[test]
+    fn many_values_give_the_report_percentiles_at_their_per_mille() {
+        for limit in [usize::MAX, 100] {
+            let mut d = Distribution::with_limit(limit);
+            for i in 0..10_007u64 {
+                d.add(((i * 7919) % 10_007) as f64 + 0.5);
+            }
+            let c = d.cdf();
+            let s: Summary = d.summary();
+            assert!(c.points.len() as u64 <= crate::curves::CDF_POINTS);
+            let at = |p: f64| c.points.iter().find(|q| q.1 >= p - 1e-12).unwrap().0;
+            assert_eq!(Some(at(0.5)), s.p50);
+            assert_eq!(Some(at(0.99)), s.p99);
+            assert_eq!(Some(at(0.999)), s.p999);
+            assert_eq!(c.points.last().unwrap().1, 1.0);
+            assert!(c
+                .points
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+        }
+    }
 }

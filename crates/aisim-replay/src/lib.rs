@@ -38,6 +38,7 @@ pub mod per_request;
 pub mod policy;
 #[cfg(feature = "progress")]
 pub mod progress;
+pub mod record;
 mod replayer;
 pub mod report;
 pub mod runtime;

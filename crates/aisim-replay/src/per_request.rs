@@ -4,36 +4,12 @@
 //! JSON lines, or as CSV; the schema is in docs/report.md.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::collector::{Outcome, RequestRecord};
 use crate::metrics::ms;
-
-/// Where a request came from in its trace, with the ids as the trace wrote
-/// them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TraceRow {
-    /// 1-based line in the trace file.
-    pub line: u64,
-    /// Bailian `chat_id`.
-    pub chat_id: Option<i64>,
-    /// `session_id` (JSONL) or `Session ID` (BurstGPT), as text.
-    pub session_id: Option<Arc<str>>,
-}
-
-/// The trace rows of a workload, by aisim request id (a trace's request id
-/// is its row's index in file order).
-#[derive(Debug, Clone, Default)]
-pub struct TraceRows(pub Vec<TraceRow>);
-
-impl TraceRows {
-    /// The row of request `id`, if it came from a trace row.
-    pub fn get(&self, id: u64) -> Option<&TraceRow> {
-        usize::try_from(id).ok().and_then(|i| self.0.get(i))
-    }
-}
+use crate::record::{Outcome, RequestRecord};
+pub use crate::record::{TraceRow, TraceRows};
 
 /// One request, as `--per-request` writes it. Every key is always present:
 /// what did not happen, or what the trace does not say, is `null` (an empty

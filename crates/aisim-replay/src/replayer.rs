@@ -250,7 +250,7 @@ impl<C: ReplayComposition> Replayer<C> {
                 self.run_topology(topo, workload, options, observer)?
             }
         };
-        let cdfs = self.cdfs.then(|| ReportCdfs::of(&mut collected.tally));
+        let cdfs = self.cdfs.then(|| collected.tally.cdfs());
         totals.source = source;
         totals.policies = policies;
         let wall_s = started.elapsed().as_secs_f64();

@@ -9,9 +9,10 @@ use aisim_core::hashing::IntHashBuilder;
 
 use aisim_core::RejectReason;
 
-use crate::collector::{Outcome, RequestRecord};
+use crate::curves::ReportCdfs;
 use crate::distribution::Distribution;
 use crate::metrics::{ms, Summary};
+use crate::record::{Outcome, RequestRecord};
 use crate::spec::SlaSpec;
 use crate::timeseries::RequestSeries;
 
@@ -220,6 +221,19 @@ pub struct ExpectedReuse {
 }
 
 impl Tally {
+    /// The latency curves of the run's totals (sorting their exact values
+    /// in place, which the report's percentiles then find sorted).
+    pub fn cdfs(&mut self) -> ReportCdfs {
+        let l = &mut self.latency;
+        ReportCdfs {
+            ttft_ms: l.ttft.cdf(),
+            tpot_ms: l.tpot.cdf(),
+            e2e_ms: l.e2e.cdf(),
+            realized_gap_ms: self.realized_gap_ms.cdf(),
+            trace_gap_ms: self.trace_gap_ms.cdf(),
+        }
+    }
+
     /// Totals measuring goodput against `sla`, each distribution exact up to
     /// `exact_limit` values.
     pub fn new(sla: SlaSpec, exact_limit: usize) -> Tally {

@@ -23,7 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collector::Outcome;
+use crate::record::Outcome;
 
 /// Most bins a series holds.
 pub const MAX_BINS: u64 = 500;

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::json_file::read_json;
 use super::measured::{Measured, MeasuredRun, MEASURED_VERSION};
-use super::request_times::{requests_text, trace_order};
 use super::stats::Stats;
+use super::timed_request::{requests_text, trace_order, TimedRequest};
 use super::FidelityError;
 use aisim_replay::spec::WorkloadSpec;
 use aisim_replay::trace::csv::{cell_text, CsvRecords};
@@ -22,27 +22,6 @@ use aisim_replay::trace::{read_trace, row_error, write_mooncake_row, Lines, Trac
 use aisim_replay::ReplayError;
 use aisim_replay::ReplaySpec;
 use csv::ByteRecord;
-
-/// One request as measured (seconds on any one clock).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimedRequest {
-    /// Line of the file it came from.
-    pub line: usize,
-    /// Request id.
-    pub id: String,
-    /// When it was sent (arrived at the server).
-    pub send_s: f64,
-    /// When its first output token came.
-    pub first_token_s: f64,
-    /// When its last output token came.
-    pub end_s: f64,
-    /// Prompt tokens.
-    pub input_tokens: u32,
-    /// Output tokens.
-    pub output_tokens: u32,
-    /// Prompt block hashes, when known.
-    pub hash_ids: Option<Vec<u64>>,
-}
 
 /// Column names of the generic per-request shape.
 pub const GENERIC_FIELDS: [&str; 7] = [

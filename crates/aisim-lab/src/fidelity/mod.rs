@@ -11,6 +11,7 @@ pub mod measured;
 mod optimize;
 pub mod request_times;
 pub mod stats;
+pub mod timed_request;
 pub mod validate;
 
 pub use error::FidelityError;

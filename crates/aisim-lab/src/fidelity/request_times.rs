@@ -6,9 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
-use super::import::{read_generic, TimedRequest};
+use super::import::read_generic;
+use super::timed_request::trace_order;
 use super::FidelityError;
 use aisim_replay::collector::{Outcome, RequestRecord};
 use aisim_replay::metrics::ms;
@@ -26,14 +25,6 @@ pub struct RequestTimes {
     pub ttft_ms: f64,
     /// End − send, ms.
     pub e2e_ms: f64,
-}
-
-/// `requests` in the order an import's trace holds them: by send time,
-/// ties by line (`import::trace_text`).
-pub fn trace_order(requests: &[TimedRequest]) -> Vec<&TimedRequest> {
-    let mut order: Vec<&TimedRequest> = requests.iter().collect();
-    order.sort_by(|a, b| a.send_s.total_cmp(&b.send_s).then(a.line.cmp(&b.line)));
-    order
 }
 
 /// The per-request file of a run (generic shape), in trace order.
@@ -118,50 +109,4 @@ fn latencies(r: &RequestRecord) -> Option<(f64, f64)> {
     let first = RequestRecord::at(r.first_token_ns)?;
     let end = RequestRecord::at(r.terminal_ns)?;
     Some((ms(first - r.planned_ns), ms(end - r.planned_ns)))
-}
-
-/// A replay's completed cohort as measured requests (send = planned
-/// arrival, end = completion), e.g. to make a measured run of a replay.
-pub fn timed_requests(records: &[RequestRecord]) -> Vec<TimedRequest> {
-    records
-        .iter()
-        .filter(|r| r.in_cohort && r.outcome == Outcome::Completed)
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let s = |ns: u64| ns as f64 / 1e9;
-            Some(TimedRequest {
-                line: i + 1,
-                id: r.id.to_string(),
-                send_s: s(r.planned_ns),
-                first_token_s: s(RequestRecord::at(r.first_token_ns)?),
-                end_s: s(RequestRecord::at(r.terminal_ns)?),
-                input_tokens: r.input_length,
-                output_tokens: r.output_length,
-                hash_ids: None,
-            })
-        })
-        .collect()
-}
-
-/// `requests` as a generic per-request JSONL file, in trace order, with the
-/// prompt hashes when known: imported again, it gives the same measurement
-/// and the same trace.
-pub fn requests_text(requests: &[TimedRequest]) -> String {
-    let mut out = String::new();
-    for r in trace_order(requests) {
-        let mut row = json!({
-            "request_id": r.id,
-            "send_s": r.send_s,
-            "first_token_s": r.first_token_s,
-            "end_s": r.end_s,
-            "input_tokens": r.input_tokens,
-            "output_tokens": r.output_tokens,
-        });
-        if let Some(h) = &r.hash_ids {
-            row["hash_ids"] = json!(h);
-        }
-        out.push_str(&row.to_string());
-        out.push('\n');
-    }
-    out
 }
