@@ -258,27 +258,6 @@ pub(crate) fn prompt_span_iter(
         })
 }
 
-/// A request's spans as the radix cache names its pages: its prompt's
-/// (none without prefix caching), then one open-ended span private to it.
-pub(crate) fn request_span_iter(
-    req: &crate::Request,
-    block_size: u32,
-    prefix_caching: bool,
-) -> impl Iterator<Item = Span> + '_ {
-    let ids: &[u64] = if prefix_caching { &req.hash_ids } else { &[] };
-    let mut shared = 0;
-    prompt_span_iter(ids, req.trace_block_size, req.input_length, block_size)
-        .map(Some)
-        .chain(std::iter::once(None))
-        .map(move |s| match s {
-            Some(s) => {
-                shared = s.end;
-                s
-            }
-            None => private_span(req.id.0, shared),
-        })
-}
-
 /// The span of every page of request `request_salt` from `start` on: what
 /// `private_block_hash` names.
 pub(crate) fn private_span(request_salt: u64, start: u32) -> Span {

@@ -1,6 +1,8 @@
 //! Requests as the engines see them: lengths plus a prefix identity, never tokens.
 
-use crate::block_hash::{prompt_block_hash_iter, prompt_block_hashes, prompt_span_iter, BlockHash};
+use crate::block_hash::{
+    private_span, prompt_block_hash_iter, prompt_block_hashes, prompt_span_iter, BlockHash, Span,
+};
 use crate::kv::PageRun;
 use crate::time::SimTime;
 
@@ -87,5 +89,28 @@ impl Request {
             block_size,
         )
         .map(|s| PageRun::of_span(&s, s.start, s.end - s.start))
+    }
+
+    /// Its spans as the radix cache names its pages: its prompt's (none
+    /// without prefix caching), then one open-ended span private to it.
+    /// It lives here, not in `block_hash`: the hashing sits below requests
+    /// and names none.
+    pub(crate) fn span_iter(
+        &self,
+        block_size: u32,
+        prefix_caching: bool,
+    ) -> impl Iterator<Item = Span> + '_ {
+        let ids: &[u64] = if prefix_caching { &self.hash_ids } else { &[] };
+        let mut shared = 0;
+        prompt_span_iter(ids, self.trace_block_size, self.input_length, block_size)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .map(move |s| match s {
+                Some(s) => {
+                    shared = s.end;
+                    s
+                }
+                None => private_span(self.id.0, shared),
+            })
     }
 }

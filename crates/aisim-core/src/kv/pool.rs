@@ -9,10 +9,7 @@
 use crate::block_hash::BlockHash;
 use crate::kv::event::EventLog;
 use crate::kv::index::BlockIndex;
-use crate::kv::KvEvent;
-
-/// Index of a block inside its pool.
-pub type BlockId = u32;
+use crate::kv::{BlockId, KvEvent};
 
 const NIL: u32 = u32::MAX;
 /// `BlockMeta::next` of a block in use (no block id reaches it: see `new`).

@@ -5,7 +5,8 @@ use std::collections::{HashMap, VecDeque};
 
 use proptest::prelude::*;
 
-use super::pool::{BlockId, KvBlockPool};
+use super::pool::KvBlockPool;
+use super::BlockId;
 use crate::block_hash::BlockHash;
 
 #[derive(Debug, Clone)]

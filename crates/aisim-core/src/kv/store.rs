@@ -2,7 +2,7 @@
 //! either kind of pool. The block pool tracks every block; the radix cache
 //! tracks spans, so SGLang's one-token pages cost what its trace blocks do.
 
-use crate::block_hash::{private_block_hash, request_span_iter, BlockHash, Span};
+use crate::block_hash::{private_block_hash, BlockHash, Span};
 use crate::kv::{BlockId, KvBlockPool, KvCache, KvEvent, PrefixMatch, RadixCache, RadixHold};
 use crate::request::Request;
 
@@ -160,9 +160,7 @@ impl PageStore for RadixCache {
 
     fn identify(pages: &mut SpanPages, req: &Request, block_size: u32, prefix_caching: bool) {
         pages.0.clear();
-        pages
-            .0
-            .extend(request_span_iter(req, block_size, prefix_caching));
+        pages.0.extend(req.span_iter(block_size, prefix_caching));
     }
 
     fn reset(hold: &mut RadixHold, _: u64) {
@@ -185,7 +183,7 @@ impl PageStore for RadixCache {
 
     fn prompt_prefix(&self, req: &Request, block_size: u32, max: u32) -> PrefixMatch {
         // Named as the walk goes: no allocation, nothing past the first miss.
-        self.longest_prefix(request_span_iter(req, block_size, true), max)
+        self.longest_prefix(req.span_iter(block_size, true), max)
     }
 
     fn take_prefix(&mut self, hold: &mut RadixHold, pages: &SpanPages, n: u32) {

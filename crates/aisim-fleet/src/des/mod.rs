@@ -25,6 +25,7 @@ use serde::Serialize;
 
 pub use aisim_core::student_t::{interval, Interval};
 pub use aisim_core::thread_pool::{run_seeds, run_seeds_on};
+pub use pool::InstancePick;
 use pool::{Active, Instance, PoolState};
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 
@@ -118,19 +119,6 @@ pub struct PoolSpec {
     pub n_gpus: u64,
     /// Longest total length it serves.
     pub max_ctx: u32,
-}
-
-/// How an instance is picked inside a pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum InstancePick {
-    /// Shortest queue (then fewest running), ties to the lowest index.
-    #[default]
-    ShortestQueue,
-    /// Fewest running + queued.
-    LeastLoaded,
-    /// In turn.
-    RoundRobin,
 }
 
 /// DES settings.

@@ -1,9 +1,24 @@
 //! The instances of one pool in the fleet DES: materialized on first use and
-//! kept in an ordered set by pick key.
+//! kept in an ordered set by pick key. `InstancePick`, how one is picked,
+//! lives here beside the pool that applies it (the DES re-exports it): the
+//! DES drives the pool, so the pool names nothing of the DES.
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::InstancePick;
+use serde::Serialize;
+
+/// How an instance is picked inside a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InstancePick {
+    /// Shortest queue (then fewest running), ties to the lowest index.
+    #[default]
+    ShortestQueue,
+    /// Fewest running + queued.
+    LeastLoaded,
+    /// In turn.
+    RoundRobin,
+}
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Active {

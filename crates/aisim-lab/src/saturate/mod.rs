@@ -9,19 +9,23 @@
 //! the attainment asked for (0.9 by default, DistServe's SLO attainment).
 //! Each probe is a whole replay, deterministic, so the search is too.
 
+mod error;
 mod probe;
 mod range;
 mod search;
+mod setting;
 
 use serde::{Deserialize, Serialize};
 
-pub use probe::{Axis, Condition, Point, Setting, Tail, MIN_COMPLETED};
+pub use error::SaturateError;
+pub use probe::{Axis, Condition, Point, Tail, MIN_COMPLETED};
 pub use range::{Range, RangeError};
 pub use search::{curve_values, search, Probed, SearchSettings, Searched, Status};
+pub use setting::Setting;
 
 use aisim_replay::policy::ReplayComposition;
 use aisim_replay::spec::ReplaySpec;
-use aisim_replay::{ReplayError, Replayer};
+use aisim_replay::Replayer;
 use probe::Scale;
 
 /// Version of the saturation report's schema.
@@ -35,43 +39,6 @@ pub const MAX_PROBES: u32 = 64;
 
 /// The definition the report carries, word for word.
 pub const DEFINITION: &str = "a rate holds when at least `attainment` of the offered cohort completes within every SLO limit given (TTFT, TPOT, E2E; a request that does not complete misses them all) and at least `min_completed` of it completes";
-
-/// Why a search could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum SaturateError {
-    /// A search setting out of range; `setting` is its field in the report.
-    #[error("`{setting}`: {reason}")]
-    Setting {
-        /// The field (`tolerance`, `points`, `max_probes`, `attainment`).
-        setting: &'static str,
-        /// What is allowed.
-        reason: String,
-    },
-    /// A workload or spec the search cannot scale.
-    #[error("{0}")]
-    Workload(String),
-    /// The trace could not be read for its rate.
-    #[error(transparent)]
-    Trace(ReplayError),
-    /// A probe's replay failed.
-    #[error("the probe at {} req/s (admission.speedup {}) failed: {source}", aisim_core::number::float(.at.rate_rps), aisim_core::number::float(.at.speedup))]
-    Probe {
-        /// Where it ran.
-        at: Setting,
-        /// Its error.
-        source: ReplayError,
-    },
-}
-
-impl SaturateError {
-    /// Whether this is aisim's bug rather than the user's input.
-    pub fn is_internal(&self) -> bool {
-        match self {
-            SaturateError::Setting { .. } | SaturateError::Workload(_) => false,
-            SaturateError::Trace(e) | SaturateError::Probe { source: e, .. } => e.is_internal(),
-        }
-    }
-}
 
 /// What to search.
 #[derive(Debug, Clone, Copy, PartialEq)]

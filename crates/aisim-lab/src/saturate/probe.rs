@@ -4,7 +4,8 @@
 use aisim_core::number::float;
 use serde::{Deserialize, Serialize};
 
-use super::SaturateError;
+use super::error::SaturateError;
+use super::setting::Setting;
 use aisim_replay::metrics::Summary;
 // An empty cohort's shares are 0: it holds nothing.
 use aisim_replay::report::{ratio as share, ReplayReport};
@@ -22,16 +23,6 @@ pub enum Axis {
     Rate,
     /// `admission.speedup`, the trace-time compression (`--speedup-range`).
     Speedup,
-}
-
-/// A point of the axis in both units.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Setting {
-    /// Arrivals per second the workload offers (first turns per second for a
-    /// generated workload with sessions).
-    pub rate_rps: f64,
-    /// `admission.speedup` of the run.
-    pub speedup: f64,
 }
 
 /// How a value on the axis becomes a spec: a trace's rate moves with the

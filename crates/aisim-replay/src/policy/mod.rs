@@ -10,6 +10,7 @@ mod lpwl;
 mod placement;
 mod scaling;
 mod sticky;
+mod worker_view;
 
 use std::sync::Arc;
 
@@ -19,13 +20,12 @@ pub(crate) use hooks::{deliver_kv_events, place_checked};
 pub use kv::{KvRouter, KvRouterConfig};
 pub use kv_index::{PromptPages, RouterIndex};
 pub use lpwl::LeastPrefillWorkLeft;
-pub use placement::{
-    LeastLoaded, Placement, PlacementPolicy, RandomPlacement, RoundRobin, WorkerView,
-};
+pub use placement::{LeastLoaded, Placement, PlacementPolicy, RandomPlacement, RoundRobin};
 pub use scaling::{
     LoadPlanner, NoScaling, ScalingDecision, ScalingPolicy, ScalingSnapshot, COOL_TICKS,
 };
 pub use sticky::Sticky;
+pub use worker_view::WorkerView;
 
 use crate::error::ReplayError;
 use crate::spec::{ReplaySpec, RouterKind};

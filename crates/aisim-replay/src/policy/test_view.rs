@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use aisim_core::{RankLoad, Request};
 
-use super::WorkerView;
+use super::worker_view::WorkerView;
 
 /// `n` workers of `dp` ranks.
 pub(crate) struct CraftedView {

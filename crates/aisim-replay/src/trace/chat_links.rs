@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{row_error, TraceRecord};
+use super::bad_row::row_error;
+use super::record::TraceRecord;
 use crate::error::ReplayError;
 
 /// The number of rows whose parent is not in the trace, or the first problem.

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use csv::ByteRecord;
 
+use super::bad_row::{row_error, shown};
 use super::lines::{utf8, MAX_LINE_BYTES};
+use super::record::{SessionInterner, TraceRecord};
 use super::timestamp::parse_wall_clock_ms;
-use super::{row_error, shown, SessionInterner, TraceRecord};
 use crate::error::ReplayError;
 use aisim_core::number::Number;
 

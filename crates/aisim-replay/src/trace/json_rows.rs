@@ -6,8 +6,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::bad_row::{row_error, shown};
 use super::lines::Lines;
-use super::{float, mooncake_row, row_error, shown, SessionInterner, TraceRecord};
+use super::record::{SessionInterner, TraceRecord};
+use super::{float, mooncake_row};
 use crate::error::ReplayError;
 use aisim_core::number::{Number, NumberError};
 
@@ -284,4 +286,114 @@ pub fn broken_json(path: &Path, line: usize, e: &serde_json::Error) -> ReplayErr
             aisim_core::text_file::json_message(e)
         ),
     )
+}
+
+// The scanner's agreement with the serde path is tested here, where the
+// reader chooses between them: the scanner's own file then names nothing of
+// this one, which calls it.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::mooncake_row::parse;
+    use proptest::prelude::*;
+
+    /// A number as a trace might write it: mostly plain, sometimes with a
+    /// sign, a fraction, an exponent, leading zeros or past 64 bits.
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => any::<u32>().prop_map(|v| v.to_string()),
+            2 => any::<u64>().prop_map(|v| v.to_string()),
+            1 => (0u64..1000).prop_map(|v| format!("{v}.0")),
+            1 => (0u64..1000).prop_map(|v| format!("{v}.5")),
+            1 => (0u64..1000).prop_map(|v| format!("{v}e2")),
+            1 => (0u64..1000).prop_map(|v| format!("-{v}")),
+            1 => (0u64..1000).prop_map(|v| format!("0{v}")),
+            1 => Just("18446744073709551616".to_string()),
+            1 => Just("4294967296".to_string()),
+            1 => Just("null".to_string()),
+            1 => Just("\"7\"".to_string()),
+        ]
+    }
+
+    fn ws() -> impl Strategy<Value = &'static str> {
+        prop_oneof![4 => Just(""), 2 => Just(" "), 1 => Just("\t"), 1 => Just("\n  ")]
+    }
+
+    /// A row: mostly the four keys once each in a random order, sometimes
+    /// any keys (some missing, some repeated, an unknown one); random values
+    /// and whitespace.
+    fn row() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("timestamp"),
+            Just("input_length"),
+            Just("output_length"),
+            Just("hash_ids"),
+            Just("session_id"),
+        ];
+        let value = || {
+            (
+                number(),
+                proptest::collection::vec(number(), 0..4),
+                ws(),
+                ws(),
+            )
+        };
+        let four = Just(vec![
+            "timestamp",
+            "input_length",
+            "output_length",
+            "hash_ids",
+        ])
+        .prop_shuffle()
+        .prop_flat_map(move |keys| (Just(keys), proptest::collection::vec(value(), 4)))
+        .prop_map(|(keys, values)| {
+            keys.into_iter()
+                .zip(values)
+                .map(|(k, (n, ids, a, b))| (k, n, ids, a, b))
+                .collect::<Vec<_>>()
+        });
+        let any_keys = proptest::collection::vec(
+            (key, value()).prop_map(|(k, (n, ids, a, b))| (k, n, ids, a, b)),
+            0..6,
+        );
+        prop_oneof![3 => four, 1 => any_keys].prop_map(|fields| {
+            let body: Vec<String> = fields
+                .into_iter()
+                .map(|(k, n, ids, a, b)| {
+                    let v = if k == "hash_ids" {
+                        format!("[{}]", ids.join(&format!(",{a}")))
+                    } else {
+                        n
+                    };
+                    format!("{a}\"{k}\"{b}:{a}{v}{b}")
+                })
+                .collect();
+            format!("{{{}}}", body.join(","))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the scanner reads, the reader's serde path reads the
+        /// same; what it cannot read exactly, it declines.
+        #[test]
+        fn the_scanner_agrees_with_the_serde_path_or_declines(text in row()) {
+            let mut scratch = Vec::new();
+            if let Some(ours) = parse(&text, &mut scratch) {
+                let mut sessions = crate::trace::SessionInterner::default();
+                let path = std::path::Path::new("t.jsonl");
+                let theirs = serde_record(&text, 1, Shape::Mooncake, path, &mut sessions);
+                let theirs = theirs.map_err(|e| e.to_string());
+                prop_assert!(theirs.is_ok(), "{} -> {:?}", text, theirs);
+                let r = theirs.unwrap();
+                prop_assert_eq!(
+                    (ours.timestamp_ms, ours.input_length, ours.output_length, ours.hash_ids),
+                    (r.timestamp_ms, r.input_length, r.output_length, r.hash_ids),
+                    "{}", text
+                );
+                prop_assert_eq!((r.session, r.think_ms), (None, None));
+            }
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::row_error;
+use super::bad_row::row_error;
 use crate::error::ReplayError;
 
 /// Longest line read (the longest real rows are some hundred kilobytes of ids).

@@ -1,15 +1,16 @@
 //! Trace readers. Every reader streams its file line by line and reports the
 //! file, line and field of any bad row; rows skipped on purpose are counted.
 
+mod bad_row;
 mod chat_links;
 pub mod csv;
 mod detect;
 pub mod json_rows;
 mod lines;
 mod mooncake_row;
+mod record;
 mod timestamp;
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -18,8 +19,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aisim_core::number::float;
+pub use bad_row::row_error;
 pub use detect::detect_format;
 pub use lines::Lines;
+pub(crate) use record::SessionInterner;
+pub use record::TraceRecord;
 
 use crate::error::ReplayError;
 
@@ -74,29 +78,6 @@ impl TraceFormat {
     }
 }
 
-/// One request row of a trace, as read (timestamps not yet normalized).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceRecord {
-    /// 1-based line in the file.
-    pub line: usize,
-    /// Arrival, milliseconds on the trace's own clock.
-    pub timestamp_ms: f64,
-    /// Prompt tokens.
-    pub input_length: u32,
-    /// Output tokens.
-    pub output_length: u32,
-    /// Trace block ids of the prompt.
-    pub hash_ids: Vec<u64>,
-    /// Session (interned from `session_id` / `Session ID`).
-    pub session: Option<u64>,
-    /// Bailian chat id.
-    pub chat_id: Option<i64>,
-    /// Bailian parent chat id (`-1` or absent for a root).
-    pub parent_chat_id: Option<i64>,
-    /// Think time before this turn, from the row, milliseconds.
-    pub think_ms: Option<f64>,
-}
-
 /// A whole trace, read.
 #[derive(Debug, Clone)]
 pub struct TraceData {
@@ -137,44 +118,6 @@ impl TraceNotes {
             self.hash_ids_short += u64::from(have < want);
             self.hash_ids_long += u64::from(have > want);
         }
-    }
-}
-
-/// Interns session ids (strings or numbers) to dense integers, by first appearance.
-#[derive(Debug, Default)]
-pub(crate) struct SessionInterner(HashMap<String, u64>);
-
-impl SessionInterner {
-    pub fn intern(&mut self, key: &str) -> u64 {
-        let next = self.0.len() as u64;
-        *self.0.entry(key.to_string()).or_insert(next)
-    }
-
-    /// The ids as written, by interned number.
-    pub fn into_names(self) -> Vec<Arc<str>> {
-        let mut names: Vec<Arc<str>> = vec![Arc::from(""); self.0.len()];
-        for (name, i) in self.0 {
-            names[i as usize] = Arc::from(name);
-        }
-        names
-    }
-}
-
-/// A value as quoted in a message: at most 40 characters of it.
-pub(crate) fn shown(text: &str) -> String {
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
-/// The error for a bad row: the file, its line and field, and why.
-pub fn row_error(path: &Path, line: usize, field: &str, reason: impl Into<String>) -> ReplayError {
-    ReplayError::Trace {
-        path: path.to_path_buf(),
-        line,
-        field: field.to_string(),
-        reason: reason.into(),
     }
 }
 

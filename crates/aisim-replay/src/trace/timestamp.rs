@@ -4,6 +4,8 @@
 //! proleptic Gregorian calendar (no 30 February, no hour 24, no leap second);
 //! a time zone is `Z` or `±HH:MM`, and none means UTC.
 
+use super::bad_row::shown;
+
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -75,7 +77,7 @@ pub fn parse_wall_clock_ms(text: &str) -> Result<f64, String> {
     parse(s).map_err(|why| {
         format!(
             "`{}` is not a timestamp like 2023-11-16 18:15:46.6805900: {why}",
-            super::shown(s)
+            shown(s)
         )
     })
 }
@@ -131,14 +133,14 @@ fn zone_offset_s(zone: &str) -> Result<i64, String> {
         _ => {
             return Err(format!(
                 "`{}` after the seconds is not a time zone (Z or ±HH:MM)",
-                super::shown(zone)
+                shown(zone)
             ))
         }
     };
     let (h, rest) = take_digits(&zone[1..], 2, "zone hour")?;
     let (m, rest) = take_digits(take_sep(rest, &[':'], "zone hour")?, 2, "zone minute")?;
     if !rest.is_empty() {
-        return Err(format!("`{}` after the time zone", super::shown(rest)));
+        return Err(format!("`{}` after the time zone", shown(rest)));
     }
     Ok(sign * (in_range(h, 0, 23, "zone hour")? * 3600 + in_range(m, 0, 59, "zone minute")? * 60))
 }

@@ -8,6 +8,7 @@
 //! does (`compare.rs`).
 
 mod compare;
+mod escape;
 mod fleet;
 mod replay;
 mod saturate;
@@ -15,28 +16,13 @@ pub mod svg;
 mod sweep;
 
 pub use compare::render_compare_html;
+pub use escape::escape;
 pub use fleet::{render_compare_routers_html, render_simulate_html};
 pub use replay::{render_replay_html, replay_charts, ReplayRun};
 pub use saturate::render_saturate_html;
 pub use sweep::render_sweep_html;
 
 use crate::table::Table;
-
-/// `text` with the characters HTML gives a meaning escaped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222;padding:0 1em}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\

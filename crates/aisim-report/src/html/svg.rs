@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::escape;
+use super::escape::escape;
 
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 300.0;
