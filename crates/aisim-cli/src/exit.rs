@@ -97,24 +97,19 @@ pub fn input<E: Into<anyhow::Error>>(e: E) -> CliError {
 }
 
 fn is_internal(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<aisim_replay::ReplayError>()
-            .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_core::CoreError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_fleet::FleetError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_lab::fidelity::FidelityError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_core::cache_lab::CacheLabError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_lab::seeds::SeedsError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_lab::sweep::SweepError>()
-                .is_some_and(|r| r.is_internal())
-            || c.downcast_ref::<aisim_lab::saturate::SaturateError>()
-                .is_some_and(|r| r.is_internal())
-    })
+    e.chain().any(aisim_lab::jobs::is_internal)
+}
+
+/// A job's failure as the CLI reports it: the same chain of causes, exit 2
+/// for the user's input, 1 for aisim's bug.
+pub fn job(e: aisim_lab::jobs::JobError) -> CliError {
+    input(anyhow_of(e))
+}
+
+/// A job's failure as an `anyhow` error (its chain of causes kept), for
+/// code that adds context before reporting it.
+pub fn anyhow_of(e: aisim_lab::jobs::JobError) -> anyhow::Error {
+    anyhow::Error::from_boxed(e.into_boxed())
 }
 
 #[cfg(test)]

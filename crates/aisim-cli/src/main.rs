@@ -8,6 +8,7 @@ mod commands;
 mod exit;
 mod numbers;
 mod output;
+mod progress;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

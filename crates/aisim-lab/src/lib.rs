@@ -7,16 +7,20 @@
 //!   interval of every figure (docs/seeds.md);
 //! - [`sweep`]: grids of runs, planned, sharded, run and merged (docs/sweeps.md);
 //! - [`saturate`]: the highest rate at which a run still holds its SLOs;
+//! - [`compare`]: two replay reports figure by figure;
 //! - [`fidelity`]: measured runs of real servers, their imports, validation
 //!   of a replay against one and calibration of the timing model to them
-//!   (docs/fidelity.md).
+//!   (docs/fidelity.md);
+//! - [`jobs`]: one call per job, for every front end (see its module doc).
 //!
 //! It never prints and reads no file it was not given: rendering lives in
 //! `aisim-report`, flags in the front ends.
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod fidelity;
+pub mod jobs;
 pub mod saturate;
 pub mod seeds;
 pub mod sweep;

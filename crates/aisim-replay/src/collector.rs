@@ -13,7 +13,7 @@ pub use crate::record::{Outcome, RequestRecord, UNPLACED};
 use crate::record::{TraceRows, UNSET};
 use crate::spec::SlaSpec;
 use crate::tally::{reject_kind, Tally};
-use crate::window::IdWindow;
+use aisim_core::id_window::IdWindow;
 
 /// What is known of a request when it is dispatched.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::rank_index_permille;
-use crate::sketch::LogSketch;
+use aisim_core::sketch::LogSketch;
 
 /// Most points of a curve: the value at every per-mille rank.
 pub const CDF_POINTS: u64 = 1000;

@@ -4,7 +4,7 @@
 
 use crate::curves::Cdf;
 use crate::metrics::Summary;
-use crate::sketch::LogSketch;
+use aisim_core::sketch::LogSketch;
 
 /// Values a distribution keeps exactly (8 MiB of `f64`); past it, percentiles
 /// come from the sketch, within `sketch::RELATIVE_ACCURACY`.
@@ -106,7 +106,7 @@ mod tests {
         let s = d.summary();
         assert_eq!(s.count, 101_001);
         let p50 = s.p50.unwrap();
-        assert!((p50 - 501.0).abs() <= 501.0 * crate::sketch::RELATIVE_ACCURACY);
+        assert!((p50 - 501.0).abs() <= 501.0 * aisim_core::sketch::RELATIVE_ACCURACY);
         assert_eq!((s.min, s.max), (Some(1.0), Some(1001.0)));
     }
 

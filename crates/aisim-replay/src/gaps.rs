@@ -4,7 +4,7 @@
 
 use crate::distribution::EXACT_LIMIT;
 use crate::metrics::{ms, Summary};
-use crate::sketch::LogSketch;
+use aisim_core::sketch::LogSketch;
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
 /// order) and folded into sorted (gap, count) runs when the buffer fills, so

@@ -36,21 +36,18 @@ pub mod gaps;
 pub mod metrics;
 pub mod per_request;
 pub mod policy;
-#[cfg(feature = "progress")]
-pub mod progress;
 pub mod record;
 mod replayer;
 pub mod report;
 pub mod runtime;
 pub mod seeds_summary;
-pub mod sketch;
 pub mod spec;
 pub mod tally;
 pub mod timeseries;
 pub mod trace;
-mod window;
 pub mod workload;
 
+pub use aisim_core::sketch;
 pub use aisim_core::{SimDuration, SimTime};
 pub use error::ReplayError;
 pub use replayer::{ReplayOutput, Replayer};

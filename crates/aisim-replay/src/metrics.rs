@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sketch::LogSketch;
+use aisim_core::sketch::LogSketch;
 
 /// The percentile estimator, as stated in every report.
 pub const ESTIMATOR: &str = "nearest rank: rank = ceil(p/100 * n) over the sorted values";

@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::gaps::GapCounts;
 use crate::metrics::{Summary, ESTIMATOR};
-use crate::sketch::RELATIVE_ACCURACY;
 use crate::spec::{KvTransferMode, ReplaySpec};
 use crate::tally::Tally;
 use crate::timeseries::{TimeSeries, WorkerSeries};
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
+use aisim_core::sketch::RELATIVE_ACCURACY;
 
 /// The result of a replay. Everything but `host` is identical between runs of
 /// the same spec.

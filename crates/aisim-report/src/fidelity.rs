@@ -1,9 +1,8 @@
 //! Tables of `aisim validate` and `aisim calibrate`.
 
 use aisim_core::timing::COEFFICIENT_NAMES;
-use aisim_lab::fidelity::calibrate::Fit;
 use aisim_lab::fidelity::validate::ValidationReport;
-use serde::Serialize;
+use aisim_lab::jobs::fidelity::CalibrationReport;
 
 use crate::table::Table;
 
@@ -51,28 +50,8 @@ fn mape_line(m: &std::collections::BTreeMap<String, f64>) -> String {
     )
 }
 
-/// What `aisim calibrate` reports: the fit, and each run's errors under it.
-#[derive(Debug, Serialize)]
-pub struct CalibrationReport<'a> {
-    /// The fit.
-    pub fit: &'a Fit,
-    /// Every run validated at the start and at the fit.
-    pub zero_shot: &'a ValidationReport,
-    /// The same with the fitted coefficients.
-    pub calibrated: &'a ValidationReport,
-    /// Wall-clock facts (not deterministic).
-    pub host: CalibrationHost,
-}
-
-/// How long the fit took.
-#[derive(Debug, Serialize)]
-pub struct CalibrationHost {
-    /// Seconds of wall clock.
-    pub wall_s: f64,
-}
-
 /// The fitted coefficients, the objective, and the errors before and after.
-pub fn render_calibration(r: &CalibrationReport<'_>) -> String {
+pub fn render_calibration(r: &CalibrationReport) -> String {
     let mut t = Table::new(["coefficient", "fitted", "value"]);
     for (name, v) in COEFFICIENT_NAMES.iter().zip(r.fit.coefficients.to_array()) {
         let fitted = if r.fit.fitted.iter().any(|f| f == name) {

@@ -1,8 +1,7 @@
 //! `aisim profiles` as a table.
 
 use aisim_core::profile::Catalog;
-use aisim_fleet::cdf::WorkloadSummary;
-use serde::Serialize;
+pub use aisim_lab::jobs::catalog::Listing;
 
 use crate::table::{num, Table};
 
@@ -89,16 +88,6 @@ pub fn render_catalog(c: &Catalog) -> String {
         models.render(),
         profiles.render()
     )
-}
-
-/// Everything `aisim profiles` lists: the engine catalogs and the built-in workloads.
-#[derive(Debug, Clone, Serialize)]
-pub struct Listing {
-    /// Hardware, models, profiles.
-    #[serde(flatten)]
-    pub catalog: Catalog,
-    /// Built-in workload CDFs.
-    pub workloads: Vec<WorkloadSummary>,
 }
 
 /// The listing as tables.

@@ -1,9 +1,11 @@
 //! `aisim cache-lab`.
 
-use aisim_core::cache_lab::{CacheLabRun, START_REQUESTS};
+use aisim_core::cache_lab::START_REQUESTS;
+use aisim_lab::jobs::catalog::{self, CacheLabRequest};
+use aisim_lab::jobs::Version;
 use clap::Args;
 
-use crate::exit::{input, CliError};
+use crate::exit::{job, CliError};
 use crate::output::OutputArgs;
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -27,7 +29,14 @@ pub struct CacheLabArgs {
 
 /// Runs the command.
 pub fn run(a: CacheLabArgs) -> Result<(), CliError> {
-    let run = CacheLabRun::play(a.capacity, a.sessions, a.requests, a.steps).map_err(input)?;
+    let run = catalog::cache_lab(&CacheLabRequest {
+        version: Version::CURRENT,
+        capacity: a.capacity,
+        sessions: a.sessions,
+        requests: a.requests,
+        steps: a.steps,
+    })
+    .map_err(job)?;
     let json = aisim_report::to_json(&run);
     a.output
         .emit(|| aisim_report::cache_lab::render_cache_lab(&run), &json)

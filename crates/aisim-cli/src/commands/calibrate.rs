@@ -1,19 +1,12 @@
 //! `aisim calibrate`.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use aisim_core::timing::{PhysicsTiming, COEFFICIENT_NAMES};
-use aisim_lab::fidelity::calibrate::{
-    calibrate, physics_timing, CalibrateOptions, FittedFile, FITTED_VERSION,
-};
-use aisim_lab::fidelity::validate::validate;
-use aisim_report::fidelity::{CalibrationHost, CalibrationReport};
+use aisim_lab::jobs::fidelity::{self as jobs, CalibrateRequest, Calibrated};
+use aisim_lab::jobs::Version;
 use clap::Args;
 
-use super::timing::parse_timing;
-use super::validate::read_runs;
-use crate::exit::{input, CliError};
+use crate::exit::{input, job, CliError};
 use crate::output::{Format, OutputArgs, Target};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -46,79 +39,18 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
             "--out - and --format would both write stdout: give --out a FILE or drop --format"
         )));
     }
-    let started = Instant::now();
-    let runs = read_runs(&args.runs)?;
-    let mut options = CalibrateOptions::for_runs(&runs);
-    if let Some(t) = &args.timing {
-        let spec = parse_timing(t, None, &runs[0].spec.timing).map_err(input)?;
-        let aisim_core::timing::TimingSpec::Physics { coefficients, .. } = spec else {
-            return Err(input(anyhow::anyhow!(
-                "--timing {t}: calibration starts from physics or fitted:FILE"
-            )));
-        };
-        options.start = coefficients;
-    }
-    if let Some(fit) = &args.fit {
-        options.fit = Vec::new();
-        for name in fit {
-            let known = COEFFICIENT_NAMES
-                .iter()
-                .find(|n| **n == name.trim())
-                .ok_or_else(|| {
-                    input(anyhow::anyhow!(
-                        "--fit {name}: not a coefficient; use {}",
-                        COEFFICIENT_NAMES.join(", ")
-                    ))
-                })?;
-            options.fit.push(known);
-        }
-    }
-    if let Some(n) = args.max_evaluations {
-        if n == 0 {
-            return Err(input(anyhow::anyhow!(
-                "--max-evaluations 0: at least 1 replay is needed"
-            )));
-        }
-        options.max_evaluations = n;
-    }
-    let at = |c| -> Result<Vec<_>, CliError> {
-        runs.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.spec.timing = physics_timing(&r, c).map_err(input)?;
-                Ok(r)
-            })
-            .collect()
-    };
-    let zero_shot = validate(&at(options.start)?, None).map_err(input)?;
-    let fit = calibrate(&runs, &options).map_err(input)?;
-    let calibrated = validate(&at(fit.coefficients)?, None).map_err(input)?;
-    let file = FittedFile {
-        version: FITTED_VERSION,
-        coefficients: fit.coefficients,
-        fit: Some(fit.clone()),
-    };
-    // A fitted file is usable only if the model accepts it.
-    PhysicsTiming::new(
-        &aisim_core::profile::ComputedProfile::from_key(
-            runs[0].spec.timing.profile_key().unwrap_or_default(),
-        )
-        .map_err(input)?,
-        fit.coefficients,
-    )
-    .map_err(input)?;
+    let Calibrated { report, fitted } = jobs::calibrate(&CalibrateRequest {
+        version: Version::CURRENT,
+        runs: args.runs,
+        fit: args.fit,
+        timing: args.timing,
+        max_evaluations: args.max_evaluations,
+    })
+    .map_err(job)?;
     args.out.write(
         "the fitted coefficients",
-        aisim_report::to_json(&file).as_bytes(),
+        aisim_report::to_json(&fitted).as_bytes(),
     )?;
-    let report = CalibrationReport {
-        fit: &fit,
-        zero_shot: &zero_shot,
-        calibrated: &calibrated,
-        host: CalibrationHost {
-            wall_s: started.elapsed().as_secs_f64(),
-        },
-    };
     let json = aisim_report::to_json(&report);
     if args.out.is_stdout() {
         return Ok(());

@@ -1,12 +1,12 @@
 //! `aisim compare`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use aisim_core::text_file::{json_error_text, read_text_file};
-use aisim_replay::{ReplayReport, SCHEMA_VERSION};
+use aisim_lab::compare::{compare_files, CompareRequest, Compared};
+use aisim_lab::jobs::Version;
 use clap::Args;
 
-use crate::exit::{input, CliError};
+use crate::exit::{job, CliError};
 use crate::output::{stdout_taker, HtmlArgs, OutputArgs};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -24,44 +24,16 @@ pub struct CompareArgs {
     html: HtmlArgs,
 }
 
-/// Reads a replay report, refusing any other file by name.
-fn read_report(path: &Path) -> anyhow::Result<ReplayReport> {
-    let text = read_text_file(path)?;
-    let not_a_report = |why: String| {
-        anyhow::anyhow!(
-            "{}: not an aisim replay report (the JSON `aisim replay --out FILE` writes): {why}",
-            path.display()
-        )
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| not_a_report(json_error_text(&e)))?;
-    match value
-        .get("schema_version")
-        .and_then(serde_json::Value::as_u64)
-    {
-        Some(v) if v == SCHEMA_VERSION as u64 => {}
-        Some(v) => {
-            return Err(not_a_report(format!(
-                "report schema version {v}; this aisim reads version {SCHEMA_VERSION}"
-            )))
-        }
-        None => return Err(not_a_report("no `schema_version`".into())),
-    }
-    serde_json::from_value(value).map_err(|e| not_a_report(e.to_string()))
-}
-
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
     let other_on_stdout = stdout_taker(&[args.html.on_stdout()])?;
     args.output.check_stdout(other_on_stdout)?;
-    let a = read_report(&args.a).map_err(input)?;
-    let b = read_report(&args.b).map_err(input)?;
-    let comparison = aisim_report::compare::compare(
-        &a,
-        &args.a.display().to_string(),
-        &b,
-        &args.b.display().to_string(),
-    );
+    let Compared { comparison, a, b } = compare_files(&CompareRequest {
+        version: Version::CURRENT,
+        a: args.a,
+        b: args.b,
+    })
+    .map_err(job)?;
     // The table shows the warnings above it; beside JSON or the page on
     // stdout they go to stderr.
     if args.output.json_on_stdout() || other_on_stdout.is_some() {

@@ -1,25 +1,16 @@
 //! The fleet-planning subcommands: thin wrappers over `aisim-fleet`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use aisim_core::profile::{resolve_profile, GpuProfile};
-use aisim_fleet::calibrate::CalibrationMethod;
-use aisim_fleet::cdf::Cdf;
-use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
-use aisim_fleet::disagg::{
-    disagg, disagg_verified, DisaggParams, DisaggVerifyParams, MAX_VERIFY_TOP,
+use aisim_lab::jobs::fleet::{
+    self as jobs, Calibration, CompareRoutersRequest, DesRequest, DisaggRequest, DisaggVerify,
+    GridFlexRequest, OptimizeRequest, ParetoRequest, PlanRequest, Router, RunRequest,
+    SimulateFleetRequest, SimulateRequest, SizingRequest, TokPerWattRequest, Verify, WhatIfRequest,
 };
-use aisim_fleet::fleet_file::FleetPlan;
-use aisim_fleet::optimize::{optimize, OptimizeParams};
-use aisim_fleet::pareto::pareto;
-use aisim_fleet::plan::Planner;
-use aisim_fleet::power::{grid_flex, tok_per_watt};
-use aisim_fleet::reports::{compare_routers, parse_arrivals, simulate_seeds, whatif};
-use aisim_fleet::sizing::SizingTargets;
+use aisim_lab::jobs::Version;
 use clap::{Args, ValueEnum};
 
-use crate::exit::{input, CliError};
+use crate::exit::{job, CliError};
 use crate::output::{HtmlArgs, OutputArgs};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -74,76 +65,32 @@ pub struct SizingArgs {
     availability: Option<f64>,
 }
 
-const DEFAULT_LAM: f64 = 200.0;
-const DEFAULT_B_SHORT: u64 = 4096;
-const DEFAULT_SEED: u64 = 42;
-
-fn profile(key: &str) -> Result<Arc<dyn GpuProfile>, CliError> {
-    resolve_profile(key).map_err(input)
-}
-
-/// A flag the user gave that would have no effect: an error, not a silent no-op.
-fn no_effect(given: bool, flag: &str, why: &str) -> Result<(), CliError> {
-    if given {
-        Err(input(anyhow::anyhow!("{flag} has no effect here: {why}")))
-    } else {
-        Ok(())
-    }
-}
-
 impl PlanArgs {
-    fn lam(&self) -> f64 {
-        self.lam.unwrap_or(DEFAULT_LAM)
-    }
-
-    fn b_short(&self) -> u64 {
-        self.b_short.unwrap_or(DEFAULT_B_SHORT)
-    }
-
-    /// The planner; without sizing flags, the default targets and exact calibration.
-    fn planner(&self, sizing: Option<&SizingArgs>) -> Result<Planner, CliError> {
-        let (method, util_cap, availability) = match sizing {
-            Some(z) => {
-                no_effect(
-                    z.samples.is_some() && z.calibration == CalibrationArg::Exact,
-                    "--samples",
-                    "it sizes the sampled calibration; add --calibration sampled",
-                )?;
-                let method = match z.calibration {
-                    CalibrationArg::Exact => CalibrationMethod::Exact,
-                    CalibrationArg::Sampled => {
-                        CalibrationMethod::Sampled(z.samples.unwrap_or(3000))
-                    }
-                };
-                (method, (!z.no_util_cap).then_some(0.85), z.availability)
-            }
-            None => (CalibrationMethod::Exact, Some(0.85), None),
-        };
-        let planner = Planner {
-            cdf: Cdf::resolve(&self.cdf).map_err(input)?,
-            lam: self.lam(),
-            targets: SizingTargets {
-                slo_ms: self.slo,
-                util_cap,
-                availability,
-            },
+    fn request(&self) -> PlanRequest {
+        PlanRequest {
+            cdf: self.cdf.clone(),
+            lam: self.lam,
+            slo: self.slo,
+            b_short: self.b_short,
             long_max_ctx: self.long_max_ctx,
-            gpu_short: profile(&self.gpu_short)?,
-            gpu_long: profile(&self.gpu_long)?,
-            method,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-        };
-        planner.validate().map_err(input)?;
-        Ok(planner)
+            gpu_short: self.gpu_short.clone(),
+            gpu_long: self.gpu_long.clone(),
+            seed: self.seed,
+        }
     }
+}
 
-    /// `--seed` drives only sampled calibration in the purely analytic commands.
-    fn seed_needs_sampling(&self, sizing: &SizingArgs) -> Result<(), CliError> {
-        no_effect(
-            self.seed.is_some() && sizing.calibration == CalibrationArg::Exact,
-            "--seed",
-            "with exact calibration nothing is random",
-        )
+impl SizingArgs {
+    fn request(&self) -> SizingRequest {
+        SizingRequest {
+            calibration: match self.calibration {
+                CalibrationArg::Exact => Calibration::Exact,
+                CalibrationArg::Sampled => Calibration::Sampled,
+            },
+            samples: self.samples,
+            no_util_cap: self.no_util_cap,
+            availability: self.availability,
+        }
     }
 }
 
@@ -215,37 +162,22 @@ enum VerifyArg {
 
 /// Runs `optimize`.
 pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
-    let analytic_only = a.verify_top == 0;
-    let why = "--verify-top 0 runs no verification";
-    no_effect(analytic_only && a.n_sim_req.is_some(), "--n-sim-req", why)?;
-    no_effect(analytic_only && a.seeds.is_some(), "--seeds", why)?;
-    no_effect(analytic_only && a.verify.is_some(), "--verify", why)?;
-    let verify_engine = a.verify == Some(VerifyArg::Engine);
-    no_effect(
-        a.timing.is_some() && !verify_engine,
-        "--timing",
-        "it times --verify engine's replay",
-    )?;
-    let engine_coefficients = a
-        .timing
-        .as_deref()
-        .map(super::timing::physics_coefficients)
-        .transpose()
-        .map_err(input)?;
-    if analytic_only {
-        a.plan.seed_needs_sampling(&a.sizing)?;
-    }
-    let p = OptimizeParams {
-        b_short: a.plan.b_short(),
+    let r = jobs::optimize(&OptimizeRequest {
+        version: Version::CURRENT,
+        plan: a.plan.request(),
+        sizing: a.sizing.request(),
         gamma_max: a.gamma_max,
         p_compress: a.p_compress,
         verify_top: a.verify_top,
-        n_sim_req: a.n_sim_req.unwrap_or(40000),
-        seeds: a.seeds.unwrap_or(1),
-        verify_engine,
-        engine_coefficients,
-    };
-    let r = optimize(&a.plan.planner(Some(&a.sizing))?, &p).map_err(input)?;
+        n_sim_req: a.n_sim_req,
+        seeds: a.seeds,
+        verify: a.verify.map(|v| match v {
+            VerifyArg::Slots => Verify::Slots,
+            VerifyArg::Engine => Verify::Engine,
+        }),
+        timing: a.timing,
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_optimize)
 }
 
@@ -262,13 +194,12 @@ pub struct ParetoArgs {
 
 /// Runs `pareto`.
 pub fn run_pareto(a: ParetoArgs) -> Result<(), CliError> {
-    no_effect(
-        a.plan.b_short.is_some(),
-        "--b-short",
-        "pareto tries every CDF breakpoint as the threshold",
-    )?;
-    a.plan.seed_needs_sampling(&a.sizing)?;
-    let r = pareto(&a.plan.planner(Some(&a.sizing))?).map_err(input)?;
+    let r = jobs::pareto(&ParetoRequest {
+        version: Version::CURRENT,
+        plan: a.plan.request(),
+        sizing: a.sizing.request(),
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_pareto)
 }
 
@@ -357,66 +288,32 @@ enum DisaggVerifyArg {
 
 /// Runs `disagg`.
 pub fn run_disagg(a: DisaggArgs) -> Result<(), CliError> {
-    let cdf = Cdf::resolve(&a.cdf).map_err(input)?;
-    let mean = cdf.mean_upper();
-    let p = DisaggParams {
+    let r = jobs::disagg(&DisaggRequest {
+        version: Version::CURRENT,
+        cdf: a.cdf,
         lam: a.lam,
+        gpu_prefill: a.gpu_prefill,
+        gpu_decode: a.gpu_decode,
         max_ctx: a.max_ctx,
-        mean_isl: a.mean_isl.unwrap_or(0.75 * mean),
-        mean_osl: a.mean_osl.unwrap_or(0.25 * mean),
-        slo_ttft_ms: a.slo_ttft,
-        slo_tpot_ms: a.slo_tpot,
+        mean_isl: a.mean_isl,
+        mean_osl: a.mean_osl,
+        slo_ttft: a.slo_ttft,
+        slo_tpot: a.slo_tpot,
         max_prefill: a.max_prefill,
         max_decode: a.max_decode,
         prefill_efficiency: a.prefill_efficiency,
         decode_efficiency: a.decode_efficiency,
         ttft_multiplier: a.ttft_multiplier,
-    };
-    let engine = a.verify == Some(DisaggVerifyArg::Engine);
-    let why = "it sets --verify engine's replay";
-    no_effect(!engine && a.verify_top.is_some(), "--verify-top", why)?;
-    no_effect(!engine && a.n_sim_req.is_some(), "--n-sim-req", why)?;
-    no_effect(!engine && a.seed.is_some(), "--seed", why)?;
-    no_effect(
-        !engine && a.kv_bytes_per_token.is_some(),
-        "--kv-bytes-per-token",
-        why,
-    )?;
-    no_effect(
-        !engine && a.kv_transfer_gb_s.is_some(),
-        "--kv-transfer-gb-s",
-        why,
-    )?;
-    no_effect(
-        !engine && a.kv_transfer_latency_ms.is_some(),
-        "--kv-transfer-latency-ms",
-        why,
-    )?;
-    no_effect(!engine && a.timing.is_some(), "--timing", why)?;
-    let (prefill, decode) = (profile(&a.gpu_prefill)?, profile(&a.gpu_decode)?);
-    let r = if engine {
-        let coefficients = a
-            .timing
-            .as_deref()
-            .map(super::timing::physics_coefficients)
-            .transpose()
-            .map_err(input)?;
-        let top = a.verify_top.unwrap_or(3);
-        aisim_fleet::validate::count("--verify-top", top, MAX_VERIFY_TOP).map_err(input)?;
-        let v = DisaggVerifyParams {
-            top: top as usize,
-            n_req: a.n_sim_req.unwrap_or(20000),
-            seed: a.seed.unwrap_or(DEFAULT_SEED),
-            kv_bytes_per_token: a.kv_bytes_per_token,
-            kv_transfer_gb_s: a.kv_transfer_gb_s.unwrap_or(50.0),
-            kv_transfer_latency_ms: a.kv_transfer_latency_ms.unwrap_or(0.0),
-            coefficients,
-        };
-        disagg_verified(prefill.as_ref(), decode.as_ref(), &p, &v)
-    } else {
-        disagg(prefill.as_ref(), decode.as_ref(), &p)
-    }
-    .map_err(input)?;
+        verify: a.verify.map(|DisaggVerifyArg::Engine| DisaggVerify::Engine),
+        verify_top: a.verify_top,
+        n_sim_req: a.n_sim_req,
+        seed: a.seed,
+        kv_bytes_per_token: a.kv_bytes_per_token,
+        kv_transfer_gb_s: a.kv_transfer_gb_s,
+        kv_transfer_latency_ms: a.kv_transfer_latency_ms,
+        timing: a.timing,
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_disagg)
 }
 
@@ -451,21 +348,12 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn config(
-        &self,
-        pools: Vec<PoolSpec>,
-        router: RouterSpec,
-        slo_ms: f64,
-        seed: u64,
-    ) -> DesConfig {
-        DesConfig {
-            pools,
-            router,
-            pick: InstancePick::ShortestQueue,
-            queue_cap: 512,
-            warmup_frac: self.warmup,
-            slo_ms,
-            seed,
+    fn request(&self) -> RunRequest {
+        RunRequest {
+            n_req: self.n_req,
+            arrivals: self.arrivals.clone(),
+            seeds: self.seeds,
+            warmup: self.warmup,
         }
     }
 }
@@ -483,27 +371,14 @@ pub struct DesArgs {
     run: RunArgs,
 }
 
-fn two_pools(plan: &Planner, d: &DesArgs, b_short: u64) -> Result<Vec<PoolSpec>, CliError> {
-    plan.validate_threshold(b_short).map_err(input)?;
-    if d.n_s == 0 && d.n_l == 0 {
-        return Err(input(anyhow::anyhow!(
-            "--n-s 0 --n-l 0: a fleet needs at least one GPU"
-        )));
+impl DesArgs {
+    fn request(&self) -> DesRequest {
+        DesRequest {
+            n_s: self.n_s,
+            n_l: self.n_l,
+            run: self.run.request(),
+        }
     }
-    Ok(vec![
-        PoolSpec {
-            id: "short".into(),
-            profile: Arc::clone(&plan.gpu_short),
-            n_gpus: d.n_s,
-            max_ctx: b_short as u32,
-        },
-        PoolSpec {
-            id: "long".into(),
-            profile: Arc::clone(&plan.gpu_long),
-            n_gpus: d.n_l,
-            max_ctx: plan.long_max_ctx,
-        },
-    ])
 }
 
 /// Flags of `simulate`.
@@ -523,56 +398,28 @@ pub struct SimulateArgs {
     output: OutputArgs,
 }
 
-const DEFAULT_GAMMA: f64 = 1.5;
-
-fn router_spec(r: RouterArg, b_short: u64, gamma: f64) -> Result<RouterSpec, CliError> {
-    Ok(match r {
-        RouterArg::Length => RouterSpec::Length {
-            threshold: Some(b_short),
-        },
-        RouterArg::CompressRoute => {
-            // The library checks it as `router.gamma`; here it is the flag.
-            aisim_fleet::validate::within("--gamma", gamma, 1.0, f64::MAX).map_err(input)?;
-            RouterSpec::CompressRoute {
-                b_short,
-                gamma,
-                compress_latency_ms: 3.0,
-            }
+impl RouterArg {
+    fn request(self) -> Router {
+        match self {
+            RouterArg::Length => Router::Length,
+            RouterArg::CompressRoute => Router::CompressRoute,
+            RouterArg::Spillover => Router::Spillover,
+            RouterArg::LeastLoaded => Router::LeastLoaded,
+            RouterArg::Random => Router::Random,
         }
-        RouterArg::Spillover => RouterSpec::Spillover { threshold: 0.85 },
-        RouterArg::LeastLoaded => RouterSpec::LeastLoaded,
-        RouterArg::Random => RouterSpec::Random,
-    })
-}
-
-/// What both two-pool simulating commands set up: the planner, the arrivals and the DES.
-fn des_setup(
-    p: &PlanArgs,
-    d: &DesArgs,
-    router: RouterSpec,
-) -> Result<(Planner, Arrivals, DesConfig), CliError> {
-    let plan = p.planner(None)?;
-    let arrivals = parse_arrivals(&d.run.arrivals).map_err(input)?;
-    let pools = two_pools(&plan, d, p.b_short())?;
-    let cfg = d.run.config(pools, router, plan.targets.slo_ms, plan.seed);
-    cfg.validate().map_err(input)?;
-    Ok((plan, arrivals, cfg))
+    }
 }
 
 /// Runs `simulate`.
 pub fn run_simulate(a: SimulateArgs) -> Result<(), CliError> {
-    no_effect(
-        a.gamma.is_some() && a.router != RouterArg::CompressRoute,
-        "--gamma",
-        "only --router compress_route compresses",
-    )?;
-    let router = router_spec(a.router, a.plan.b_short(), a.gamma.unwrap_or(DEFAULT_GAMMA))?;
-    let (plan, arrivals, cfg) = des_setup(&a.plan, &a.des, router)?;
-    let label = format!("{} + {} GPUs, {:?} router", a.des.n_s, a.des.n_l, a.router).to_lowercase();
-    let r = simulate_seeds(&cfg, &label, a.des.run.seeds, plan.seed, |s| {
-        generate(&plan.cdf, plan.lam, a.des.run.n_req, &arrivals, s)
+    let r = jobs::simulate(&SimulateRequest {
+        version: Version::CURRENT,
+        plan: a.plan.request(),
+        des: a.des.request(),
+        router: a.router.request(),
+        gamma: a.gamma,
     })
-    .map_err(input)?;
+    .map_err(job)?;
     emit_with_html(
         &a.output,
         &a.des.run.html,
@@ -590,7 +437,7 @@ pub struct CompareRoutersArgs {
     #[command(flatten)]
     des: DesArgs,
     /// Compression band of the compress_route router, at least 1.
-    #[arg(long, default_value_t = DEFAULT_GAMMA, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1.5, allow_negative_numbers = true)]
     gamma: f64,
     #[command(flatten)]
     output: OutputArgs,
@@ -598,20 +445,13 @@ pub struct CompareRoutersArgs {
 
 /// Runs `compare-routers`.
 pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
-    let b = a.plan.b_short();
-    let routers = [
-        RouterArg::Length,
-        RouterArg::CompressRoute,
-        RouterArg::Random,
-    ]
-    .map(|r| router_spec(r, b, a.gamma))
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()?;
-    let (plan, arrivals, cfg) = des_setup(&a.plan, &a.des, routers[0].clone())?;
-    let r = compare_routers(&cfg, &routers, a.des.run.seeds, plan.seed, |s| {
-        generate(&plan.cdf, plan.lam, a.des.run.n_req, &arrivals, s)
+    let r = jobs::compare_routers(&CompareRoutersRequest {
+        version: Version::CURRENT,
+        plan: a.plan.request(),
+        des: a.des.request(),
+        gamma: a.gamma,
     })
-    .map_err(input)?;
+    .map_err(job)?;
     emit_with_html(
         &a.output,
         &a.des.run.html,
@@ -646,21 +486,14 @@ pub struct WhatIfArgs {
 
 /// Runs `whatif`.
 pub fn run_whatif(a: WhatIfArgs) -> Result<(), CliError> {
-    a.plan.seed_needs_sampling(&a.sizing)?;
-    // One --lam is a range of one rate.
-    let lams = match (&a.lam_range, a.plan.lam) {
-        (Some(r), _) => r.clone(),
-        (None, Some(l)) => vec![l],
-        (None, None) => vec![50.0, 100.0, 200.0, 400.0],
-    };
-    let mut plan = a.plan.planner(Some(&a.sizing))?;
-    plan.lam = lams.first().copied().unwrap_or(DEFAULT_LAM);
-    let compare = a
-        .gpu_compare
-        .iter()
-        .map(|k| profile(k))
-        .collect::<Result<Vec<_>, _>>()?;
-    let r = whatif(&plan, a.plan.b_short(), &lams, &compare).map_err(input)?;
+    let r = jobs::whatif(&WhatIfRequest {
+        version: Version::CURRENT,
+        plan: a.plan.request(),
+        sizing: a.sizing.request(),
+        lam_range: a.lam_range,
+        gpu_compare: a.gpu_compare,
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_whatif)
 }
 
@@ -686,19 +519,15 @@ pub struct SimulateFleetArgs {
 
 /// Runs `simulate-fleet`.
 pub fn run_simulate_fleet(a: SimulateFleetArgs) -> Result<(), CliError> {
-    let plan = FleetPlan::from_file(&a.file).map_err(input)?;
-    let arrivals = parse_arrivals(&a.run.arrivals).map_err(input)?;
-    let cfg = a
-        .run
-        .config(plan.pools.clone(), plan.router.clone(), a.slo, a.seed);
-    let r = simulate_seeds(
-        &cfg,
-        &a.file.display().to_string(),
-        a.run.seeds,
-        a.seed,
-        |s| plan.requests(a.lam, a.run.n_req, &arrivals, s),
-    )
-    .map_err(input)?;
+    let r = jobs::simulate_fleet(&SimulateFleetRequest {
+        version: Version::CURRENT,
+        file: a.file,
+        lam: a.lam,
+        slo: a.slo,
+        run: a.run.request(),
+        seed: a.seed,
+    })
+    .map_err(job)?;
     emit_with_html(
         &a.output,
         &a.run.html,
@@ -735,32 +564,16 @@ pub struct TokPerWattArgs {
 
 /// Runs `tok-per-watt`.
 pub fn run_tok_per_watt(a: TokPerWattArgs) -> Result<(), CliError> {
-    no_effect(
-        a.rho_sweep && a.slo.is_some(),
-        "--slo",
-        "--rho-sweep sets the utilizations instead of sizing for the SLO",
-    )?;
-    let cdf = Cdf::resolve(&a.cdf).map_err(input)?;
-    let profiles = a
-        .gpus
-        .iter()
-        .map(|k| profile(k))
-        .collect::<Result<Vec<_>, _>>()?;
-    let refs: Vec<&dyn GpuProfile> = profiles.iter().map(|p| p.as_ref()).collect();
-    let targets = SizingTargets {
-        slo_ms: a.slo.unwrap_or(500.0),
-        ..Default::default()
-    };
-    let rhos = [0.2, 0.4, 0.6, 0.8];
-    let r = tok_per_watt(
-        &cdf,
-        a.lam,
-        a.max_ctx,
-        &refs,
-        &targets,
-        a.rho_sweep.then_some(&rhos[..]),
-    )
-    .map_err(input)?;
+    let r = jobs::tok_per_watt(&TokPerWattRequest {
+        version: Version::CURRENT,
+        cdf: a.cdf,
+        lam: a.lam,
+        slo: a.slo,
+        max_ctx: a.max_ctx,
+        gpus: a.gpus,
+        rho_sweep: a.rho_sweep,
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_tok_per_watt)
 }
 
@@ -805,24 +618,18 @@ pub struct GridFlexArgs {
 
 /// Runs `grid-flex`.
 pub fn run_grid_flex(a: GridFlexArgs) -> Result<(), CliError> {
-    no_effect(
-        a.seed.is_some() && a.verify_des == 0,
-        "--seed",
-        "only --verify-des simulates",
-    )?;
-    let cdf = Cdf::resolve(&a.cdf).map_err(input)?;
-    let g = profile(&a.gpu)?;
-    let r = grid_flex(
-        &cdf,
-        a.lam,
-        a.n_gpus,
-        &g,
-        a.slo,
-        a.max_ctx,
-        &a.flex_pcts,
-        a.verify_des,
-        a.seed.unwrap_or(DEFAULT_SEED),
-    )
-    .map_err(input)?;
+    let r = jobs::grid_flex(&GridFlexRequest {
+        version: Version::CURRENT,
+        cdf: a.cdf,
+        lam: a.lam,
+        slo: a.slo,
+        gpu: a.gpu,
+        n_gpus: a.n_gpus,
+        max_ctx: a.max_ctx,
+        flex_pcts: a.flex_pcts,
+        verify_des: a.verify_des,
+        seed: a.seed,
+    })
+    .map_err(job)?;
     emit(&a.output, &r, aisim_report::fleet::render_grid_flex)
 }

@@ -2,13 +2,12 @@
 
 use std::path::PathBuf;
 
-use aisim_lab::fidelity::import::{imported, read_generic, read_llmservingsim};
 use aisim_lab::fidelity::measured::MeasuredRun;
-use aisim_replay::ReplaySpec;
+use aisim_lab::jobs::fidelity::{self as jobs, ImportRequest, ImportSource};
+use aisim_lab::jobs::Version;
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::timing::timing_flags;
-use crate::exit::{input, CliError};
+use crate::exit::{input, job, CliError};
 use crate::output::Target;
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
@@ -66,45 +65,20 @@ pub struct ImportArgs {
 /// Runs the command.
 pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
     let MeasuredCommand::Import(a) = args.command;
-    let (requests, spec, block) = match a.from.unwrap_or(Source::Generic) {
-        Source::Llmservingsim => {
-            if a.trace_block_size.is_some() {
-                return Err(input(anyhow::anyhow!("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks")));
-            }
-            if a.spec_from.is_some() {
-                return Err(input(anyhow::anyhow!("--spec-from has no effect with --from llmservingsim: the spec comes from its meta.json")));
-            }
-            let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref()).map_err(input)?;
-            (r, s, 16)
-        }
-        Source::Generic => {
-            let block = a.trace_block_size.unwrap_or(16);
-            if block == 0 {
-                return Err(input(anyhow::anyhow!(
-                    "--trace-block-size 0: at least 1 token per block"
-                )));
-            }
-            let mut spec = match &a.spec_from {
-                Some(p) => MeasuredRun::from_file(p).map_err(input)?.spec,
-                None => ReplaySpec::default(),
-            };
-            if a.profile.is_some() {
-                if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing)
-                    .map_err(input)?
-                {
-                    spec.timing = t;
-                }
-            }
-            (read_generic(&a.input).map_err(input)?, spec, block)
-        }
-    };
-    let name = a.name.clone().unwrap_or_else(|| {
-        a.out
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    });
-    let i = imported(&a.out, &name, spec, &requests, block);
+    let i = jobs::measured_import(&ImportRequest {
+        version: Version::CURRENT,
+        input: a.input,
+        from: a.from.map(|f| match f {
+            Source::Generic => ImportSource::Generic,
+            Source::Llmservingsim => ImportSource::Llmservingsim,
+        }),
+        out: a.out.clone(),
+        name: a.name,
+        profile: a.profile,
+        spec_from: a.spec_from,
+        trace_block_size: a.trace_block_size,
+    })
+    .map_err(job)?;
     Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
     Target::File(i.requests_path).write("the per-request file", i.requests.as_bytes())?;
     Target::File(a.out.clone()).write(

@@ -1,5 +1,6 @@
 //! `aisim profiles`.
 
+use aisim_lab::jobs::catalog::{self, ProfilesRequest};
 use clap::Args;
 
 use crate::exit::CliError;
@@ -14,10 +15,7 @@ pub struct ProfilesArgs {
 
 /// Runs the command.
 pub fn run(args: ProfilesArgs) -> Result<(), CliError> {
-    let listing = aisim_report::profiles::Listing {
-        catalog: aisim_core::profile::catalog_summary(),
-        workloads: aisim_fleet::cdf::builtin_summaries(),
-    };
+    let listing = catalog::profiles(&ProfilesRequest::default());
     let json = aisim_report::to_json(&listing);
     args.output
         .emit(|| aisim_report::profiles::render_listing(&listing), &json)

@@ -5,25 +5,25 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
-use aisim_lab::seeds;
+use aisim_lab::jobs::replay::{ReplayJob, ReplayOutputs};
+use aisim_lab::jobs::JobError;
 use aisim_replay::collector::RequestRecord;
 use aisim_replay::per_request::{RowFormat, RowWriter};
-use aisim_replay::policy::SpecComposition;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::spec::{
     DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
     RouterKind, RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
 };
 use aisim_replay::trace::TraceFormat;
-use aisim_replay::{ReplayError, ReplaySpec, Replayer};
+use aisim_replay::{ReplayError, ReplaySpec};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
-use super::timing::timing_flags;
-use crate::exit::{input, CliError};
+use crate::exit::{anyhow_of, input, CliError};
 use crate::output::{stdout_taker, HtmlArgs, OutputArgs, Target};
+use aisim_lab::jobs::timing_form::{timing_flags, timing_in};
 
 /// Requests the router queue holds unless `--router-queue-capacity` says.
 const ROUTER_QUEUE_CAPACITY: u32 = 1024;
@@ -387,7 +387,9 @@ impl ReplayArgs {
             self.timing.as_deref(),
             self.profile.as_deref(),
             &spec.timing,
-        )? {
+        )
+        .map_err(anyhow_of)?
+        {
             spec.timing = t;
         }
         if self.num_gpu_blocks.is_some() {
@@ -614,12 +616,12 @@ impl ReplayArgs {
         ];
         for (pool, timing, profile, prefix) in pools {
             let own = pool.timing.as_deref().unwrap_or(&base).clone();
-            let t = timing_flags(timing.as_deref(), profile.as_deref(), &own).with_context(
-                || match (timing, profile) {
+            let t = timing_flags(timing.as_deref(), profile.as_deref(), &own)
+                .map_err(anyhow_of)
+                .with_context(|| match (timing, profile) {
                     (Some(t), _) => format!("{prefix}-timing {t}"),
                     (None, p) => format!("{prefix}-profile {}", p.as_deref().unwrap_or_default()),
-                },
-            )?;
+                })?;
             if let Some(t) = t {
                 pool.timing = Some(Box::new(t));
             }
@@ -1004,7 +1006,7 @@ impl ReplayArgs {
         if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
             anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
         }
-        if !seeds::seed_matters(spec) {
+        if !aisim_lab::seeds::seed_matters(spec) {
             let router = spec.router.placing().name();
             let given = [
                 ("--seed", self.seed.is_some()),
@@ -1087,7 +1089,7 @@ impl ReplayArgs {
         .into_iter()
         .flatten()
         {
-            *timing = crate::commands::timing::timing_in(timing, folder)?;
+            *timing = timing_in(timing, folder).map_err(anyhow_of)?;
         }
         let mut spec = self.build_spec()?;
         spec.resolve_paths(folder);
@@ -1128,21 +1130,24 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         .then_some("--per-request -");
     let other_on_stdout = stdout_taker(&[per_request_on_stdout, args.html.on_stdout()])?;
     args.output.check_stdout(other_on_stdout)?;
-    if let Some(n) = args.seeds {
-        seeds::check_count(n).map_err(input)?;
-    }
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
-    let blamed = |e| input(blame_flag(e, &args.field_flags()));
-    let replayer = Replayer::new(spec, SpecComposition)
-        .map_err(blamed)?
-        .with_cdfs(args.html.html.is_some());
+    let field_flags = args.field_flags();
+    let blamed = |e: JobError| match e.into_boxed().downcast::<ReplayError>() {
+        Ok(e) => input(blame_flag(*e, &field_flags)),
+        Err(other) => input(anyhow::Error::from_boxed(other)),
+    };
+    let outputs = ReplayOutputs {
+        cdfs: args.html.html.is_some(),
+        stream_records: args.per_request.is_some(),
+    };
+    let job = ReplayJob::new(spec, args.seeds, outputs).map_err(blamed)?;
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
-        .then(aisim_replay::progress::ProgressBarObserver::new);
+        .then(crate::progress::ProgressBarObserver::new);
     let mut written = 0u64;
-    let mut output = match &args.per_request {
-        None => replayer
-            .run_observed(&mut RunObserver {
+    let output = match &args.per_request {
+        None => job
+            .run(&mut RunObserver {
                 progress: progress.as_mut(),
                 records: None,
                 written: &mut written,
@@ -1151,22 +1156,31 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         // Records are written as their requests end, so memory stays bounded
         // at any request count; a write error stops the run.
         Some(target) => {
-            let replayer = replayer.stream_records();
             let format = match target {
                 Target::File(path) => RowFormat::for_file_name(&path.to_string_lossy()),
                 Target::Stdout => RowFormat::Jsonl,
             };
             let mut result = None;
             target.stream("the per-request records", |w| {
-                let run = replayer.run_observed(&mut RunObserver {
+                let run = job.run(&mut RunObserver {
                     progress: progress.as_mut(),
                     records: Some(RowWriter::new(format, w)),
                     written: &mut written,
                 });
-                match run {
-                    Err(ReplayError::Output(e)) => Err(e),
-                    other => {
-                        result = Some(other);
+                match run.map_err(|e| e.into_boxed().downcast::<ReplayError>()) {
+                    Err(Ok(e)) => match *e {
+                        ReplayError::Output(e) => Err(e),
+                        other => {
+                            result = Some(Err(JobError::from(other)));
+                            Ok(())
+                        }
+                    },
+                    Err(Err(other)) => {
+                        result = Some(Err(JobError::from_boxed(other)));
+                        Ok(())
+                    }
+                    Ok(out) => {
+                        result = Some(Ok(out));
                         Ok(())
                     }
                 }
@@ -1174,22 +1188,6 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
             result.expect("set unless writing failed").map_err(blamed)?
         }
     };
-    if let Some(n) = args.seeds {
-        let started = Instant::now();
-        let summary = seeds::replay_seeds(
-            seeds::available_threads(),
-            &output.report,
-            n,
-            &SpecComposition,
-        )
-        .map_err(input)?;
-        tracing::info!(
-            seeds = n,
-            wall_ms = started.elapsed().as_millis() as u64,
-            "seeds finished"
-        );
-        output.report.seeds = Some(summary);
-    }
     let started = Instant::now();
     let _span = tracing::info_span!("report").entered();
     let json = aisim_report::to_json(&output.report);
@@ -1212,7 +1210,7 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
 /// The replay's observer in the binary: the progress bar on a terminal, and
 /// the per-request records when asked for.
 struct RunObserver<'a> {
-    progress: Option<&'a mut aisim_replay::progress::ProgressBarObserver>,
+    progress: Option<&'a mut crate::progress::ProgressBarObserver>,
     records: Option<RowWriter<&'a mut dyn std::io::Write>>,
     written: &'a mut u64,
 }

@@ -1,8 +1,9 @@
 //! `aisim sweep saturate`: the replay's flags plus a range to search, the
 //! highest rate at which the SLOs hold (docs/sweeps.md).
 
-use aisim_lab::saturate::{saturate, Axis, Range, SaturateError, Saturation, SearchSettings};
-use aisim_replay::policy::SpecComposition;
+use aisim_lab::jobs::sweep::{sweep_saturate, SaturateRequest};
+use aisim_lab::jobs::Version;
+use aisim_lab::saturate::{Axis, Range, SaturateError};
 
 use super::replay::ReplayArgs;
 use crate::exit::{input, CliError};
@@ -46,22 +47,11 @@ pub struct Args {
 }
 
 impl Args {
-    /// The search these flags ask for.
-    fn saturation(&self) -> Saturation {
-        let (axis, range) = match (self.rate_range, self.speedup_range) {
-            (Some(r), _) => (Axis::Rate, r),
-            (None, Some(r)) => (Axis::Speedup, r),
-            (None, None) => unreachable!("clap requires one of the ranges"),
-        };
-        Saturation {
-            axis,
-            range,
-            search: SearchSettings {
-                points: self.points,
-                tolerance: self.tolerance,
-                max_probes: self.max_probes,
-            },
-            attainment: self.attainment,
+    /// The axis searched (clap requires one of the ranges).
+    fn axis(&self) -> Axis {
+        match self.rate_range {
+            Some(_) => Axis::Rate,
+            None => Axis::Speedup,
         }
     }
 
@@ -105,14 +95,28 @@ fn blamed(e: SaturateError, axis: Axis) -> CliError {
 /// did not answer (its low end fails, its high end holds, or the probes ran
 /// out before the tolerance).
 pub fn run(args: Args) -> Result<(), CliError> {
-    let s = args.saturation();
-    args.check_effects(s.axis).map_err(input)?;
+    let axis = args.axis();
+    args.check_effects(axis).map_err(input)?;
     let spec = args.replay.spec().map_err(input)?;
     let (output, html) = args.replay.outputs();
     let html_on_stdout = stdout_taker(&[html.on_stdout()])?;
     output.check_stdout(html_on_stdout)?;
-    let threads = super::threads(args.threads)?;
-    let report = saturate(&spec, &s, threads, &SpecComposition).map_err(|e| blamed(e, s.axis))?;
+    let request = SaturateRequest {
+        version: Version::CURRENT,
+        spec,
+        rate_range: args.rate_range.map(|r| r.to_string()),
+        speedup_range: args.speedup_range.map(|r| r.to_string()),
+        attainment: args.attainment,
+        tolerance: args.tolerance,
+        max_probes: args.max_probes,
+        points: args.points,
+        threads: args.threads,
+    };
+    let report =
+        sweep_saturate(&request).map_err(|e| match e.into_boxed().downcast::<SaturateError>() {
+            Ok(e) => blamed(*e, axis),
+            Err(other) => input(anyhow::Error::from_boxed(other)),
+        })?;
     if let Some(w) = aisim_report::saturate::holds_again(&report) {
         tracing::warn!("{w}");
     }

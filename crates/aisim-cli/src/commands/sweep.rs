@@ -3,14 +3,16 @@
 //! merged back into one file.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use aisim_lab::sweep::{
-    self, Base, Grid, Pending, Plan, RunOptions, RunResult, Shard, Slo, SweepError,
+use aisim_lab::jobs::sweep::{
+    sweep_merge, sweep_plan, SweepMergeRequest, SweepPlanRequest, SweepRunJob, SweepRunRequest,
 };
+use aisim_lab::jobs::{JobError, Version};
+use aisim_lab::sweep::{self, RunResult, SweepError};
+use aisim_replay::ReplaySpec;
 
 use crate::commands::replay::ReplayArgs;
 use crate::exit::{input, CliError};
@@ -167,63 +169,65 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
 }
 
 /// A library error: a failed write is exit 1, the rest the user's (exit 2).
-fn failed(e: SweepError) -> CliError {
-    match e {
-        SweepError::Write { .. } => CliError::Write(e.to_string()),
-        e => input(e),
+fn failed(e: JobError) -> CliError {
+    match e.into_boxed().downcast::<SweepError>() {
+        Ok(e) if matches!(*e, SweepError::Write { .. }) => CliError::Write(e.to_string()),
+        Ok(e) => input(*e),
+        Err(other) => input(anyhow::Error::from_boxed(other)),
     }
 }
 
 fn plan(args: PlanArgs) -> Result<(), CliError> {
-    let grid = Grid::read(&args.grid).map_err(failed)?;
-    let base = match &grid.base {
-        Base::Spec(spec) => (**spec).clone(),
-        Base::Args(list) => {
-            let at = || format!("{}: `base_args`", grid.path.display());
-            let matches = crate::numbers::with_number_checks(BaseArgs::command())
-                .try_get_matches_from(list)
-                .map_err(|e| {
-                    input(anyhow::anyhow!(
-                        "{}: {}",
-                        at(),
-                        e.render()
-                            .to_string()
-                            .trim_start_matches("error: ")
-                            .trim_end()
-                    ))
-                })?;
-            let parsed = BaseArgs::from_arg_matches(&matches)
-                .map_err(|e| input(anyhow::anyhow!("{}: {e}", at())))?;
-            parsed
-                .replay
-                .spec_in(grid.folder())
-                .with_context(at)
-                .map_err(input)?
-        }
+    // The grid's `base_args` are this binary's replay flags.
+    let base_args = |list: &[String], folder: &Path| -> Result<ReplaySpec, JobError> {
+        let at = || format!("{}: `base_args`", args.grid.display());
+        let matches = crate::numbers::with_number_checks(BaseArgs::command())
+            .try_get_matches_from(list)
+            .map_err(|e| {
+                JobError::msg(format!(
+                    "{}: {}",
+                    at(),
+                    e.render()
+                        .to_string()
+                        .trim_start_matches("error: ")
+                        .trim_end()
+                ))
+            })?;
+        let parsed = BaseArgs::from_arg_matches(&matches)
+            .map_err(|e| JobError::msg(format!("{}: {e}", at())))?;
+        parsed
+            .replay
+            .spec_in(folder)
+            .map_err(|e| JobError::from_boxed(e.into()).context(at()))
     };
-    let plan = Plan::expand(&grid, &base).map_err(failed)?;
+    let request = SweepPlanRequest {
+        version: Version::CURRENT,
+        grid: args.grid.clone(),
+    };
+    let plan = sweep_plan(&request, Some(&base_args)).map_err(failed)?;
     args.out.write("the plan", plan.to_jsonl().as_bytes())?;
     tracing::info!(
         runs = plan.lines.len(),
         plan = plan.digest(),
-        grid = %grid.path.display(),
+        grid = %args.grid.display(),
         "planned"
     );
     Ok(())
 }
 
 fn run_plan(args: RunArgs) -> Result<(), CliError> {
-    let flag = args
-        .shard
-        .as_deref()
-        .map(Shard::parse)
-        .transpose()
-        .map_err(failed)?;
-    let shard = Shard::select(flag, args.shards, |name| std::env::var_os(name)).map_err(failed)?;
-    let threads = super::threads(args.threads)?;
-    let plan = Plan::read(&args.plan).map_err(failed)?;
-    let pending =
-        Pending::find(&plan, &args.plan, &args.out, shard, args.full_report).map_err(failed)?;
+    let request = SweepRunRequest {
+        version: Version::CURRENT,
+        plan: args.plan.clone(),
+        out: args.out.clone(),
+        shard: args.shard.clone(),
+        shards: args.shards,
+        threads: args.threads,
+        full_report: args.full_report,
+    };
+    let job = SweepRunJob::new(request, &|name| std::env::var_os(name)).map_err(failed)?;
+    let (shard, threads, plan) = (job.shard, job.threads, job.plan());
+    let pending = job.pending().map_err(failed)?;
     let (todo, done) = (pending.todo.len() as u64, pending.done.len() as u64);
     let mine = todo + done;
     if !args.quiet {
@@ -236,7 +240,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
         ));
     }
     let bar = (!args.quiet && std::io::stderr().is_terminal())
-        .then(|| sweep::progress::SweepBar::new(mine, done));
+        .then(|| crate::progress::SweepBar::new(mine, done));
     let count = std::sync::atomic::AtomicU64::new(done);
     let log = |r: &RunResult| {
         let k = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -246,15 +250,7 @@ fn run_plan(args: RunArgs) -> Result<(), CliError> {
             None => {}
         }
     };
-    let summary = pending
-        .run(
-            RunOptions {
-                threads,
-                full_report: args.full_report,
-            },
-            &log,
-        )
-        .map_err(failed);
+    let summary = job.run(pending, &log).map_err(failed);
     if let Some(b) = &bar {
         b.finish();
     }
@@ -299,22 +295,15 @@ fn run_line(r: &RunResult, k: u64, of: u64) -> String {
 }
 
 fn merge(args: MergeArgs) -> Result<(), CliError> {
-    let slo = Slo {
-        ttft_ms: args.sla_ttft_ms,
-        tpot_ms: args.sla_tpot_ms,
-        e2e_ms: args.sla_e2e_ms,
+    let request = SweepMergeRequest {
+        version: Version::CURRENT,
+        dirs: args.dirs.clone(),
+        best: args.best,
+        sla_ttft_ms: args.sla_ttft_ms,
+        sla_tpot_ms: args.sla_tpot_ms,
+        sla_e2e_ms: args.sla_e2e_ms,
     };
-    for (flag, v) in [
-        ("--sla-ttft-ms", slo.ttft_ms),
-        ("--sla-tpot-ms", slo.tpot_ms),
-        ("--sla-e2e-ms", slo.e2e_ms),
-    ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(input(anyhow::anyhow!(
-                "{flag} {v}: must be a finite number above 0"
-            )));
-        }
-    }
+    let slo = request.slo().map_err(failed)?;
     if slo.is_set() && !args.best && args.html.is_none() {
         return Err(input(anyhow::anyhow!(
             "--sla-* has no effect without --best or --html, which hold the runs to it"
@@ -339,8 +328,8 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
             on_stdout.join(" and ")
         )));
     }
-    let found = sweep::read_results(&args.dirs).map_err(failed)?;
-    let results = sweep::merge(&args.dirs, found).map_err(failed)?;
+    let merged = sweep_merge(&request).map_err(failed)?;
+    let results = merged.results;
     args.out
         .write("the merged results", sweep::to_jsonl(&results).as_bytes())?;
     if let Some(t) = &args.csv {
@@ -350,8 +339,8 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
         let page = aisim_report::html::render_sweep_html(&results, slo.is_set().then_some(&slo));
         t.write("the HTML page", page.as_bytes())?;
     }
-    if args.best {
-        let (best, basis) = sweep::best(&results, &slo);
+    if let Some((best, basis)) = merged.best {
+        let best = best.map(|i| &results[i]);
         Target::Stdout.write(
             "the best run",
             aisim_report::sweep::render_best(&results, best, basis, &slo).as_bytes(),

@@ -15,8 +15,6 @@ mod grid;
 mod merge;
 mod plan;
 mod preflight;
-#[cfg(feature = "progress")]
-pub mod progress;
 mod result;
 mod runner;
 mod shard;

@@ -1,8 +1,11 @@
-//! `--timing` and `--profile`, shared by `replay`, `validate` and `calibrate`.
+//! The text form of a timing model (`--timing physics`, `fixed:20,5`, ...)
+//! and `--profile`, shared by every job that takes them (replay flags,
+//! `validate`, `calibrate`, `measured import`, the fleet's engine checks).
 
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
-use aisim_lab::fidelity::calibrate::FittedFile;
-use anyhow::Context;
+
+use super::JobError;
+use crate::fidelity::calibrate::FittedFile;
 
 /// What `--timing` accepts, for help texts and errors.
 pub const TIMING_FORMS: &str =
@@ -14,10 +17,10 @@ pub fn parse_timing(
     s: &str,
     profile: Option<&str>,
     base: &TimingSpec,
-) -> anyhow::Result<TimingSpec> {
-    let physics = |coefficients: PhysicsCoefficients| -> anyhow::Result<TimingSpec> {
-        let profile = profile.or(base.profile_key()).with_context(|| {
-            format!("--timing {s} needs a computed profile: give --profile HARDWARE/MODEL (e.g. h100/llama-3.1-8b)")
+) -> Result<TimingSpec, JobError> {
+    let physics = |coefficients: PhysicsCoefficients| -> Result<TimingSpec, JobError> {
+        let profile = profile.or(base.profile_key()).ok_or_else(|| {
+            JobError::msg(format!("--timing {s} needs a computed profile: give --profile HARDWARE/MODEL (e.g. h100/llama-3.1-8b)"))
         })?;
         Ok(TimingSpec::Physics {
             profile: profile.to_string(),
@@ -31,8 +34,8 @@ pub fn parse_timing(
     } else if let Some(rest) = s.strip_prefix("layers:") {
         let (dir, layers) = match rest.rsplit_once(',') {
             Some((d, n)) => {
-                let n: u32 = n.trim().parse().ok().filter(|&n| n > 0).with_context(|| {
-                    format!("--timing layers:DIR,LAYERS: `{n}` is not a decoder layer count of 1 or more")
+                let n: u32 = n.trim().parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    JobError::msg(format!("--timing layers:DIR,LAYERS: `{n}` is not a decoder layer count of 1 or more"))
                 })?;
                 (d, Some(n))
             }
@@ -43,13 +46,13 @@ pub fn parse_timing(
             layers,
         }
     } else if let Some(rest) = s.strip_prefix("fixed:") {
-        let (p, d) = rest
-            .split_once(',')
-            .context("fixed timing is written fixed:PREFILL_MS,DECODE_MS, e.g. fixed:20,5")?;
-        let ms = |v: &str| -> anyhow::Result<f64> {
-            v.trim()
-                .parse()
-                .with_context(|| format!("`{v}` is not a number of milliseconds"))
+        let (p, d) = rest.split_once(',').ok_or_else(|| {
+            JobError::msg("fixed timing is written fixed:PREFILL_MS,DECODE_MS, e.g. fixed:20,5")
+        })?;
+        let ms = |v: &str| -> Result<f64, JobError> {
+            v.trim().parse().map_err(|e: std::num::ParseFloatError| {
+                JobError::from(e).context(format!("`{v}` is not a number of milliseconds"))
+            })
         };
         TimingSpec::Fixed {
             prefill_ms: ms(p)?,
@@ -58,10 +61,10 @@ pub fn parse_timing(
     } else if let Some(path) = s.strip_prefix("table:") {
         TimingSpec::Table { path: path.into() }
     } else {
-        anyhow::bail!("--timing `{s}`: use {TIMING_FORMS}")
+        return Err(JobError::msg(format!("--timing `{s}`: use {TIMING_FORMS}")));
     };
     if let (Some(p), None) = (profile, timing.profile_key()) {
-        anyhow::bail!("--profile {p} has no effect with --timing {s}: it names the profile of --timing physics or fitted:FILE");
+        return Err(JobError::msg(format!("--profile {p} has no effect with --timing {s}: it names the profile of --timing physics or fitted:FILE")));
     }
     Ok(timing)
 }
@@ -73,31 +76,33 @@ const PATH_FORMS: [&str; 3] = ["table:", "fitted:", "layers:"];
 /// `fitted:FILE`, `layers:DIR[,LAYERS]`) taken from `folder` (a sweep
 /// grid's): such a path is read, at flag-parse time for `fitted:`, relative
 /// to the grid and not to the current folder. Other forms as they are.
-pub fn timing_in(s: &str, folder: &std::path::Path) -> anyhow::Result<String> {
+pub fn timing_in(s: &str, folder: &std::path::Path) -> Result<String, JobError> {
     let Some(form) = PATH_FORMS.iter().find(|f| s.starts_with(**f)) else {
         return Ok(s.to_string());
     };
     let joined = folder.join(&s[form.len()..]);
-    let path = joined.to_str().with_context(|| {
-        format!(
+    let path = joined.to_str().ok_or_else(|| {
+        JobError::msg(format!(
             "--timing {s}: the grid's folder {} is not unicode, so the path cannot be written into the flag",
             folder.display()
-        )
+        ))
     })?;
     Ok(format!("{form}{path}"))
 }
 
 /// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
 /// where the profile comes from elsewhere (the fleet's pools).
-pub fn physics_coefficients(s: &str) -> anyhow::Result<PhysicsCoefficients> {
+pub fn physics_coefficients(s: &str) -> Result<PhysicsCoefficients, JobError> {
     if s == "physics" {
         return Ok(PhysicsCoefficients::default());
     }
     match s.strip_prefix("fitted:") {
         Some(path) => Ok(FittedFile::from_file(path.as_ref())
-            .context("--timing fitted:FILE")?
+            .map_err(|e| JobError::from(e).context("--timing fitted:FILE"))?
             .coefficients),
-        None => anyhow::bail!("--timing `{s}`: use physics or fitted:FITTED.json"),
+        None => Err(JobError::msg(format!(
+            "--timing `{s}`: use physics or fitted:FITTED.json"
+        ))),
     }
 }
 
@@ -107,7 +112,7 @@ pub fn timing_flags(
     timing: Option<&str>,
     profile: Option<&str>,
     base: &TimingSpec,
-) -> anyhow::Result<Option<TimingSpec>> {
+) -> Result<Option<TimingSpec>, JobError> {
     Ok(match (timing, profile) {
         (Some(t), p) => Some(parse_timing(t, p, base)?),
         (None, Some(p)) => Some(TimingSpec::Iteration {

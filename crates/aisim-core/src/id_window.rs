@@ -1,4 +1,5 @@
-//! `IdWindow`: the records of requests in flight, keyed by request id.
+//! `IdWindow`: the records of requests in flight, keyed by request id (the
+//! replay's collector keeps its records in one).
 //!
 //! Ids are dense and handed out roughly in dispatch order, so the requests in
 //! flight lie in a window of ids that slides forward. The window keeps one

@@ -1,0 +1,268 @@
+//! The fidelity jobs: `validate` (replay measured runs and compare),
+//! `calibrate` (fit the physics model to them) and `measured import` (a
+//! measured run from per-request measurements).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use aisim_core::profile::ComputedProfile;
+use aisim_core::timing::{PhysicsTiming, TimingSpec, COEFFICIENT_NAMES};
+use aisim_replay::ReplaySpec;
+use serde::{Deserialize, Serialize};
+
+use super::timing_form::{parse_timing, timing_flags};
+use super::{JobError, Version};
+use crate::fidelity::calibrate::{
+    calibrate as fit_runs, physics_timing, CalibrateOptions, Fit, FittedFile, FITTED_VERSION,
+};
+use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
+use crate::fidelity::measured::MeasuredRun;
+use crate::fidelity::validate::{validate as validate_runs, ValidationReport};
+
+/// `aisim validate RUN.json...`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidateRequest {
+    /// Request version.
+    pub version: Version,
+    /// Measured-run files (docs/fidelity.md).
+    pub runs: Vec<PathBuf>,
+    /// Timing model instead of each run's (the `--timing` forms).
+    pub timing: Option<String>,
+    /// Profile of `timing` physics / fitted:FILE (else each run's); alone, its iteration timing.
+    pub profile: Option<String>,
+}
+
+/// Reads every run.
+fn read_runs(paths: &[PathBuf]) -> Result<Vec<MeasuredRun>, JobError> {
+    if paths.is_empty() {
+        return Err(JobError::msg(
+            "no measured run given: name at least one RUN.json",
+        ));
+    }
+    paths
+        .iter()
+        .map(|p| Ok(MeasuredRun::from_file(p)?))
+        .collect()
+}
+
+/// The runs with `timing` / `profile` applied (each over its own spec's timing).
+fn with_timing(
+    mut runs: Vec<MeasuredRun>,
+    timing: Option<&str>,
+    profile: Option<&str>,
+) -> Result<Vec<MeasuredRun>, JobError> {
+    for run in &mut runs {
+        if let Some(t) = timing_flags(timing, profile, &run.spec.timing)
+            .map_err(|e| e.context(format!("run {}", run.name)))?
+        {
+            run.spec.timing = t;
+        }
+    }
+    Ok(runs)
+}
+
+/// Runs `validate`.
+pub fn validate(r: &ValidateRequest) -> Result<ValidationReport, JobError> {
+    let runs = with_timing(
+        read_runs(&r.runs)?,
+        r.timing.as_deref(),
+        r.profile.as_deref(),
+    )?;
+    Ok(validate_runs(&runs, None)?)
+}
+
+/// `aisim calibrate RUN.json... --out FITTED.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CalibrateRequest {
+    /// Request version.
+    pub version: Version,
+    /// Measured-run files; each needs a physics (or profile) timing.
+    pub runs: Vec<PathBuf>,
+    /// Coefficients to fit [default: all the runs exercise].
+    pub fit: Option<Vec<String>>,
+    /// Start from these coefficients (physics or fitted:FILE) [default: physics].
+    pub timing: Option<String>,
+    /// Most replays of the set of runs [default: 1000].
+    pub max_evaluations: Option<u32>,
+}
+
+/// What `aisim calibrate` reports: the fit, and each run's errors under it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationReport {
+    /// The fit.
+    pub fit: Fit,
+    /// Every run validated at the start and at the fit.
+    pub zero_shot: ValidationReport,
+    /// The same with the fitted coefficients.
+    pub calibrated: ValidationReport,
+    /// Wall-clock facts (not deterministic).
+    pub host: CalibrationHost,
+}
+
+/// How long the fit took.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationHost {
+    /// Seconds of wall clock.
+    pub wall_s: f64,
+}
+
+/// A calibration's report and the file `--timing fitted:FILE` reads.
+#[derive(Debug, Clone)]
+pub struct Calibrated {
+    /// The report.
+    pub report: CalibrationReport,
+    /// The fitted coefficients, as written to `--out`.
+    pub fitted: FittedFile,
+}
+
+/// Runs `calibrate`.
+pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
+    let started = Instant::now();
+    let runs = read_runs(&r.runs)?;
+    let mut options = CalibrateOptions::for_runs(&runs);
+    if let Some(t) = &r.timing {
+        let spec = parse_timing(t, None, &runs[0].spec.timing)?;
+        let TimingSpec::Physics { coefficients, .. } = spec else {
+            return Err(JobError::msg(format!(
+                "--timing {t}: calibration starts from physics or fitted:FILE"
+            )));
+        };
+        options.start = coefficients;
+    }
+    if let Some(fit) = &r.fit {
+        options.fit = Vec::new();
+        for name in fit {
+            let known = COEFFICIENT_NAMES
+                .iter()
+                .find(|n| **n == name.trim())
+                .ok_or_else(|| {
+                    JobError::msg(format!(
+                        "--fit {name}: not a coefficient; use {}",
+                        COEFFICIENT_NAMES.join(", ")
+                    ))
+                })?;
+            options.fit.push(known);
+        }
+    }
+    if let Some(n) = r.max_evaluations {
+        if n == 0 {
+            return Err(JobError::msg(
+                "--max-evaluations 0: at least 1 replay is needed",
+            ));
+        }
+        options.max_evaluations = n;
+    }
+    let at = |c| -> Result<Vec<_>, JobError> {
+        runs.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.spec.timing = physics_timing(&r, c)?;
+                Ok(r)
+            })
+            .collect()
+    };
+    let zero_shot = validate_runs(&at(options.start)?, None)?;
+    let fit = fit_runs(&runs, &options)?;
+    let calibrated = validate_runs(&at(fit.coefficients)?, None)?;
+    // A fitted file is usable only if the model accepts it.
+    PhysicsTiming::new(
+        &ComputedProfile::from_key(runs[0].spec.timing.profile_key().unwrap_or_default())?,
+        fit.coefficients,
+    )?;
+    Ok(Calibrated {
+        fitted: FittedFile {
+            version: FITTED_VERSION,
+            coefficients: fit.coefficients,
+            fit: Some(fit.clone()),
+        },
+        report: CalibrationReport {
+            fit,
+            zero_shot,
+            calibrated,
+            host: CalibrationHost {
+                wall_s: started.elapsed().as_secs_f64(),
+            },
+        },
+    })
+}
+
+/// What a measured run is imported from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportSource {
+    /// The generic per-request shape (JSONL or CSV, docs/fidelity.md).
+    #[default]
+    Generic,
+    /// An LLMServingSim run folder (requests.jsonl, meta.json, trace_mooncake_b16.jsonl).
+    Llmservingsim,
+}
+
+/// `aisim measured import INPUT --out RUN.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImportRequest {
+    /// Request version.
+    pub version: Version,
+    /// Per-request file, or with `from: llmservingsim` the run folder.
+    pub input: PathBuf,
+    /// What `input` is [default: generic].
+    pub from: Option<ImportSource>,
+    /// The measured-run file the import is for; its trace and per-request
+    /// file are named beside it.
+    pub out: PathBuf,
+    /// Name of the run [default: the file name of `out` without .json].
+    pub name: Option<String>,
+    /// Profile of the run's physics timing (HARDWARE/MODEL[/tpN]).
+    pub profile: Option<String>,
+    /// Take the run's spec (engine, timing, ...) from this measured run.
+    pub spec_from: Option<PathBuf>,
+    /// Tokens per prompt block of the hash ids (generic files) [default: 16].
+    pub trace_block_size: Option<u32>,
+}
+
+/// Runs `measured import`: the measured run, its trace and its per-request
+/// file, with the paths they are to be written to (nothing is written here).
+pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
+    let (requests, spec, block) = match a.from.unwrap_or_default() {
+        ImportSource::Llmservingsim => {
+            if a.trace_block_size.is_some() {
+                return Err(JobError::msg("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks"));
+            }
+            if a.spec_from.is_some() {
+                return Err(JobError::msg("--spec-from has no effect with --from llmservingsim: the spec comes from its meta.json"));
+            }
+            let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref())?;
+            (r, s, 16)
+        }
+        ImportSource::Generic => {
+            let block = a.trace_block_size.unwrap_or(16);
+            if block == 0 {
+                return Err(JobError::msg(
+                    "--trace-block-size 0: at least 1 token per block",
+                ));
+            }
+            let mut spec = match &a.spec_from {
+                Some(p) => MeasuredRun::from_file(p)?.spec,
+                None => ReplaySpec::default(),
+            };
+            if a.profile.is_some() {
+                if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing)?
+                {
+                    spec.timing = t;
+                }
+            }
+            (read_generic(&a.input)?, spec, block)
+        }
+    };
+    let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
+    Ok(imported(&a.out, &name, spec, &requests, block))
+}
+
+/// A run's default name: its file name without `.json`.
+fn run_name(out: &Path) -> String {
+    out.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

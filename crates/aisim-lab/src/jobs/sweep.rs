@@ -1,0 +1,304 @@
+//! The sweep jobs: `sweep plan` (a grid into a plan), `sweep run` (a shard
+//! of a plan into a results folder), `sweep merge` (results folders into one
+//! table) and `sweep saturate` (the highest rate that holds the SLOs).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use aisim_replay::policy::SpecComposition;
+use aisim_replay::ReplaySpec;
+use serde::{Deserialize, Serialize};
+
+use super::{JobError, Version};
+use crate::saturate::{self, Axis, Range, SaturateReport, Saturation, SearchSettings};
+use crate::sweep::{
+    self, Base, CostBasis, Grid, Pending, Plan, RunOptions, RunResult, RunSummary, Shard, Slo,
+};
+
+/// The threads `threads` asks for (0 refused), else the machine's.
+pub fn threads(asked: Option<usize>) -> Result<usize, JobError> {
+    match asked {
+        Some(0) => Err(JobError::msg(
+            "--threads 0: at least 1 thread runs the replays",
+        )),
+        Some(n) => Ok(n),
+        None => Ok(crate::seeds::available_threads()),
+    }
+}
+
+/// `aisim sweep plan GRID`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepPlanRequest {
+    /// Request version.
+    pub version: Version,
+    /// The grid file (JSON or TOML, docs/sweeps.md).
+    pub grid: PathBuf,
+}
+
+/// Turns a grid's `base_args` (the replay's command-line flags) into the
+/// base spec, relative paths taken from the grid's folder: only a front end
+/// that has the flags' parser (the CLI) can; elsewhere a grid gives `base`.
+pub type BaseArgsParser<'a> = &'a dyn Fn(&[String], &Path) -> Result<ReplaySpec, JobError>;
+
+/// Runs `sweep plan`: the grid expanded into one checked line per run.
+pub fn sweep_plan(
+    r: &SweepPlanRequest,
+    base_args: Option<BaseArgsParser>,
+) -> Result<Plan, JobError> {
+    let grid = Grid::read(&r.grid)?;
+    let base = match &grid.base {
+        Base::Spec(spec) => (**spec).clone(),
+        Base::Args(list) => match base_args {
+            Some(parse) => parse(list, grid.folder())?,
+            None => {
+                return Err(JobError::msg(format!(
+                    "{}: `base_args` are command-line flags, read only by `aisim sweep plan`; give the base as `base` (a replay spec, what `aisim replay ... --print-spec` writes)",
+                    grid.path.display()
+                )))
+            }
+        },
+    };
+    Ok(Plan::expand(&grid, &base)?)
+}
+
+/// `aisim sweep run PLAN --out DIR`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepRunRequest {
+    /// Request version.
+    pub version: Version,
+    /// The plan file (`sweep plan` writes it).
+    pub plan: PathBuf,
+    /// The results folder.
+    pub out: PathBuf,
+    /// The shard to run, I/N (0-based) [default: from Slurm or Kubernetes, else all].
+    pub shard: Option<String>,
+    /// Shards of a Kubernetes Indexed Job.
+    pub shards: Option<u64>,
+    /// Threads [default: the machine's].
+    pub threads: Option<usize>,
+    /// Keep each run's whole report in its result.
+    pub full_report: bool,
+}
+
+/// A shard of a plan, checked and ready to run: what it holds is known
+/// before anything runs, so a front end can say so (and size its progress).
+pub struct SweepRunJob {
+    plan: Plan,
+    request: SweepRunRequest,
+    /// The shard this process runs.
+    pub shard: Shard,
+    /// The threads it runs on.
+    pub threads: usize,
+}
+
+impl SweepRunJob {
+    /// Reads the plan and picks the shard: `request.shard`, else the job
+    /// array's variables read through `env`.
+    pub fn new(
+        request: SweepRunRequest,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> Result<SweepRunJob, JobError> {
+        let flag = request.shard.as_deref().map(Shard::parse).transpose()?;
+        let shard = Shard::select(flag, request.shards, env)?;
+        let threads = threads(request.threads)?;
+        let plan = Plan::read(&request.plan)?;
+        Ok(SweepRunJob {
+            plan,
+            request,
+            shard,
+            threads,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The shard's runs, and which are in the results folder already.
+    pub fn pending(&self) -> Result<Pending<'_>, JobError> {
+        Ok(Pending::find(
+            &self.plan,
+            &self.request.plan,
+            &self.request.out,
+            self.shard,
+            self.request.full_report,
+        )?)
+    }
+
+    /// Runs what `pending` left, calling `finished` with each result.
+    pub fn run(
+        &self,
+        pending: Pending<'_>,
+        finished: &(dyn Fn(&RunResult) + Sync),
+    ) -> Result<RunSummary, JobError> {
+        let options = RunOptions {
+            threads: self.threads,
+            full_report: self.request.full_report,
+        };
+        Ok(pending.run(options, finished)?)
+    }
+}
+
+/// Runs `sweep run` with the process's environment.
+pub fn sweep_run(r: &SweepRunRequest) -> Result<RunSummary, JobError> {
+    let job = SweepRunJob::new(r.clone(), &|name| std::env::var_os(name))?;
+    let pending = job.pending()?;
+    job.run(pending, &|_| {})
+}
+
+/// `aisim sweep merge DIR...`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepMergeRequest {
+    /// Results folders of one plan.
+    pub dirs: Vec<PathBuf>,
+    /// Request version.
+    pub version: Version,
+    /// Pick the best run (cheapest holding the SLOs).
+    pub best: bool,
+    /// TTFT p99 limit, ms.
+    pub sla_ttft_ms: Option<f64>,
+    /// TPOT p99 limit, ms.
+    pub sla_tpot_ms: Option<f64>,
+    /// E2E p99 limit, ms.
+    pub sla_e2e_ms: Option<f64>,
+}
+
+/// The merged results, the SLOs they are held to, and the best run.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// Every run of the plan, by index.
+    pub results: Vec<RunResult>,
+    /// The SLOs given.
+    pub slo: Slo,
+    /// The best run (its index in `results`) and what "cheapest" meant, when asked for.
+    pub best: Option<(Option<usize>, CostBasis)>,
+}
+
+impl SweepMergeRequest {
+    /// The SLOs, each a finite number above 0.
+    pub fn slo(&self) -> Result<Slo, JobError> {
+        let slo = Slo {
+            ttft_ms: self.sla_ttft_ms,
+            tpot_ms: self.sla_tpot_ms,
+            e2e_ms: self.sla_e2e_ms,
+        };
+        for (flag, v) in [
+            ("--sla-ttft-ms", slo.ttft_ms),
+            ("--sla-tpot-ms", slo.tpot_ms),
+            ("--sla-e2e-ms", slo.e2e_ms),
+        ] {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(JobError::msg(format!(
+                    "{flag} {v}: must be a finite number above 0"
+                )));
+            }
+        }
+        Ok(slo)
+    }
+}
+
+/// Runs `sweep merge`.
+pub fn sweep_merge(r: &SweepMergeRequest) -> Result<Merged, JobError> {
+    let slo = r.slo()?;
+    if r.dirs.is_empty() {
+        return Err(JobError::msg(
+            "no results folder given: name at least one DIR",
+        ));
+    }
+    let found = sweep::read_results(&r.dirs)?;
+    let results = sweep::merge(&r.dirs, found)?;
+    let best = r.best.then(|| {
+        let (best, basis) = sweep::best(&results, &slo);
+        let index = best.and_then(|b| results.iter().position(|x| std::ptr::eq(x, b)));
+        (index, basis)
+    });
+    Ok(Merged { results, slo, best })
+}
+
+/// `aisim sweep saturate`: a replay spec and the range to search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaturateRequest {
+    /// Request version.
+    #[serde(default)]
+    pub version: Version,
+    /// The replay (the spec `aisim replay --print-spec` writes).
+    pub spec: ReplaySpec,
+    /// Arrival rates to search, `LO..HI` req/s (a generated workload's rate).
+    #[serde(default)]
+    pub rate_range: Option<String>,
+    /// Speedups to search, `LO..HI` (a trace's `admission.speedup`).
+    #[serde(default)]
+    pub speedup_range: Option<String>,
+    /// Least share of the offered cohort within every SLO limit.
+    #[serde(default = "default_attainment")]
+    pub attainment: f64,
+    /// Relative width of the bracket at which the search stops.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    /// Most probes.
+    #[serde(default = "default_max_probes")]
+    pub max_probes: u32,
+    /// Probes of the first sweep over the range.
+    #[serde(default = "default_points")]
+    pub points: u32,
+    /// Threads [default: the machine's].
+    #[serde(default)]
+    pub threads: Option<usize>,
+}
+
+fn default_attainment() -> f64 {
+    0.9
+}
+
+fn default_tolerance() -> f64 {
+    0.01
+}
+
+fn default_max_probes() -> u32 {
+    20
+}
+
+fn default_points() -> u32 {
+    5
+}
+
+impl SaturateRequest {
+    /// What to search: exactly one range, parsed as the CLI parses it.
+    pub fn saturation(&self) -> Result<Saturation, JobError> {
+        let range = |flag: &str, text: &str| -> Result<Range, JobError> {
+            text.parse::<Range>()
+                .map_err(|e| JobError::msg(format!("{flag} {text}: {e}")))
+        };
+        let (axis, range) = match (&self.rate_range, &self.speedup_range) {
+            (Some(r), None) => (Axis::Rate, range("--rate-range", r)?),
+            (None, Some(r)) => (Axis::Speedup, range("--speedup-range", r)?),
+            _ => {
+                return Err(JobError::msg(
+                    "give exactly one of --rate-range and --speedup-range",
+                ))
+            }
+        };
+        Ok(Saturation {
+            axis,
+            range,
+            search: SearchSettings {
+                points: self.points,
+                tolerance: self.tolerance,
+                max_probes: self.max_probes,
+            },
+            attainment: self.attainment,
+        })
+    }
+}
+
+/// Runs `sweep saturate`: the search's report (whether or not it found an answer).
+pub fn sweep_saturate(r: &SaturateRequest) -> Result<SaturateReport, JobError> {
+    let s = r.saturation()?;
+    let threads = threads(r.threads)?;
+    Ok(saturate::saturate(&r.spec, &s, threads, &SpecComposition)?)
+}
