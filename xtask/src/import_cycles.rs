@@ -436,6 +436,17 @@ fn facts(t: &[String], module: &ModPath) -> FileFacts {
         }
         i += 1;
     }
+    // A name the file re-exports and also uses itself is imported for its
+    // own code too: a use of the defining file.
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for tok in t {
+        *uses.entry(tok.as_str()).or_default() += 1;
+    }
+    for (name, path) in &f.bindings {
+        if !f.imported.contains(name) && uses.get(name.as_str()).copied().unwrap_or(0) > 1 {
+            f.paths.push(path.clone());
+        }
+    }
     f
 }
 
@@ -613,6 +624,33 @@ mod tests {
             ],
         );
         assert!(cycles(&[dir]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_re_export_the_module_uses_itself_is_an_import() {
+        // mod.rs re-exports and calls a child's item; the child uses mod.rs's.
+        let files = |call: &str| {
+            [
+                ("lib.rs".to_string(), "pub mod m;\n".to_string()),
+                (
+                    "m/mod.rs".to_string(),
+                    format!("mod kid;\npub use kid::Kid;\npub struct Shape;\n{call}\n"),
+                ),
+                (
+                    "m/kid.rs".to_string(),
+                    "use super::Shape;\npub struct Kid(Shape);\n".to_string(),
+                ),
+            ]
+        };
+        let write = |name: &str, call: &str| {
+            let f = files(call);
+            let refs: Vec<(&str, &str)> = f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            scratch_crate(name, &refs)
+        };
+        let used = write("re-export-used", "fn f(k: Kid) {}");
+        assert_eq!(cycles(&[used]).unwrap().len(), 1);
+        let only_exported = write("re-export-only", "");
+        assert!(cycles(&[only_exported]).unwrap().is_empty());
     }
 
     #[test]

@@ -50,10 +50,12 @@ mod scheduler;
 pub mod scratch;
 pub mod sketch;
 pub mod student_t;
+pub mod summary;
 pub mod text_file;
 pub mod thread_pool;
 mod time;
 pub mod timing;
+pub mod wall_clock;
 
 pub use block_hash::BlockHash;
 pub use config::{Backend, CapacityPolicy, EngineConfig, PreemptionMode, SchedulePolicy};

@@ -134,6 +134,14 @@ impl Number {
     }
 }
 
+/// A text as messages quote it: at most 40 characters of it.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// A float as messages quote it: in exponent form when the plain one would
 /// run to many digits (`1e300`, not three hundred zeros).
 pub fn float(x: f64) -> String {

@@ -43,5 +43,5 @@ pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
         return 0.0;
     }
     v.sort_by(f64::total_cmp);
-    v[aisim_replay::metrics::rank_index(p, v.len() as u64) as usize]
+    v[aisim_core::summary::rank_index(p, v.len() as u64) as usize]
 }

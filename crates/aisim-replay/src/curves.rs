@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::rank_index_permille;
 use aisim_core::sketch::LogSketch;
+use aisim_core::summary::rank_index_permille;
 
 /// Most points of a curve: the value at every per-mille rank.
 pub const CDF_POINTS: u64 = 1000;

@@ -3,8 +3,8 @@
 //! size summarizes in bounded memory.
 
 use crate::curves::Cdf;
-use crate::metrics::Summary;
 use aisim_core::sketch::LogSketch;
+use aisim_core::summary::Summary;
 
 /// Values a distribution keeps exactly (8 MiB of `f64`); past it, percentiles
 /// come from the sketch, within `sketch::RELATIVE_ACCURACY`.

@@ -3,8 +3,8 @@
 //! beyond.
 
 use crate::distribution::EXACT_LIMIT;
-use crate::metrics::{ms, Summary};
 use aisim_core::sketch::LogSketch;
+use aisim_core::summary::{ms, Summary};
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
 /// order) and folded into sorted (gap, count) runs when the buffer fills, so

@@ -33,7 +33,6 @@ pub mod distribution;
 mod error;
 pub mod event;
 pub mod gaps;
-pub mod metrics;
 pub mod per_request;
 pub mod policy;
 pub mod record;
@@ -47,7 +46,7 @@ pub mod timeseries;
 pub mod trace;
 pub mod workload;
 
-pub use aisim_core::sketch;
+pub use aisim_core::{sketch, summary as metrics};
 pub use aisim_core::{SimDuration, SimTime};
 pub use error::ReplayError;
 pub use replayer::{ReplayOutput, Replayer};

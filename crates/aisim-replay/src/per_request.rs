@@ -7,9 +7,9 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::ms;
 use crate::record::{Outcome, RequestRecord};
 pub use crate::record::{TraceRow, TraceRows};
+use aisim_core::summary::ms;
 
 /// One request, as `--per-request` writes it. Every key is always present:
 /// what did not happen, or what the trace does not say, is `null` (an empty

@@ -170,7 +170,8 @@ impl RequestRecord {
     /// (tokens − 1), with at least 2 tokens (the report's TPOT).
     pub fn tpot_ms(&self) -> Option<f64> {
         (self.tokens >= 2).then(|| {
-            crate::metrics::ms(self.last_token_ns - self.first_token_ns) / (self.tokens - 1) as f64
+            aisim_core::summary::ms(self.last_token_ns - self.first_token_ns)
+                / (self.tokens - 1) as f64
         })
     }
 

@@ -7,13 +7,13 @@ use aisim_core::EngineStats;
 use serde::{Deserialize, Serialize};
 
 use crate::gaps::GapCounts;
-use crate::metrics::{Summary, ESTIMATOR};
 use crate::spec::{KvTransferMode, ReplaySpec};
 use crate::tally::Tally;
 use crate::timeseries::{TimeSeries, WorkerSeries};
 use crate::trace::TraceNotes;
 use crate::SCHEMA_VERSION;
 use aisim_core::sketch::RELATIVE_ACCURACY;
+use aisim_core::summary::{Summary, ESTIMATOR};
 
 /// The result of a replay. Everything but `host` is identical between runs of
 /// the same spec.

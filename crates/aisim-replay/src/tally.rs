@@ -11,10 +11,10 @@ use aisim_core::RejectReason;
 
 use crate::curves::ReportCdfs;
 use crate::distribution::Distribution;
-use crate::metrics::{ms, Summary};
 use crate::record::{Outcome, RequestRecord};
 use crate::spec::SlaSpec;
 use crate::timeseries::RequestSeries;
+use aisim_core::summary::{ms, Summary};
 
 /// The kind of a request refused because the router queue was full.
 pub const ROUTER_QUEUE_FULL: &str = "router_queue_full";

@@ -4,9 +4,9 @@
 
 mod common;
 
+use aisim_core::summary::Summary;
 use aisim_core::timing::TimingSpec;
 use aisim_replay::collector::Outcome;
-use aisim_replay::metrics::Summary;
 use aisim_replay::per_request::{RequestRow, RowFormat, RowWriter};
 use aisim_replay::report::Outcomes;
 use aisim_replay::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, WorkloadSpec};

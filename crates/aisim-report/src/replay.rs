@@ -1,7 +1,7 @@
 //! `aisim replay` as tables.
 
+use aisim_core::summary::Summary;
 use aisim_core::timing::TimingSpec;
-use aisim_replay::metrics::Summary;
 use aisim_replay::spec::TopologySpec;
 use aisim_replay::ReplayReport;
 

@@ -6,8 +6,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::catalog::HardwareSpec;
+use super::gpu_profile::GpuProfile;
 use super::model::ModelSpec;
-use super::{unknown, GpuProfile, PowerModel};
+use super::power::PowerModel;
+use super::unknown::unknown;
 use crate::error::CoreError;
 
 /// How the model is served on the hardware.

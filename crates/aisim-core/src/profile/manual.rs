@@ -1,7 +1,8 @@
 //! Hand-calibrated profiles with measured constants.
 
 use super::catalog::{manual_profile_catalog, ManualProfileSpec};
-use super::{GpuProfile, PowerModel};
+use super::gpu_profile::GpuProfile;
+use super::power::PowerModel;
 
 /// A measured serving unit (`a100`, `h100`, `a10g`).
 #[derive(Debug, Clone)]

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{slots_at, GpuProfile, PowerModel};
+use super::gpu_profile::{slots_at, GpuProfile};
+use super::power::PowerModel;
 
 /// `inner` with the given constants replaced; everything else is delegated.
 #[derive(Debug, Clone)]

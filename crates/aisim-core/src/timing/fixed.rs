@@ -1,6 +1,6 @@
 //! Constant pass times: for tests with exact expectations and for back-of-envelope runs.
 
-use super::{PassShape, PassTime, TimingModel};
+use super::pass::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
 use crate::SimDuration;
 

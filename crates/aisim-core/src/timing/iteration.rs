@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{PassShape, PassTime, TimingModel};
+use super::pass::{PassShape, PassTime, TimingModel};
 use crate::profile::GpuProfile;
 
 /// One iteration costs `iter(n, L) = W + H · (L / calibration_ctx) · n` seconds for

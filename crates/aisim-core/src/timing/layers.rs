@@ -22,9 +22,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::pass::{PassShape, PassTime, TimingModel};
 use super::profile_csv::{read_rows, Rows};
 use super::table::{bad, check_axis, interp, segment};
-use super::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
 use crate::profile::ModelSpec;
 

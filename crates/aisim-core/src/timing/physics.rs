@@ -29,7 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PassShape, PassTime, TimingModel};
+use super::pass::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
 use crate::profile::{ComputedProfile, GpuProfile, ModelSpec, ATTAINABLE_BANDWIDTH_FRACTION};
 

@@ -1,6 +1,6 @@
 //! NVIDIA Dynamo mocker's uncalibrated polynomial baseline.
 
-use super::{PassShape, PassTime, TimingModel};
+use super::pass::{PassShape, PassTime, TimingModel};
 
 /// `prefill_ms = 4.209989e-07·T² + 1.518344e-02·T + 16.50142` for `T` prompt
 /// tokens in the pass (0 for none); `decode_ms = max(1, -25.74·p² + 54.01·p + 5.74)`

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{PassShape, PassTime, TimingModel};
+use super::pass::{PassShape, PassTime, TimingModel};
 use crate::error::CoreError;
 
 #[derive(Debug, Deserialize)]

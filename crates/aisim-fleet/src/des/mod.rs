@@ -11,6 +11,7 @@
 //!   lets the head in; it restarts from scratch at the head of the queue.
 
 mod pool;
+mod request;
 mod router;
 
 use std::cmp::Reverse;
@@ -27,27 +28,13 @@ pub use aisim_core::student_t::{interval, Interval};
 pub use aisim_core::thread_pool::{run_seeds, run_seeds_on};
 pub use pool::InstancePick;
 use pool::{Active, Instance, PoolState};
+pub use request::FleetRequest;
 pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 
 use crate::cdf::Cdf;
 use crate::validate::{self, MAX_GPUS};
-use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths, Category};
+use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths};
 use crate::{percentile, FleetError};
-
-/// One request offered to the fleet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FleetRequest {
-    /// Arrival, s.
-    pub arrival_s: f64,
-    /// Prompt tokens.
-    pub l_in: u32,
-    /// Output tokens.
-    pub l_out: u32,
-    /// Category.
-    pub category: Category,
-    /// Model id (for the `model` router).
-    pub model: Option<String>,
-}
 
 /// Arrival process of a generated workload.
 #[derive(Debug, Clone, PartialEq)]

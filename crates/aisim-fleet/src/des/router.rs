@@ -6,7 +6,7 @@ use rand_core::RngCore;
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
-use super::FleetRequest;
+use super::request::FleetRequest;
 use crate::workload::Category;
 use crate::FleetError;
 

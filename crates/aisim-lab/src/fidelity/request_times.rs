@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::import::read_generic;
 use super::timed_request::trace_order;
 use super::FidelityError;
+use aisim_core::summary::ms;
 use aisim_replay::collector::{Outcome, RequestRecord};
-use aisim_replay::metrics::ms;
 
 /// One measured request: its latencies (ms) and what identifies it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::measured::{Measured, MeasuredRun, LATENCY_METRICS};
 use super::stats::{Stats, STAT_NAMES};
 use super::FidelityError;
-use aisim_replay::metrics::Summary;
+use aisim_core::summary::Summary;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::spec::WorkloadSpec;
 use aisim_replay::trace::TraceData;

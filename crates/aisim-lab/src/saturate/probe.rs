@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::SaturateError;
 use super::setting::Setting;
-use aisim_replay::metrics::Summary;
+use aisim_core::summary::Summary;
 // An empty cohort's shares are 0: it holds nothing.
 use aisim_replay::report::{ratio as share, ReplayReport};
 use aisim_replay::spec::{ReplaySpec, WorkloadSpec};

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::Ordered;
 use super::plan::PlanLine;
-use aisim_replay::metrics::Summary;
+use aisim_core::summary::Summary;
 use aisim_replay::report::{Outcomes, ReplayReport};
 use aisim_replay::ReplaySpec;
 

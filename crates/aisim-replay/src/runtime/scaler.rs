@@ -252,7 +252,7 @@ fn p90(v: &mut [u64]) -> Option<u64> {
     if v.is_empty() {
         return None;
     }
-    let rank = crate::metrics::rank_index_permille(900, v.len() as u64) as usize;
+    let rank = aisim_core::summary::rank_index_permille(900, v.len() as u64) as usize;
     Some(*v.select_nth_unstable(rank).1)
 }
 

@@ -1,11 +1,9 @@
 //! The scaling part of a spec: the policy, the load planner's parameters
-//! and, resolved from them, each scaled pool's plan (`ScalingSpec::plans`):
-//! its bounds, its latency target and the spec fields that set them.
+//! and the shape of each scaled pool's plan: its bounds, its latency target
+//! and the spec fields that set them. Resolving the plans (`ScalingSpec::plans`)
+//! reads the whole spec's topology and SLA, so that lives in `spec.rs`.
 
 use serde::{Deserialize, Serialize};
-
-use super::{check_non_negative, check_positive, ReplaySpec, TopologySpec};
-use crate::error::ReplayError;
 
 /// Built-in scaling policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -138,7 +136,8 @@ impl LatencyTarget {
         }
     }
 
-    fn field(self) -> &'static str {
+    /// The spec field that sets it, for errors.
+    pub(super) fn field(self) -> &'static str {
         match self {
             LatencyTarget::Ttft(_) => "scaling.load.ttft_ms",
             LatencyTarget::Tpot(_) => "scaling.load.tpot_ms",
@@ -169,151 +168,4 @@ pub struct PoolPlan {
     pub target: LatencyTarget,
     /// Waiting requests per accepting worker it tolerates.
     pub queue_depth: f64,
-}
-
-impl ScalingSpec {
-    /// Each scaled pool's planner, when the policy is `load` (empty
-    /// otherwise): the aggregated pool, or the prefill then the decode pool.
-    pub fn plans(&self, spec: &ReplaySpec) -> Vec<PoolPlan> {
-        if self.policy != ScalingKind::Load {
-            return Vec::new();
-        }
-        let p = self.load.unwrap_or_default();
-        let ttft = LatencyTarget::Ttft(
-            p.ttft_ms
-                .or(spec.sla.ttft_ms)
-                .unwrap_or(DEFAULT_TTFT_TARGET_MS),
-        );
-        let plan =
-            |pool, start, bounds: Option<PoolBoundsSpec>, fields: [&'static str; 2], target| {
-                let own = bounds.unwrap_or_default();
-                let (min_field, max_field) = (
-                    if own.min_workers.is_some() {
-                        fields[0]
-                    } else {
-                        "scaling.load.min_workers"
-                    },
-                    if own.max_workers.is_some() {
-                        fields[1]
-                    } else {
-                        "scaling.load.max_workers"
-                    },
-                );
-                PoolPlan {
-                    pool,
-                    start,
-                    min_workers: own.min_workers.unwrap_or(p.min_workers),
-                    max_workers: own.max_workers.or(p.max_workers).unwrap_or(start),
-                    min_field,
-                    max_field,
-                    tick_s: p.tick_s,
-                    startup_s: p.startup_s,
-                    target,
-                    queue_depth: p.queue_depth,
-                }
-            };
-        match &spec.topology {
-            TopologySpec::Aggregated { workers } => {
-                vec![plan("workers", *workers, None, ["", ""], ttft)]
-            }
-            TopologySpec::Disaggregated {
-                prefill, decode, ..
-            } => {
-                let tpot = LatencyTarget::Tpot(
-                    p.tpot_ms
-                        .or(spec.sla.tpot_ms)
-                        .unwrap_or(DEFAULT_TPOT_TARGET_MS),
-                );
-                vec![
-                    plan(
-                        "prefill",
-                        prefill.workers,
-                        p.prefill,
-                        [
-                            "scaling.load.prefill.min_workers",
-                            "scaling.load.prefill.max_workers",
-                        ],
-                        ttft,
-                    ),
-                    plan(
-                        "decode",
-                        decode.workers,
-                        p.decode,
-                        [
-                            "scaling.load.decode.min_workers",
-                            "scaling.load.decode.max_workers",
-                        ],
-                        tpot,
-                    ),
-                ]
-            }
-        }
-    }
-
-    pub(super) fn validate(&self, spec: &ReplaySpec) -> Result<(), ReplayError> {
-        if self.policy == ScalingKind::None {
-            if self.load.is_some() {
-                return Err(ReplayError::spec(
-                    "scaling.load",
-                    "has no effect with scaling policy none: set policy to load",
-                ));
-            }
-            return Ok(());
-        }
-        let p = self.load.unwrap_or_default();
-        if let TopologySpec::Aggregated { .. } = spec.topology {
-            let disagg_only = [
-                ("scaling.load.tpot_ms", p.tpot_ms.is_some()),
-                ("scaling.load.prefill", p.prefill.is_some()),
-                ("scaling.load.decode", p.decode.is_some()),
-            ];
-            if let Some((field, _)) = disagg_only.iter().find(|(_, given)| *given) {
-                return Err(ReplayError::spec(
-                    *field,
-                    "has no effect on an aggregated topology: it sets a disaggregated pool's planner",
-                ));
-            }
-        }
-        for plan in self.plans(spec) {
-            check_bounds(
-                &plan,
-                matches!(spec.topology, TopologySpec::Aggregated { .. }),
-            )?;
-            check_positive(plan.target.field(), plan.target.ms())?;
-        }
-        check_positive("scaling.load.tick_s", p.tick_s)?;
-        check_non_negative("scaling.load.startup_s", p.startup_s)?;
-        check_positive("scaling.load.queue_depth", p.queue_depth)?;
-        Ok(())
-    }
-}
-
-/// A pool's bounds against each other and its count at the start; each
-/// refusal names its own field, so the message leads with the flag that set it.
-fn check_bounds(plan: &PoolPlan, aggregated: bool) -> Result<(), ReplayError> {
-    let (n, min, max) = (plan.start, plan.min_workers, plan.max_workers);
-    if min == 0 {
-        return Err(ReplayError::spec(plan.min_field, "0: at least 1 worker"));
-    }
-    let starts = if aggregated {
-        "the topology starts with".to_string()
-    } else {
-        format!("the {} pool starts with", plan.pool)
-    };
-    // The start lies within the bounds, so they are in order too: `n < min`
-    // first, as `max` defaults to the start.
-    if n < min {
-        return Err(ReplayError::spec(
-            plan.min_field,
-            format!("{min} is above the {n} workers {starts}"),
-        ));
-    }
-    if n > max {
-        return Err(ReplayError::spec(
-            plan.max_field,
-            format!("{max} is below the {n} workers {starts}"),
-        ));
-    }
-    // The scaler's and the workers' slot tables are sized from `max`.
-    super::check_worker_cap(plan.max_field, max)
 }

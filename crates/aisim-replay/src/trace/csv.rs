@@ -10,9 +10,9 @@ use csv::ByteRecord;
 use super::bad_row::{row_error, shown};
 use super::lines::{utf8, MAX_LINE_BYTES};
 use super::record::{SessionInterner, TraceRecord};
-use super::timestamp::parse_wall_clock_ms;
 use crate::error::ReplayError;
 use aisim_core::number::Number;
+use aisim_core::wall_clock::parse_wall_clock_ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::TraceFormat;
+use super::format::TraceFormat;
 use crate::error::ReplayError;
 
 /// Picks the format of `path` from its extension and `first_line`.

@@ -21,6 +21,13 @@ pub(crate) fn checked_sum(a: SimDuration, b: SimDuration) -> Option<SimDuration>
         .map(SimDuration)
 }
 
+/// Milliseconds to a rounded duration. Every input is checked against the
+/// clock first (`checked_ms` here, `ReplaySpec::validate`), so the fallback
+/// is never reached.
+pub(crate) fn ms_to_duration(ms: f64) -> SimDuration {
+    SimDuration::from_secs_f64(ms.max(0.0) * 1e-3).unwrap_or(SimDuration(u64::MAX / 4))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,69 +4,19 @@
 pub mod clock;
 mod demo;
 pub mod random;
+mod source;
 pub mod synthetic;
 mod trace_source;
 
-use aisim_core::{Request, SimDuration, SimTime};
-
+pub(crate) use clock::ms_to_duration;
 pub use demo::{demo_trace, DEMO_TRACE_NAME};
+pub use source::{Offer, Workload};
 pub use synthetic::SyntheticWorkload;
 pub use trace_source::TraceWorkload;
 
 use crate::error::ReplayError;
-use crate::per_request::TraceRows;
 use crate::spec::{ReplaySpec, WorkloadSpec};
-use crate::trace::{read_trace, TraceData, TraceNotes};
-
-/// One request as the workload offers it.
-#[derive(Debug, Clone)]
-pub struct Offer {
-    /// The request; `arrival` is its planned arrival for first turns.
-    pub request: Request,
-    /// Turn index within its session (0 for the first).
-    pub turn: u32,
-    /// For later turns: their time on the (normalized, sped-up) trace clock.
-    pub trace_at: Option<SimTime>,
-    /// Think time before this turn, from the row (sped up).
-    pub think: Option<SimDuration>,
-    /// For later turns: the gap to the previous turn on the trace clock, the
-    /// fallback think time.
-    pub trace_gap: Option<SimDuration>,
-}
-
-/// A source of requests.
-pub trait Workload {
-    /// Planned arrival of the next first turn.
-    fn peek_root(&self) -> Option<SimTime>;
-    /// The next first turn, in planned-arrival order.
-    fn next_root(&mut self) -> Option<Offer>;
-    /// The turn after `prev` in its session, if any. Takes the ended turn
-    /// whole, so a next turn can reuse what it carries (its block ids) instead
-    /// of copying it: a session's cost stays linear in its turns.
-    fn next_turn(&mut self, prev: Offer) -> Option<Offer>;
-    /// Whether a turn may follow another (the workload has sessions).
-    fn may_have_sessions(&self) -> bool;
-    /// Requests (of every turn) not yet handed out; they count as offered.
-    fn remaining(&self) -> u64;
-    /// Rows skipped on purpose while reading (BurstGPT failed requests).
-    fn skipped_rows(&self) -> u64 {
-        0
-    }
-    /// Why the workload stopped early, if it did (a time beyond the clock);
-    /// the run then fails with it.
-    fn take_failure(&mut self) -> Option<ReplayError> {
-        None
-    }
-    /// What reading the trace counted without refusing it.
-    fn notes(&self) -> TraceNotes {
-        TraceNotes::default()
-    }
-    /// The trace row of each request, by id, for per-request records
-    /// (`None`: the requests come from no file).
-    fn trace_rows(&self) -> Option<TraceRows> {
-        None
-    }
-}
+use crate::trace::{read_trace, TraceData};
 
 /// Builds the workload a spec describes.
 pub fn build_workload(spec: &ReplaySpec) -> Result<Box<dyn Workload>, ReplayError> {
@@ -133,11 +83,4 @@ fn read_trace_logged(
         "trace read"
     );
     Ok(trace)
-}
-
-/// Milliseconds to a rounded duration. Every input is checked against the
-/// clock first (`clock.rs`, `ReplaySpec::validate`), so the fallback is never
-/// reached.
-pub(crate) fn ms_to_duration(ms: f64) -> SimDuration {
-    SimDuration::from_secs_f64(ms.max(0.0) * 1e-3).unwrap_or(SimDuration(u64::MAX / 4))
 }

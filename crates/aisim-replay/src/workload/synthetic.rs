@@ -6,9 +6,9 @@ use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 
-use super::clock::{checked_ms, CLOCK_RANGE};
+use super::clock::{checked_ms, ms_to_duration, CLOCK_RANGE};
 use super::random::{exponential, gamma, standard_normal, uniform_int};
-use super::{ms_to_duration, Offer, Workload};
+use super::source::{Offer, Workload};
 use crate::error::ReplayError;
 use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec};
 use crate::trace::float;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use aisim_core::{Request, RequestId, SessionId, SimDuration, SimTime};
 
-use super::clock::{checked_ms, checked_sum, CLOCK_RANGE};
-use super::{ms_to_duration, Offer, Workload};
+use super::clock::{checked_ms, checked_sum, ms_to_duration, CLOCK_RANGE};
+use super::source::{Offer, Workload};
 use crate::error::ReplayError;
 use crate::per_request::{TraceRow, TraceRows};
 use crate::trace::{float, row_error, TraceData, TraceNotes, TraceRecord};

@@ -1,8 +1,8 @@
 //! The replay page: latency CDFs, the run over time, KV occupancy, the
 //! inter-turn gaps, and the report's tables.
 
+use aisim_core::summary::Summary;
 use aisim_replay::curves::{Cdf, ReportCdfs};
-use aisim_replay::metrics::Summary;
 use aisim_replay::timeseries::TimeSeries;
 use aisim_replay::ReplayReport;
 

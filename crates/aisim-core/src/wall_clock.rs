@@ -2,9 +2,10 @@
 //! (`2023-11-16 18:15:46.6805900`), to milliseconds since the Unix epoch.
 //! Strict: every part has its fixed number of digits and must exist on the
 //! proleptic Gregorian calendar (no 30 February, no hour 24, no leap second);
-//! a time zone is `Z` or `±HH:MM`, and none means UTC.
+//! a time zone is `Z` or `±HH:MM`, and none means UTC. A reader's piece,
+//! like `number.rs`: the trace readers call it on each timestamp cell.
 
-use super::bad_row::shown;
+use crate::number::shown;
 
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

@@ -1,9 +1,10 @@
-//! Distribution summaries with the declared percentile estimator: nearest rank,
+//! Distribution summaries with the declared percentile estimator (the
+//! replay's reports and the fleet's simulations both use it): nearest rank,
 //! `rank = ceil(p/100 × n)`, computed in integers (per-mille percentiles).
 
 use serde::{Deserialize, Serialize};
 
-use aisim_core::sketch::LogSketch;
+use crate::sketch::LogSketch;
 
 /// The percentile estimator, as stated in every report.
 pub const ESTIMATOR: &str = "nearest rank: rank = ceil(p/100 * n) over the sorted values";
