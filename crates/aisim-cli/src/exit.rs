@@ -82,7 +82,8 @@ fn paragraph(e: &anyhow::Error) -> String {
     for cause in &said[1..] {
         out.push_str(&format!("  caused by: {cause}\n"));
     }
-    out
+    // A path or value the user gave may carry terminal escapes.
+    aisim_core::safe_text::terminal_safe(&out).into_owned()
 }
 
 /// An error for the user to fix (exit 2), unless a library error in its chain

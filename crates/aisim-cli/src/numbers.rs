@@ -31,6 +31,12 @@ fn number_checks(arg: Arg) -> Arg {
         };
     }
     whole_parsers!(u8, u16, u32, u64, usize);
+    // A float's value may start with a hyphen (`-inf`, `-1e3`): it reaches
+    // the flag's own check, which names the flag, never clap's "unexpected
+    // argument".
+    if id == TypeId::of::<f64>() {
+        return arg.allow_hyphen_values(true);
+    }
     arg
 }
 

@@ -3,9 +3,10 @@
 //! `-` as a file name for stdout. Every byte the binary writes to stdout goes
 //! through [`Target`], so a closed pipe and a full disk are handled once.
 
-use std::fs::File;
 use std::io::{BufWriter, ErrorKind, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use aisim_core::out_file::{check_outputs, AtomicFile};
 
 use clap::builder::{PathBufValueParser, TypedValueParser};
 use clap::{Args, ValueEnum};
@@ -48,6 +49,14 @@ impl Target {
         *self == Target::Stdout
     }
 
+    /// The file, unless this is stdout.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Target::Stdout => None,
+            Target::File(p) => Some(p),
+        }
+    }
+
     /// Writes `bytes` whole; `what` names them in the error.
     pub fn write(&self, what: &str, bytes: &[u8]) -> Result<(), CliError> {
         self.stream(what, |w| w.write_all(bytes))
@@ -61,19 +70,27 @@ impl Target {
         what: &str,
         fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<(), CliError> {
-        let sink: Box<dyn Write> = match self {
-            Target::Stdout => Box::new(std::io::stdout().lock()),
-            Target::File(p) => Box::new(File::create(p).map_err(|e| {
-                input(anyhow::anyhow!(
-                    "cannot create {} for {what}: {e}",
-                    p.display()
-                ))
-            })?),
-        };
-        let mut w = BufWriter::new(sink);
-        fill(&mut w)
-            .and_then(|()| w.flush())
-            .map_err(|e| self.write_error(what, e))
+        match self {
+            Target::Stdout => {
+                let mut w = BufWriter::new(std::io::stdout().lock());
+                fill(&mut w)
+                    .and_then(|()| w.flush())
+                    .map_err(|e| self.write_error(what, e))
+            }
+            // Written under a temporary name and renamed when complete: a
+            // failed or interrupted write leaves the file as it was.
+            Target::File(p) => {
+                let mut f = AtomicFile::create(p).map_err(|e| {
+                    input(anyhow::anyhow!(
+                        "cannot create {} for {what}: {e}",
+                        p.display()
+                    ))
+                })?;
+                fill(&mut f)
+                    .and_then(|()| f.commit())
+                    .map_err(|e| self.write_error(what, e))
+            }
+        }
     }
 
     fn write_error(&self, what: &str, e: std::io::Error) -> CliError {
@@ -192,9 +209,25 @@ pub fn stdout_taker(flags: &[Option<&'static str>]) -> Result<Option<&'static st
     }
 }
 
+/// Refuses, before any work, an output file (flag and target) that is one
+/// of the `inputs` (flag and path) or another output, or whose folder does
+/// not exist (docs/errors.md, "Output files"). Stdout is no file.
+pub fn check_paths(
+    inputs: &[(&str, &Path)],
+    outputs: &[(&str, Option<&Target>)],
+) -> Result<(), CliError> {
+    let files: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, t)| Some((*flag, t.and_then(Target::file)?)))
+        .collect();
+    check_outputs(inputs, &files).map_err(input)
+}
+
 /// A progress or summary line on stderr. A closed stderr (`2>&1 | head`)
 /// loses the line, never the command: `eprintln!` would panic there.
 pub fn note(line: std::fmt::Arguments) {
     use std::io::Write;
+    let line = line.to_string();
+    let line = aisim_core::safe_text::terminal_safe(&line);
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

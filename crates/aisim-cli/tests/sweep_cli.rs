@@ -772,9 +772,10 @@ fn a_result_claiming_a_huge_plan_is_refused_naming_its_file_before_any_table() {
 fn a_results_folder_failing_once_it_exists_is_exit_1_and_one_that_cannot_be_created_exit_2() {
     let dir = temp_dir("sweep-output-failures");
     let plan = small_plan(&dir, "one", "", "");
-    // A leftover temporary file that cannot be removed (a non-empty folder).
+    // A dead process's leftover temporary file that cannot be removed (a
+    // non-empty folder; no pid reaches 4194305).
     let out = dir.join("out");
-    let leftover = out.join(".0.json.tmp-1");
+    let leftover = out.join(".0.json.tmp-4194305");
     std::fs::create_dir_all(leftover.join("x")).unwrap();
     let o = run(&plan, &out, &["--quiet"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

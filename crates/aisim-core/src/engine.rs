@@ -172,6 +172,12 @@ impl Engine {
         self.in_pass
     }
 
+    /// When a pass of `d` started at `at` ends: an error, naming the timing
+    /// model, when that is past the clock's limit (the run would never end).
+    pub fn pass_end(&self, at: SimTime, d: SimDuration) -> Result<SimTime, CoreError> {
+        pass_end(self.timing.as_ref(), at, d)
+    }
+
     /// Starts a pass at `now`: every rank with work schedules, and the pass lasts
     /// as long as its slowest rank (empty ranks wait at the barrier). `None` when
     /// no rank has anything to do.
@@ -246,7 +252,7 @@ impl Engine {
                 self.quiet_ends.clear();
                 let mut end = at;
                 while (self.quiet_ends.len() as u32) < want {
-                    let e = end.after(duration(&batch)?);
+                    let e = pass_end(self.timing.as_ref(), end, duration(&batch)?)?;
                     if !before_horizon(e) {
                         break;
                     }
@@ -271,7 +277,7 @@ impl Engine {
                     continue;
                 }
             }
-            let end = at.after(duration(&batch)?);
+            let end = pass_end(self.timing.as_ref(), at, duration(&batch)?)?;
             if !before_horizon(end) {
                 break;
             }
@@ -400,6 +406,21 @@ fn pass_duration(
         Some(d) if valid => Ok(d),
         _ => Err(invalid_duration(timing, t, shape)),
     }
+}
+
+/// When a pass of `d` from `at` ends, or the error that the run's clock
+/// would pass its limit.
+#[inline]
+pub(crate) fn pass_end(
+    timing: &dyn TimingModel,
+    at: SimTime,
+    d: SimDuration,
+) -> Result<SimTime, CoreError> {
+    at.checked_after(d).ok_or_else(|| CoreError::ClockLimit {
+        model: timing.name().to_string(),
+        pass_s: d.as_secs_f64(),
+        at_s: at.as_secs_f64(),
+    })
 }
 
 #[cold]

@@ -29,6 +29,17 @@ pub enum CoreError {
         /// Decoding requests in the pass.
         decode_requests: u32,
     },
+    /// A pass would end past the clock's limit (2^63 ns): the timing made
+    /// passes that long, and the run would never end.
+    #[error("the run's clock would pass its limit of 2^63 ns (292 years): a pass of {} s under timing model `{model}` starts at {} s; passes this long come from the timing (its fixed times, coefficients or pass overhead)", float(*.pass_s), float(*.at_s))]
+    ClockLimit {
+        /// Name of the timing model.
+        model: String,
+        /// The pass's length, seconds.
+        pass_s: f64,
+        /// When it starts, seconds.
+        at_s: f64,
+    },
     /// A profile name that no catalog knows.
     #[error("unknown profile `{name}`: {hint}")]
     UnknownProfile {
@@ -68,6 +79,7 @@ impl CoreError {
         match self {
             CoreError::InvalidConfig { .. }
             | CoreError::InvalidDuration { .. }
+            | CoreError::ClockLimit { .. }
             | CoreError::UnknownProfile { .. }
             | CoreError::BadFile { .. }
             | CoreError::Io { .. }

@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The clock's limit: every time of a run stays below 2^63 ns (292 years),
+/// so a run cannot saturate the clock and spin at its end.
+pub const CLOCK_LIMIT_NS: u64 = 1 << 63;
+
 /// A point on the virtual clock, in nanoseconds since the start of the run.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
@@ -33,6 +37,15 @@ impl SimTime {
     /// The time `d` later (saturating: the clock never wraps).
     pub fn after(self, d: SimDuration) -> SimTime {
         SimTime(self.0.saturating_add(d.0))
+    }
+
+    /// The time `d` later, or `None` past the run's limit,
+    /// [`CLOCK_LIMIT_NS`]: a run never gets there, it stops with an error.
+    pub fn checked_after(self, d: SimDuration) -> Option<SimTime> {
+        self.0
+            .checked_add(d.0)
+            .filter(|&t| t < CLOCK_LIMIT_NS)
+            .map(SimTime)
     }
 
     /// `self - earlier`, or zero when `earlier` is later.

@@ -186,6 +186,7 @@ fn sweep_result(spec: ReplaySpec) -> aisim_lab::sweep::RunResult {
         runs: 1,
         plan: "p".into(),
         axes: aisim_lab::sweep::Ordered(Vec::new()),
+        inputs: Vec::new(),
         spec,
     };
     aisim_lab::sweep::RunResult::of(&line, &out.report, false)

@@ -151,6 +151,27 @@ impl RowFormat {
     }
 }
 
+impl RequestRow {
+    /// The row with its text cells safe in a spreadsheet (a `session_id` of
+    /// `=HYPERLINK(...)` is no formula there).
+    fn csv_safe(mut self) -> RequestRow {
+        for cell in [
+            &mut self.request_id,
+            &mut self.session_id,
+            &mut self.reject_kind,
+            &mut self.reject_reason,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let std::borrow::Cow::Owned(safe) = aisim_core::safe_text::csv_safe(cell) {
+                *cell = safe;
+            }
+        }
+        self
+    }
+}
+
 /// Writes records in one format, a batch at a time.
 pub enum RowWriter<W: Write> {
     /// JSON lines.
@@ -185,7 +206,7 @@ impl<W: Write> RowWriter<W> {
                     serde_json::to_writer(&mut *w, &row)?;
                     w.write_all(b"\n")?;
                 }
-                RowWriter::Csv(w) => w.serialize(&row).map_err(csv_io)?,
+                RowWriter::Csv(w) => w.serialize(row.csv_safe()).map_err(csv_io)?,
             }
         }
         match self {

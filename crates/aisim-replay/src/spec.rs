@@ -934,6 +934,41 @@ impl ReplaySpec {
         }
     }
 
+    /// The files a run of this spec reads, by the spec field that names
+    /// them: the trace (`workload.path`) and timing tables (`timing.path`,
+    /// `topology.prefill.timing.path`, `topology.decode.timing.path`). No
+    /// output may be one of them (docs/errors.md, "Output files").
+    pub fn input_files(&self) -> Vec<(&'static str, &Path)> {
+        let mut files = Vec::new();
+        if let WorkloadSpec::Trace { path, .. } = &self.workload {
+            files.push(("workload.path", path.as_path()));
+        }
+        let mut timings = vec![("timing.path", &self.timing)];
+        if let TopologySpec::Disaggregated {
+            prefill, decode, ..
+        } = &self.topology
+        {
+            timings.extend(
+                prefill
+                    .timing
+                    .as_deref()
+                    .map(|t| ("topology.prefill.timing.path", t)),
+            );
+            timings.extend(
+                decode
+                    .timing
+                    .as_deref()
+                    .map(|t| ("topology.decode.timing.path", t)),
+            );
+        }
+        for (field, timing) in timings {
+            if let TimingSpec::Table { path } = timing {
+                files.push((field, path.as_path()));
+            }
+        }
+        files
+    }
+
     /// The spec as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("specs serialize")

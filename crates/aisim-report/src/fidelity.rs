@@ -34,6 +34,12 @@ pub fn render_validation(r: &ValidationReport) -> String {
         out.push_str("all runs\n");
         out.push_str(&mape_line(&r.mape_pct));
     }
+    if !r.left_out.is_empty() {
+        out.push_str(&format!(
+            "left out, nothing to compare: {}\n",
+            r.left_out.join(", ")
+        ));
+    }
     out
 }
 
@@ -66,6 +72,14 @@ pub fn render_calibration(r: &CalibrationReport) -> String {
         "score (squared errors of the statistics and requests, docs/fidelity.md) {:.6} -> {:.6} in {} evaluations, {:.1} s\n\n",
         r.fit.start_objective, r.fit.objective, r.fit.evaluations, r.host.wall_s
     ));
+    if !r.fit.at_bounds.is_empty() {
+        out.push_str(&format!(
+            "warning: {} ended at a bound of the search: the runs do not pin {}; fit more runs or loads, or hold {} with --fit\n\n",
+            r.fit.at_bounds.join(", "),
+            if r.fit.at_bounds.len() == 1 { "it" } else { "them" },
+            if r.fit.at_bounds.len() == 1 { "it" } else { "them" },
+        ));
+    }
     let mut e = Table::new(["run", "metric", "zero-shot MAPE %", "calibrated MAPE %"]);
     for (z, c) in r.zero_shot.runs.iter().zip(&r.calibrated.runs) {
         for (metric, zv) in &z.mape_pct {

@@ -1,5 +1,7 @@
 //! A plain aligned text table: left-aligned text, right-aligned numbers.
 
+use aisim_core::safe_text::terminal_safe;
+
 /// Rows of cells under a header.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -37,7 +39,8 @@ impl Table {
 
     /// The same table with a title line above it.
     pub fn titled(mut self, title: impl Into<String>) -> Table {
-        self.title = Some(title.into());
+        let title = terminal_safe(&title.into()).into_owned();
+        self.title = Some(title);
         self
     }
 
@@ -62,7 +65,13 @@ impl Table {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
+        // User text (a trace path, a session id) reaches a terminal here.
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| terminal_safe(&c.into()).into_owned())
+                .collect(),
+        );
     }
 
     /// The table as text, each line ending in a newline.

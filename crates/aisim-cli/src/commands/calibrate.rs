@@ -39,6 +39,7 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
             "--out - and --format would both write stdout: give --out a FILE or drop --format"
         )));
     }
+    super::validate::check_run_outputs(&args.runs, &[("--out", Some(&args.out))])?;
     let Calibrated { report, fitted } = jobs::calibrate(&CalibrateRequest {
         version: Version::CURRENT,
         runs: args.runs,

@@ -7,7 +7,7 @@ use aisim_lab::jobs::Version;
 use clap::Args;
 
 use crate::exit::{job, CliError};
-use crate::output::{stdout_taker, HtmlArgs, OutputArgs};
+use crate::output::{check_paths, stdout_taker, HtmlArgs, OutputArgs};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -28,6 +28,13 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
     let other_on_stdout = stdout_taker(&[args.html.on_stdout()])?;
     args.output.check_stdout(other_on_stdout)?;
+    check_paths(
+        &[("A.json", &args.a), ("B.json", &args.b)],
+        &[
+            ("--out", args.output.out.as_ref()),
+            ("--html", args.html.html.as_ref()),
+        ],
+    )?;
     let Compared { comparison, a, b } = compare_files(&CompareRequest {
         version: Version::CURRENT,
         a: args.a,

@@ -1,6 +1,6 @@
 //! The fleet-planning subcommands: thin wrappers over `aisim-fleet`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aisim_lab::jobs::fleet::{
     self as jobs, Calibration, CompareRoutersRequest, DesRequest, DisaggRequest, DisaggVerify,
@@ -11,7 +11,7 @@ use aisim_lab::jobs::Version;
 use clap::{Args, ValueEnum};
 
 use crate::exit::{job, CliError};
-use crate::output::{HtmlArgs, OutputArgs};
+use crate::output::{check_paths, HtmlArgs, OutputArgs};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum CalibrationArg {
@@ -94,6 +94,34 @@ impl SizingArgs {
     }
 }
 
+/// Refuses, before the work, an output (`--out`, `--html`) that is a file
+/// the command reads (`files`: each flag and its value, `trace:` and
+/// `fitted:` forms included), or the other output.
+fn check_files(
+    files: &[(&str, Option<&str>)],
+    out: &OutputArgs,
+    html: Option<&HtmlArgs>,
+) -> Result<(), CliError> {
+    let inputs: Vec<(&str, &Path)> = files
+        .iter()
+        .filter_map(|(flag, v)| {
+            let v = (*v)?;
+            let path = ["trace:", "fitted:"]
+                .iter()
+                .find_map(|form| v.strip_prefix(form))
+                .unwrap_or(v);
+            Some((*flag, Path::new(path)))
+        })
+        .collect();
+    check_paths(
+        &inputs,
+        &[
+            ("--out", out.out.as_ref()),
+            ("--html", html.and_then(|h| h.html.as_ref())),
+        ],
+    )
+}
+
 fn emit<T: serde::Serialize>(
     out: &OutputArgs,
     report: &T,
@@ -162,6 +190,14 @@ enum VerifyArg {
 
 /// Runs `optimize`.
 pub fn run_optimize(a: OptimizeArgs) -> Result<(), CliError> {
+    check_files(
+        &[
+            ("--cdf", Some(&a.plan.cdf)),
+            ("--timing", a.timing.as_deref()),
+        ],
+        &a.output,
+        None,
+    )?;
     let r = jobs::optimize(&OptimizeRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -194,6 +230,7 @@ pub struct ParetoArgs {
 
 /// Runs `pareto`.
 pub fn run_pareto(a: ParetoArgs) -> Result<(), CliError> {
+    check_files(&[("--cdf", Some(&a.plan.cdf))], &a.output, None)?;
     let r = jobs::pareto(&ParetoRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -288,6 +325,11 @@ enum DisaggVerifyArg {
 
 /// Runs `disagg`.
 pub fn run_disagg(a: DisaggArgs) -> Result<(), CliError> {
+    check_files(
+        &[("--cdf", Some(&a.cdf)), ("--timing", a.timing.as_deref())],
+        &a.output,
+        None,
+    )?;
     let r = jobs::disagg(&DisaggRequest {
         version: Version::CURRENT,
         cdf: a.cdf,
@@ -412,6 +454,14 @@ impl RouterArg {
 
 /// Runs `simulate`.
 pub fn run_simulate(a: SimulateArgs) -> Result<(), CliError> {
+    check_files(
+        &[
+            ("--cdf", Some(&a.plan.cdf)),
+            ("--arrivals", Some(&a.des.run.arrivals)),
+        ],
+        &a.output,
+        Some(&a.des.run.html),
+    )?;
     let r = jobs::simulate(&SimulateRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -445,6 +495,14 @@ pub struct CompareRoutersArgs {
 
 /// Runs `compare-routers`.
 pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
+    check_files(
+        &[
+            ("--cdf", Some(&a.plan.cdf)),
+            ("--arrivals", Some(&a.des.run.arrivals)),
+        ],
+        &a.output,
+        Some(&a.des.run.html),
+    )?;
     let r = jobs::compare_routers(&CompareRoutersRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -486,6 +544,7 @@ pub struct WhatIfArgs {
 
 /// Runs `whatif`.
 pub fn run_whatif(a: WhatIfArgs) -> Result<(), CliError> {
+    check_files(&[("--cdf", Some(&a.plan.cdf))], &a.output, None)?;
     let r = jobs::whatif(&WhatIfRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -519,6 +578,14 @@ pub struct SimulateFleetArgs {
 
 /// Runs `simulate-fleet`.
 pub fn run_simulate_fleet(a: SimulateFleetArgs) -> Result<(), CliError> {
+    check_files(
+        &[
+            ("FILE", a.file.to_str()),
+            ("--arrivals", Some(&a.run.arrivals)),
+        ],
+        &a.output,
+        Some(&a.run.html),
+    )?;
     let r = jobs::simulate_fleet(&SimulateFleetRequest {
         version: Version::CURRENT,
         file: a.file,
@@ -564,6 +631,7 @@ pub struct TokPerWattArgs {
 
 /// Runs `tok-per-watt`.
 pub fn run_tok_per_watt(a: TokPerWattArgs) -> Result<(), CliError> {
+    check_files(&[("--cdf", Some(&a.cdf))], &a.output, None)?;
     let r = jobs::tok_per_watt(&TokPerWattRequest {
         version: Version::CURRENT,
         cdf: a.cdf,
@@ -618,6 +686,7 @@ pub struct GridFlexArgs {
 
 /// Runs `grid-flex`.
 pub fn run_grid_flex(a: GridFlexArgs) -> Result<(), CliError> {
+    check_files(&[("--cdf", Some(&a.cdf))], &a.output, None)?;
     let r = jobs::grid_flex(&GridFlexRequest {
         version: Version::CURRENT,
         cdf: a.cdf,

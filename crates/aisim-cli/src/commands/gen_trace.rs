@@ -8,7 +8,7 @@ use clap::Args;
 use super::blame::blame_flag;
 use super::synthetic::SyntheticArgs;
 use crate::exit::{input, CliError};
-use crate::output::Target;
+use crate::output::{check_paths, Target};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -25,6 +25,7 @@ pub struct GenTraceArgs {
 
 /// Runs the command.
 pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
+    check_paths(&[], &[("--out", args.out.as_ref())])?;
     let synthetic = args.workload.to_spec().map_err(input)?;
     // Validate through the replay spec, which knows the rules.
     let spec = ReplaySpec {
@@ -36,7 +37,8 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
         .map_err(|e| input(blame_flag(e, &args.workload.field_flags())))?;
     let target = args.out.unwrap_or(Target::Stdout);
     let mut w = SyntheticWorkload::new(synthetic, args.seed, 1.0);
-    target.stream("the trace", |mut sink| {
+    let mut failure = None;
+    let written = target.stream("the trace", |mut sink| {
         let mut write = |o: &aisim_replay::workload::Offer, ts_ms: f64| {
             let r = &o.request;
             write_mooncake_row(
@@ -59,11 +61,16 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
                 prev = next;
             }
         }
-        Ok(())
-    })?;
-    // Arrivals stop early at a time beyond the clock: that is an error.
-    if let Some(e) = w.take_failure() {
-        return Err(input(e));
+        // Arrivals beyond the clock, or a turn too long, stop the trace
+        // early: an error, and no file (it is never renamed into place).
+        failure = w.take_failure();
+        match failure {
+            Some(_) => Err(std::io::Error::other("the workload stopped early")),
+            None => Ok(()),
+        }
+    });
+    match failure {
+        Some(e) => Err(input(e)),
+        None => written,
     }
-    Ok(())
 }

@@ -1,14 +1,15 @@
 //! `aisim measured import`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use aisim_lab::fidelity::import::{requests_path, trace_path};
 use aisim_lab::fidelity::measured::MeasuredRun;
 use aisim_lab::jobs::fidelity::{self as jobs, ImportRequest, ImportSource};
 use aisim_lab::jobs::Version;
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::exit::{input, job, CliError};
-use crate::output::Target;
+use crate::output::{check_paths, Target};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -62,9 +63,39 @@ pub struct ImportArgs {
     pub trace_block_size: Option<u32>,
 }
 
+/// Refuses, before any work, an import whose outputs (the run, its trace
+/// and its per-request file) are one of its inputs or each other.
+fn check_import_paths(a: &ImportArgs) -> Result<(), CliError> {
+    // A run folder's inputs are its files.
+    let mut inputs: Vec<(&str, PathBuf)> = match std::fs::read_dir(&a.input) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| ("INPUT", e.path()))
+            .filter(|(_, p)| p.is_file())
+            .collect(),
+        Err(_) => vec![("INPUT", a.input.clone())],
+    };
+    inputs.extend(a.spec_from.clone().map(|p| ("--spec-from", p)));
+    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    let (trace, requests) = (
+        Target::File(trace_path(&a.out)),
+        Target::File(requests_path(&a.out)),
+    );
+    let out = Target::File(a.out.clone());
+    check_paths(
+        &inputs,
+        &[
+            ("--out", Some(&out)),
+            ("--out's trace", Some(&trace)),
+            ("--out's per-request file", Some(&requests)),
+        ],
+    )
+}
+
 /// Runs the command.
 pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
     let MeasuredCommand::Import(a) = args.command;
+    check_import_paths(&a)?;
     let i = jobs::measured_import(&ImportRequest {
         version: Version::CURRENT,
         input: a.input,

@@ -1,7 +1,7 @@
 //! `aisim replay`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
@@ -22,7 +22,7 @@ use clap::{Args, ValueEnum};
 use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{anyhow_of, input, CliError};
-use crate::output::{stdout_taker, HtmlArgs, OutputArgs, Target};
+use crate::output::{check_paths, stdout_taker, HtmlArgs, OutputArgs, Target};
 use aisim_lab::jobs::timing_form::{timing_flags, timing_in};
 
 /// Requests the router queue holds unless `--router-queue-capacity` says.
@@ -1115,6 +1115,7 @@ const POOL_TIMING_FIELDS: [[&str; 4]; 2] = [
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let mut spec = args.build_spec().map_err(input)?;
+    args.check_outputs(&spec)?;
     if args.print_spec {
         let here = std::env::current_dir()
             .context("resolving the spec's paths against the current folder")
@@ -1240,6 +1241,56 @@ impl ReplayObserver for RunObserver<'_> {
 /// What commands that take the replay's flags (`sweep saturate`) read of
 /// them besides the spec.
 impl ReplayArgs {
+    /// The files the run reads, each named by the flag that gave it (or the
+    /// spec file's field): the trace, `--spec`, timing tables and fitted files.
+    pub(crate) fn input_files<'a>(&'a self, spec: &'a ReplaySpec) -> Vec<(String, &'a Path)> {
+        let flag = |field: &str| -> String {
+            let given = match field {
+                "workload.path" => self.trace.as_ref().map(|_| "TRACE"),
+                "timing.path" => self.timing.as_ref().map(|_| "--timing"),
+                "topology.prefill.timing.path" => {
+                    self.prefill_timing.as_ref().map(|_| "--prefill-timing")
+                }
+                _ => self.decode_timing.as_ref().map(|_| "--decode-timing"),
+            };
+            match (given, &self.spec) {
+                (Some(f), _) => f.to_string(),
+                (None, Some(_)) => format!("--spec's {field}"),
+                (None, None) => field.to_string(),
+            }
+        };
+        let mut files: Vec<(String, &Path)> = spec
+            .input_files()
+            .into_iter()
+            .map(|(field, path)| (flag(field), path))
+            .collect();
+        files.extend(self.spec.as_deref().map(|p| ("--spec".to_string(), p)));
+        for (name, timing) in [
+            ("--timing", &self.timing),
+            ("--prefill-timing", &self.prefill_timing),
+            ("--decode-timing", &self.decode_timing),
+        ] {
+            if let Some(path) = timing.as_deref().and_then(|t| t.strip_prefix("fitted:")) {
+                files.push((name.to_string(), Path::new(path)));
+            }
+        }
+        files
+    }
+
+    /// Refuses, before any work, an output that is an input or another output.
+    pub(crate) fn check_outputs(&self, spec: &ReplaySpec) -> Result<(), CliError> {
+        let inputs = self.input_files(spec);
+        let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (f.as_str(), *p)).collect();
+        check_paths(
+            &inputs,
+            &[
+                ("--out", self.output.out.as_ref()),
+                ("--per-request", self.per_request.as_ref()),
+                ("--html", self.html.html.as_ref()),
+            ],
+        )
+    }
+
     /// The spec the flags describe.
     pub(crate) fn spec(&self) -> anyhow::Result<ReplaySpec> {
         self.build_spec()

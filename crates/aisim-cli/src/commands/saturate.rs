@@ -38,7 +38,8 @@ pub struct Args {
     /// Evenly spaced points over the range, both ends included (2 ..= 1000).
     #[arg(long, value_name = "N", default_value_t = 5)]
     points: u32,
-    /// Threads running the curve's replays [default: the machine's cores].
+    /// Threads running the curve's replays [default: the machine's cores;
+    /// more than 4 per core are not started].
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     // Last: its headings would carry over to the flags after it.
@@ -98,6 +99,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let axis = args.axis();
     args.check_effects(axis).map_err(input)?;
     let spec = args.replay.spec().map_err(input)?;
+    args.replay.check_outputs(&spec)?;
     let (output, html) = args.replay.outputs();
     let html_on_stdout = stdout_taker(&[html.on_stdout()])?;
     output.check_stdout(html_on_stdout)?;

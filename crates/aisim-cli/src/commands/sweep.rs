@@ -16,7 +16,7 @@ use aisim_replay::ReplaySpec;
 
 use crate::commands::replay::ReplayArgs;
 use crate::exit::{input, CliError};
-use crate::output::Target;
+use crate::output::{check_paths, Target};
 
 /// Flags of `aisim sweep`.
 #[derive(Debug, Args)]
@@ -105,12 +105,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Run shard I of N only (0-based): the runs whose index k has k % N == I.
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
     shard: Option<String>,
     /// Shard count, with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
     #[arg(long, value_name = "N")]
     shards: Option<u64>,
-    /// Runs at once [default: the machine's parallelism].
+    /// Runs at once [default: the machine's parallelism; more than 4 per
+    /// core, or than the shard's runs, are not started].
     #[arg(long)]
     threads: Option<usize>,
     /// Keep each run's whole report in its result (without `host`).
@@ -178,6 +179,7 @@ fn failed(e: JobError) -> CliError {
 }
 
 fn plan(args: PlanArgs) -> Result<(), CliError> {
+    check_paths(&[("GRID", &args.grid)], &[("--out", Some(&args.out))])?;
     // The grid's `base_args` are this binary's replay flags.
     let base_args = |list: &[String], folder: &Path| -> Result<ReplaySpec, JobError> {
         let at = || format!("{}: `base_args`", args.grid.display());
@@ -304,6 +306,20 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
         sla_e2e_ms: args.sla_e2e_ms,
     };
     let slo = request.slo().map_err(failed)?;
+    // The result files are the merge's inputs.
+    let mut results = Vec::new();
+    for dir in &args.dirs {
+        results.extend(sweep::result_files(dir).map_err(|e| failed(e.into()))?);
+    }
+    let inputs: Vec<(&str, &Path)> = results.iter().map(|p| ("DIR", p.as_path())).collect();
+    check_paths(
+        &inputs,
+        &[
+            ("--out", Some(&args.out)),
+            ("--csv", args.csv.as_ref()),
+            ("--html", args.html.as_ref()),
+        ],
+    )?;
     if slo.is_set() && !args.best && args.html.is_none() {
         return Err(input(anyhow::anyhow!(
             "--sla-* has no effect without --best or --html, which hold the runs to it"

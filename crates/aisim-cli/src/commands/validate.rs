@@ -1,13 +1,13 @@
 //! `aisim validate`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aisim_lab::jobs::fidelity::{self as jobs, ValidateRequest};
 use aisim_lab::jobs::Version;
 use clap::Args;
 
 use crate::exit::{job, CliError};
-use crate::output::OutputArgs;
+use crate::output::{check_paths, OutputArgs, Target};
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -25,9 +25,23 @@ pub struct ValidateArgs {
     pub output: OutputArgs,
 }
 
+/// Refuses an output that is one of the runs or a file they read.
+pub fn check_run_outputs(
+    runs: &[PathBuf],
+    outputs: &[(&str, Option<&Target>)],
+) -> Result<(), CliError> {
+    let inputs = jobs::run_inputs(runs).map_err(job)?;
+    let inputs: Vec<(&str, &Path)> = inputs
+        .iter()
+        .map(|(f, p)| (f.as_str(), p.as_path()))
+        .collect();
+    check_paths(&inputs, outputs)
+}
+
 /// Runs the command.
 pub fn run(args: ValidateArgs) -> Result<(), CliError> {
     args.output.check_stdout(None)?;
+    check_run_outputs(&args.runs, &[("--out", args.output.out.as_ref())])?;
     let report = jobs::validate(&ValidateRequest {
         version: Version::CURRENT,
         runs: args.runs,

@@ -90,6 +90,10 @@ pub struct Fit {
     pub start_objective: f64,
     /// The same at the fit.
     pub objective: f64,
+    /// Fitted coefficients that ended at a bound of the search: the runs did
+    /// not pin them (too few requests or loads), so their values say little.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at_bounds: Vec<String>,
 }
 
 /// The fitted-coefficients file `aisim calibrate --out` writes and
@@ -351,7 +355,29 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
         let budget = max - p.evaluations;
         best = levenberg_marquardt(&mut p, best, budget)?;
     }
+    let mut lo_hi = best.0.clone();
+    let at_bounds = p
+        .space
+        .index
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| {
+            // Clamped up and down: a coordinate at a bound stays where it is
+            // only one way.
+            let v = best.0[k];
+            lo_hi[k] = f64::NEG_INFINITY;
+            p.clamp(&mut lo_hi);
+            let lo = lo_hi[k];
+            lo_hi[k] = f64::INFINITY;
+            p.clamp(&mut lo_hi);
+            let hi = lo_hi[k];
+            lo_hi[k] = v;
+            (v - lo).abs() <= 1e-9 || (hi - v).abs() <= 1e-9
+        })
+        .map(|(_, &i)| COEFFICIENT_NAMES[i].to_string())
+        .collect();
     Ok(Fit {
+        at_bounds,
         coefficients: p.space.coefficients(&best.0),
         fitted: p
             .space

@@ -18,6 +18,14 @@ pub enum FidelityError {
         /// What is wrong and what would be right.
         reason: String,
     },
+    /// A run whose measurement holds nothing to compare with a replay.
+    #[error("run {run}: nothing to compare: {reason}")]
+    NothingToCompare {
+        /// The run's name.
+        run: String,
+        /// Why.
+        reason: String,
+    },
     /// Replaying or reading something for a run failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
@@ -27,7 +35,7 @@ impl FidelityError {
     /// Whether this is aisim's bug (exit 1) rather than the input (exit 2).
     pub fn is_internal(&self) -> bool {
         match self {
-            FidelityError::Field { .. } => false,
+            FidelityError::Field { .. } | FidelityError::NothingToCompare { .. } => false,
             FidelityError::Replay(e) => e.is_internal(),
         }
     }

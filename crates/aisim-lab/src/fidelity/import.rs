@@ -116,6 +116,19 @@ fn check(
             &format!("is before the first token {}", r.first_token_s),
         ));
     }
+    // Tokens after the first take time: several in no time is no measurement.
+    if r.output_tokens > 1 && r.end_s == r.first_token_s {
+        return Err(field_error(
+            path,
+            r.line,
+            end,
+            r.end_s,
+            &format!(
+                "is the first token's time, yet {} tokens came after it: a measured request takes time per token",
+                r.output_tokens - 1
+            ),
+        ));
+    }
     if r.output_tokens == 0 {
         return Err(field_error(
             path,

@@ -146,6 +146,24 @@ fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
                         _ => return Err(unknown(path, &f, &STAT_NAMES)),
                     }
                 }
+                // Percentiles never fall as they rise.
+                let ordered = [("p50", s.p50), ("p90", s.p90), ("p99", s.p99)];
+                let given: Vec<(&str, f64)> = ordered
+                    .iter()
+                    .filter_map(|(n, v)| Some((*n, (*v)?)))
+                    .collect();
+                if let Some(w) = given.windows(2).find(|w| w[0].1 > w[1].1) {
+                    return Err(FidelityError::field(
+                        path,
+                        format!("{field}.{}", w[0].0),
+                        format!(
+                            "{} is above {} {}: percentiles rise with the share",
+                            aisim_core::number::float(w[0].1),
+                            w[1].0,
+                            aisim_core::number::float(w[1].1)
+                        ),
+                    ));
+                }
                 *m.latency_mut(metric) = Some(s);
             }
             _ => return Err(unknown(path, &field, &known)),

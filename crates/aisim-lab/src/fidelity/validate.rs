@@ -50,6 +50,9 @@ pub struct ValidationReport {
     pub runs: Vec<RunValidation>,
     /// Mean absolute error in % per metric and `overall`, over all runs' statistics.
     pub mape_pct: BTreeMap<String, f64>,
+    /// Runs of a set left out: their measurements hold nothing to compare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 fn stats_of(s: &Summary) -> Stats {
@@ -186,18 +189,39 @@ pub fn validate(
     timing: Option<&TimingSpec>,
 ) -> Result<ValidationReport, FidelityError> {
     let mut out = Vec::with_capacity(runs.len());
+    let mut left_out = Vec::new();
     for run in runs {
         let report = replay(run, timing)?;
         let metrics = compare(&run.measured, &report);
+        // Nothing to compare is no error of 0 %: a lone run is refused, a
+        // run of a set left out and named.
+        if metrics.iter().all(|m| m.error_pct.is_none()) {
+            if runs.len() == 1 {
+                return Err(nothing_to_compare(&run.name));
+            }
+            left_out.push(run.name.clone());
+            continue;
+        }
         out.push(RunValidation {
             name: run.name.clone(),
             mape_pct: mape(&metrics),
             metrics,
         });
     }
+    if out.is_empty() {
+        return Err(nothing_to_compare(&left_out.join(", ")));
+    }
     let all: Vec<MetricError> = out.iter().flat_map(|r| r.metrics.iter().cloned()).collect();
     Ok(ValidationReport {
         mape_pct: mape(&all),
         runs: out,
+        left_out,
     })
+}
+
+fn nothing_to_compare(run: &str) -> FidelityError {
+    FidelityError::NothingToCompare {
+        run: run.to_string(),
+        reason: "every measured statistic is missing or 0 (a measured run needs a latency or a throughput above 0)".into(),
+    }
 }

@@ -33,6 +33,23 @@ pub struct ValidateRequest {
     pub profile: Option<String>,
 }
 
+/// The files measured runs read, named for an error: each run file, and the
+/// trace and per-request file it names. No output may be one of them.
+pub fn run_inputs(paths: &[PathBuf]) -> Result<Vec<(String, PathBuf)>, JobError> {
+    let mut files = Vec::new();
+    for p in paths {
+        let run = MeasuredRun::from_file(p)?;
+        files.push(("RUN.json".to_string(), p.clone()));
+        for (field, f) in run.spec.input_files() {
+            files.push((format!("{}'s {field}", p.display()), f.to_path_buf()));
+        }
+        if let Some(r) = &run.requests {
+            files.push((format!("{}'s requests", p.display()), r.clone()));
+        }
+    }
+    Ok(files)
+}
+
 /// Reads every run.
 fn read_runs(paths: &[PathBuf]) -> Result<Vec<MeasuredRun>, JobError> {
     if paths.is_empty() {

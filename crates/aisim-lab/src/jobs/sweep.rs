@@ -5,6 +5,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use aisim_core::text_file::MAX_TEXT_FILE_BYTES;
 use aisim_replay::policy::SpecComposition;
 use aisim_replay::ReplaySpec;
 use serde::{Deserialize, Serialize};
@@ -15,14 +16,20 @@ use crate::sweep::{
     self, Base, CostBasis, Grid, Pending, Plan, RunOptions, RunResult, RunSummary, Shard, Slo,
 };
 
-/// The threads `threads` asks for (0 refused), else the machine's.
+/// Most threads per core a job starts: more only cost memory and switches
+/// (a replay is CPU-bound), and thousands would fail to spawn.
+pub const MAX_THREADS_PER_CORE: usize = 4;
+
+/// The threads `threads` asks for (0 refused), at most
+/// [`MAX_THREADS_PER_CORE`] per core; else the machine's.
 pub fn threads(asked: Option<usize>) -> Result<usize, JobError> {
+    let cores = crate::seeds::available_threads();
     match asked {
         Some(0) => Err(JobError::msg(
             "--threads 0: at least 1 thread runs the replays",
         )),
-        Some(n) => Ok(n),
-        None => Ok(crate::seeds::available_threads()),
+        Some(n) => Ok(n.min(cores * MAX_THREADS_PER_CORE)),
+        None => Ok(cores),
     }
 }
 
@@ -59,7 +66,19 @@ pub fn sweep_plan(
             }
         },
     };
-    Ok(Plan::expand(&grid, &base)?)
+    let plan = Plan::expand(&grid, &base)?;
+    // What plan writes, run must read.
+    let bytes = plan.to_jsonl().len() as u64;
+    if bytes > MAX_TEXT_FILE_BYTES {
+        return Err(JobError::msg(format!(
+            "{}: the plan of {} runs would be {} MiB, over the {} MiB a plan file may hold (what `sweep run` reads): split the grid",
+            r.grid.display(),
+            plan.lines.len(),
+            bytes.div_ceil(1 << 20),
+            MAX_TEXT_FILE_BYTES >> 20
+        )));
+    }
+    Ok(plan)
 }
 
 /// `aisim sweep run PLAN --out DIR`.
@@ -100,6 +119,11 @@ impl SweepRunJob {
         request: SweepRunRequest,
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<SweepRunJob, JobError> {
+        if request.out.as_os_str() == "-" {
+            return Err(JobError::msg(
+                "--out -: sweep run writes a results folder, not stdout; give a folder",
+            ));
+        }
         let flag = request.shard.as_deref().map(Shard::parse).transpose()?;
         let shard = Shard::select(flag, request.shards, env)?;
         let threads = threads(request.threads)?;

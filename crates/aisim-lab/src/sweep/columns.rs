@@ -90,7 +90,10 @@ pub fn to_csv(results: &[RunResult]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&header).expect("writing to memory");
     for row in rows {
-        w.write_record(&row).expect("writing to memory");
+        // An axis value is user text: no cell may run as a formula.
+        let row = row.iter().map(|c| aisim_core::safe_text::csv_safe(c));
+        w.write_record(row.map(|c| c.into_owned()))
+            .expect("writing to memory");
     }
     String::from_utf8(w.into_inner().expect("writing to memory")).expect("cells are text")
 }

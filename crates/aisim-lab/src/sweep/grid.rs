@@ -105,7 +105,19 @@ impl Grid {
         let file: GridFile = match path.extension().and_then(|e| e.to_str()) {
             Some("json") => serde_json::from_str(text)
                 .map_err(|e| SweepError::file(path, aisim_core::text_file::json_error_text(&e)))?,
-            Some("toml") => toml::from_str(text).map_err(|e| toml_error(path, text, &e))?,
+            Some("toml") => {
+                // TOML writes nan and inf, which a spec never holds (JSON
+                // would read them as null, "not given"): refused by name.
+                let value: toml::Value =
+                    toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+                if let Some((key, v)) = non_finite(&value, String::new()) {
+                    return Err(SweepError::file(
+                        path,
+                        format!("`{key} = {v}`: not a finite number, which no field of a spec or grid takes"),
+                    ));
+                }
+                toml::from_str(text).map_err(|e| toml_error(path, text, &e))?
+            }
             _ => {
                 return Err(SweepError::file(
                     path,
@@ -191,6 +203,26 @@ impl Grid {
 }
 
 /// A TOML error with its line and column, as the JSON ones.
+/// The first float of `v` that is not finite, with its dotted key.
+fn non_finite(v: &toml::Value, key: String) -> Option<(String, f64)> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Some((key, *x)),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| non_finite(x, format!("{key}[{i}]"))),
+        toml::Value::Table(t) => t.iter().find_map(|(k, x)| {
+            let dotted = if key.is_empty() {
+                k.clone()
+            } else {
+                format!("{key}.{k}")
+            };
+            non_finite(x, dotted)
+        }),
+        _ => None,
+    }
+}
+
 fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> SweepError {
     let reason = match e.span() {
         Some(span) => {
@@ -216,10 +248,11 @@ fn axis(path: &Path, field: String, v: Value) -> Result<Axis, SweepError> {
             )))
         }
         Value::Array(values) => {
-            // A set of each value's JSON text: linear, where a scan of the
-            // values before each one is quadratic in a long list.
+            // A set of each value's canonical text (1 and 1.0 are one value,
+            // and would plan two identical runs): linear, where a scan of
+            // the values before each one is quadratic in a long list.
             let mut seen = std::collections::HashSet::with_capacity(values.len());
-            if let Some(v) = values.iter().find(|v| !seen.insert(v.to_string())) {
+            if let Some(v) = values.iter().find(|v| !seen.insert(canonical(v))) {
                 return Err(bad(format!("{v} is given twice")));
             }
             values
@@ -233,6 +266,31 @@ fn axis(path: &Path, field: String, v: Value) -> Result<Axis, SweepError> {
         }
     };
     Ok(Axis { field, values })
+}
+
+/// A value's text with every number written one way: a whole number below
+/// 2^53 as an integer (`1.0` is `1`), others as they are.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 => {
+                format!("{}", x as i64)
+            }
+            _ => n.to_string(),
+        },
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, x)| format!("{k:?}:{}", canonical(x)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The whole numbers of an inclusive range `"LO..HI"`.

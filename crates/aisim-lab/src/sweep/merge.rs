@@ -20,6 +20,13 @@ const LISTED: usize = 100;
 /// past a plan's [`MAX_RUNS`] (a stray or edited file) is refused here,
 /// naming the file, before anything is allocated from it.
 pub fn read_result(path: &Path) -> Result<RunResult, SweepError> {
+    // A FIFO or a device would block the read, or never end it.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(SweepError::file(
+            path,
+            "not a regular file (a FIFO, socket, device or broken link): a results folder holds only results; remove it",
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| SweepError::io("cannot read", path, e))?;
     let r: RunResult = serde_json::from_str(&text).map_err(|e| {
         SweepError::file(
@@ -113,6 +120,18 @@ pub fn merge(
                 "the results come from {} plans, where a merge takes one: {}",
                 plans.len(),
                 parts.join("; ")
+            ),
+        });
+    }
+    // One table keeps whole reports for every run or for none.
+    let with = found.iter().find(|(_, r)| r.report.is_some());
+    let without = found.iter().find(|(_, r)| r.report.is_none());
+    if let (Some((a, _)), Some((b, _))) = (with, without) {
+        return Err(SweepError::Incomplete {
+            reason: format!(
+                "the results mix runs with the full report ({}) and without ({}): run the shards alike, with or without --full-report",
+                a.display(),
+                b.display()
             ),
         });
     }

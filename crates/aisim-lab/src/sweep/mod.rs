@@ -6,12 +6,14 @@
 //! `grid.rs` reads grid files, `plan.rs` expands them (checking every run
 //! with `preflight.rs`), `shard.rs` says which runs a process does,
 //! `runner.rs` runs them (each trace read once, `traces.rs`), `result.rs`
-//! is one run's result and the SLO test, `merge.rs` puts results back
+//! is one run's result and the SLO test, `inputs.rs` the files runs read
+//! (recorded in the plan by content, checked before each run), `merge.rs` puts results back
 //! together and `columns.rs` flattens them for CSV and tables.
 
 mod columns;
 mod error;
 mod grid;
+mod inputs;
 mod merge;
 mod plan;
 mod preflight;
@@ -23,6 +25,7 @@ mod traces;
 pub use columns::{cell, columns, to_csv};
 pub use error::SweepError;
 pub use grid::{Axis, Base, Grid, Ordered, MAX_RUNS};
+pub use inputs::{Fingerprints, InputFile};
 pub use merge::{merge, read_result, read_results, result_files, to_jsonl, MERGED_NAME};
 pub use plan::{Plan, PlanLine};
 pub use result::{best, CostBasis, Headline, RunResult, Slo, Stat};

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::grid::{Grid, Ordered};
+use super::inputs::{Fingerprints, InputFile};
 use super::preflight::Preflight;
 use super::SweepError;
 use aisim_replay::{ReplayError, ReplaySpec};
@@ -28,6 +29,9 @@ pub struct PlanLine {
     pub axes: Ordered,
     /// The spec it replays.
     pub spec: ReplaySpec,
+    /// The files it reads, by size and content when planned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputFile>,
 }
 
 /// Every run of a grid.
@@ -81,23 +85,29 @@ impl Plan {
         if runs.is_empty() {
             return Err(SweepError::file(&grid.path, "`exclude` leaves no run"));
         }
+        let mut fingerprints = Fingerprints::default();
+        let runs = runs
+            .into_iter()
+            .map(|(axes, spec)| Ok((axes, fingerprints.of(&spec)?, spec)))
+            .collect::<Result<Vec<_>, SweepError>>()?;
         Ok(Plan::of(runs))
     }
 
     /// Numbers the runs and seals them with their digest.
-    fn of(runs: Vec<(Ordered, ReplaySpec)>) -> Plan {
+    fn of(runs: Vec<(Ordered, Vec<InputFile>, ReplaySpec)>) -> Plan {
         let n = runs.len() as u64;
         let width = (n - 1).to_string().len();
         let mut lines: Vec<PlanLine> = runs
             .into_iter()
             .enumerate()
-            .map(|(i, (axes, spec))| PlanLine {
+            .map(|(i, (axes, inputs, spec))| PlanLine {
                 id: format!("{i:0width$}"),
                 index: i as u64,
                 runs: n,
                 plan: String::new(),
                 axes,
                 spec,
+                inputs,
             })
             .collect();
         let digest = digest_of(&lines);
@@ -305,6 +315,15 @@ fn digest_of(lines: &[PlanLine]) -> String {
                 .as_bytes(),
         );
         feed(b"\n");
+        // Plans without inputs keep the digest they always had.
+        if !l.inputs.is_empty() {
+            feed(
+                serde_json::to_string(&l.inputs)
+                    .expect("inputs serialize")
+                    .as_bytes(),
+            );
+            feed(b"\n");
+        }
     }
     format!("{h:016x}")
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::inputs::Fingerprints;
 use super::merge::{self, MERGED_NAME};
 use super::plan::{Plan, PlanLine};
 use super::result::RunResult;
@@ -112,7 +113,7 @@ impl<'a> Pending<'a> {
                 }
             }
         }
-        remove_leftovers(dir, &todo)?;
+        remove_leftovers(dir)?;
         Ok(Pending {
             plan,
             plan_path: plan_path.to_path_buf(),
@@ -132,6 +133,11 @@ impl<'a> Pending<'a> {
         options: RunOptions,
         finished: &(dyn Fn(&RunResult) + Sync),
     ) -> Result<RunSummary, SweepError> {
+        // Every input still as planned, before anything runs.
+        let mut fingerprints = Fingerprints::default();
+        for line in &self.todo {
+            fingerprints.check(&self.plan_path, &line.plan, &line.id, &line.inputs)?;
+        }
         let mut traces = Traces::default();
         for line in &self.todo {
             traces
@@ -203,20 +209,16 @@ fn write_atomically(path: &Path, temp: &Path, text: &str) -> Result<(), SweepErr
     std::fs::rename(temp, path).map_err(|e| SweepError::write("cannot write", path, e))
 }
 
-/// Removes the temporary files a killed process left for the runs to do.
-fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
+/// Removes the temporary files of writers that are gone (a killed
+/// process's): only those, so a live `sweep run` in the same folder keeps
+/// its own (`aisim_core::out_file::stale_temp`).
+fn remove_leftovers(dir: &Path) -> Result<(), SweepError> {
     let entries = std::fs::read_dir(dir).map_err(|e| SweepError::write("cannot read", dir, e))?;
-    let prefixes: std::collections::HashSet<String> = todo
-        .iter()
-        .map(|l| format!(".{}.json.tmp-", l.id))
-        .collect();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(i) = name.find(".json.tmp-") {
-            if prefixes.contains(&name[..i + ".json.tmp-".len()]) {
-                std::fs::remove_file(entry.path())
-                    .map_err(|e| SweepError::write("cannot remove", entry.path(), e))?;
-            }
+        if aisim_core::out_file::stale_temp(&name) {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| SweepError::write("cannot remove", entry.path(), e))?;
         }
     }
     Ok(())

@@ -192,10 +192,16 @@ impl DisaggTopology {
         self.prefill.transfer_started(w);
         self.decode.transfer_started(to.worker);
         let slot = self.under_way.park(transfer);
-        self.transfers.push(
-            now.after(time),
-            EventKind::TransferComplete { transfer: slot },
-        );
+        let end = now.checked_after(time).ok_or_else(|| ReplayError::Spec {
+            field: "topology.kv_transfer".into(),
+            reason: format!(
+                "a KV transfer of {} s at {} s would end past the clock's limit of 2^63 ns (292 years)",
+                time.as_secs_f64(),
+                now.as_secs_f64()
+            ),
+        })?;
+        self.transfers
+            .push(end, EventKind::TransferComplete { transfer: slot });
         Ok(())
     }
 

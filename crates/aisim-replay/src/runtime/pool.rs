@@ -359,10 +359,10 @@ impl Pool {
                 let Some(d) = worker.engine.start_pass(at)? else {
                     return Err(Self::stalled(self.name, w, at));
                 };
+                let end = worker.engine.pass_end(at, d)?;
                 worker.busy = true;
                 worker.pass_start = at;
                 worker.sample_kv(at);
-                let end = at.after(d);
                 if horizon.is_none_or(|h| end < h) {
                     // Nothing outside this worker happens before `end`: finish
                     // the pass now and go on with the next one.

@@ -213,12 +213,20 @@ impl Workload for SyntheticWorkload {
         );
         let new_input = sample_len(&mut rng, &self.spec.input);
         let output = sample_len(&mut rng, &self.spec.output);
-        // The next prompt is the whole conversation so far plus the new message.
-        let input = prev
-            .request
-            .input_length
-            .saturating_add(prev.request.output_length)
-            .saturating_add(new_input);
+        // The next prompt is the whole conversation so far plus the new
+        // message: one too long for a length is refused, never clamped.
+        let whole =
+            prev.request.input_length as u64 + prev.request.output_length as u64 + new_input as u64;
+        let Ok(input) = u32::try_from(whole) else {
+            self.failure = Some(ReplayError::spec(
+                "workload.turns",
+                format!(
+                    "turn {} of session {session} would send the conversation so far, {whole} tokens, more than a prompt can hold (4294967295): lower the turns or the lengths",
+                    prev.turn + 2
+                ),
+            ));
+            return None;
+        };
         // The conversation so far keeps its ids (its tokens are the same
         // tokens), moved from the ended turn, not copied.
         let ids = self.hash_ids(input, None, prev.request.hash_ids);
