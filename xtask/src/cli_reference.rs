@@ -37,6 +37,9 @@ pub fn cli_reference(bin: &Path) -> Result<(Vec<String>, String), String> {
             .unwrap_or("")
             .lines()
             .take_while(|l| !l.trim().is_empty())
+            // A command starts its line at the list's indent; a description
+            // that wraps goes on further in (its first word is no command).
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
             .filter_map(|l| l.split_whitespace().next())
             .filter(|c| *c != "help")
             .map(String::from)

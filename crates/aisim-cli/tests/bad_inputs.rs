@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{aisim, fixture, stdout, temp_dir};
+use common::{aisim, fixture, stderr, stdout, temp_dir};
 
 fn temp(name: &str, bytes: &[u8]) -> PathBuf {
     let p = temp_dir("bad-inputs").join(name);
@@ -306,4 +306,23 @@ fn a_bad_csv_row_after_blank_lines_is_named_by_its_own_line() {
         err.contains("blank.csv:6: field `Request tokens`: `x` is not a number of tokens"),
         "{err}"
     );
+}
+
+/// A manual profile where a model is needed says that a computed one is,
+/// not "use a manual profile".
+#[test]
+fn physics_on_a_manual_profile_asks_for_hardware_and_model() {
+    for args in [
+        &["replay", "--profile", "h100", "--timing", "physics"][..],
+        &["replay", "--timing", "physics", "--profile", "a10g"][..],
+    ] {
+        let o = aisim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("this needs a computed profile, HARDWARE/MODEL"),
+            "{e}"
+        );
+        assert!(!e.contains("use a manual profile"), "{e}");
+    }
 }

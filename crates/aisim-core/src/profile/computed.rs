@@ -145,6 +145,17 @@ impl ComputedProfile {
             .filter(|_| hardware_file.is_some())
             .chain(rest.split('/'))
             .collect();
+        // A manual profile (`h100`) names a GPU but no model: the models
+        // that need this one (physics, fitted, layers) need the model too.
+        if parts.len() < 2 {
+            return Err(CoreError::UnknownProfile {
+                name: key.to_string(),
+                hint: format!(
+                    "this needs a computed profile, HARDWARE/MODEL[/tpN] (e.g. {}/llama-3.1-8b): the physics and fitted timings are worked out from the model's architecture, which a manual profile does not give; `aisim profiles` lists them",
+                    if key.is_empty() { "h100" } else { key }
+                ),
+            });
+        }
         let mut serving = ServingConfig::default();
         while parts.len() > 2 {
             let last = parts[parts.len() - 1].to_ascii_lowercase();
