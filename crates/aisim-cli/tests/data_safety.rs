@@ -207,6 +207,14 @@ fn a_run_whose_clock_would_pass_its_limit_stops_with_an_error_naming_the_timing(
     );
 }
 
+/// This machine's name, as temporary file names carry it.
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
 /// A one-axis plan over a copy of the fixture trace (`seed` twice).
 fn plan_of(dir: &Path, name: &str, extra: &str) -> PathBuf {
     let trace = trace_in(dir, &format!("{name}.jsonl"));
@@ -280,12 +288,16 @@ fn only_a_dead_processs_temporaries_are_cleaned_and_a_killed_run_restarts() {
     let plan = plan_of(&dir, "g", "");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
-    // A live writer's temporary (this test's own pid), and a half-written
-    // result of a killed process (no pid reaches 4194305).
-    let live = out.join(format!(".0.json.tmp-{}", std::process::id()));
+    // A live writer's temporary (this test's own pid), a half-written
+    // result of a killed process here (no pid reaches 4194305), and one of
+    // a process on another machine sharing the folder.
+    let host = host();
+    let live = out.join(format!(".0.json.tmp-{host}~{}", std::process::id()));
     std::fs::write(&live, "{\"half\":").unwrap();
-    let dead = out.join(".1.json.tmp-4194305");
+    let dead = out.join(format!(".1.json.tmp-{host}~4194305"));
     std::fs::write(&dead, "{\"half\":").unwrap();
+    let elsewhere = out.join(".1.json.tmp-another-host~4194305");
+    std::fs::write(&elsewhere, "{\"half\":").unwrap();
     ok(aisim(&[
         "sweep",
         "run",
@@ -297,6 +309,7 @@ fn only_a_dead_processs_temporaries_are_cleaned_and_a_killed_run_restarts() {
         "100000",
     ]));
     assert!(live.exists(), "a live writer's file is kept");
+    assert!(elsewhere.exists(), "another host's file is kept");
     assert!(!dead.exists(), "a dead writer's file is removed");
     let merged = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
     assert_eq!(merged.lines().count(), 2);
@@ -505,4 +518,95 @@ fn what_sweep_plan_writes_sweep_run_reads() {
         "--quiet",
     ]));
     assert!(out.join("00000.json").is_file());
+}
+
+#[test]
+fn replacing_an_output_keeps_what_a_plain_write_kept() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = temp_dir("safety-replace");
+    // Two outputs on one device are no clash; the device stays a device.
+    ok(aisim(&[
+        "replay",
+        "--out",
+        "/dev/null",
+        "--per-request",
+        "/dev/null",
+    ]));
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+    // The old file's permissions are kept.
+    let private = dir.join("private.json");
+    std::fs::write(&private, "old").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(aisim(&["replay", "--out", s(&private)]));
+    assert_eq!(std::fs::metadata(&private).unwrap().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&private)
+        .unwrap()
+        .contains("\"outcomes\""));
+    // A read-only file is refused, as a plain create refused it.
+    let ro = dir.join("ro.json");
+    std::fs::write(&ro, "keep").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    refused_with(&aisim(&["replay", "--out", s(&ro)]), &["read-only"]);
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), "keep");
+    // A file with another hard link is written in place: both names see it.
+    let a = dir.join("a.json");
+    let b = dir.join("b.json");
+    std::fs::write(&a, "old").unwrap();
+    std::fs::hard_link(&a, &b).unwrap();
+    ok(aisim(&["replay", "--out", s(&a)]));
+    assert_eq!(
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap()
+    );
+    assert!(!dir.read_dir().unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp-")));
+}
+
+#[test]
+fn a_plans_and_a_validations_other_inputs_are_inputs_too() {
+    let dir = temp_dir("safety-more-inputs");
+    // A grid's base spec file, and the trace its runs read.
+    let trace = trace_in(&dir, "t.jsonl");
+    let base = dir.join("base.json");
+    std::fs::write(
+        &base,
+        stdout(&ok(aisim(&["replay", s(&trace), "--print-spec"]))),
+    )
+    .unwrap();
+    let grid = dir.join("g.json");
+    std::fs::write(&grid, r#"{"base": "base.json", "axes": {"seed": [1, 2]}}"#).unwrap();
+    let base_text = std::fs::read_to_string(&base).unwrap();
+    let o = aisim(&["sweep", "plan", s(&grid), "--out", s(&trace)]);
+    refused_with(&o, &["--out", "is also a run's input"]);
+    let o = aisim(&["sweep", "plan", s(&grid), "--out", s(&base)]);
+    refused_with(&o, &["--out", "is also the grid's base"]);
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), base_text);
+    // validate's --timing file.
+    let requests = dir.join("in.jsonl");
+    std::fs::write(&requests, REQUESTS).unwrap();
+    let run = dir.join("run.json");
+    ok(aisim(&[
+        "measured",
+        "import",
+        s(&requests),
+        "--out",
+        s(&run),
+        "--profile",
+        "h100/llama-3.1-8b",
+    ]));
+    let fitted = dir.join("fitted.json");
+    std::fs::write(&fitted, r#"{"version": 1, "coefficients": {}}"#).unwrap();
+    let timing = format!("fitted:{}", s(&fitted));
+    let o = aisim(&[
+        "validate",
+        s(&run),
+        "--timing",
+        &timing,
+        "--out",
+        s(&fitted),
+    ]);
+    refused_with(&o, &["--out", "is also --timing"]);
 }

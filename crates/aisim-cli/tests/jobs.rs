@@ -107,7 +107,9 @@ fn sweep_plan_run_merge_and_saturate() {
     // plan: the file the binary writes.
     let plan_file = dir.join("plan.jsonl");
     cli(&["sweep", "plan", path(&grid), "--out", path(&plan_file)]);
-    let plan = jobs::sweep::sweep_plan(&request(json!({"grid": grid})), None).unwrap();
+    let plan = jobs::sweep::sweep_plan(&request(json!({"grid": grid})), None)
+        .unwrap()
+        .plan;
     assert_eq!(
         plan.to_jsonl(),
         std::fs::read_to_string(&plan_file).unwrap()
@@ -337,6 +339,13 @@ fn profiles_and_cache_lab() {
 
 #[test]
 fn requests_refuse_unknown_fields_and_other_versions_naming_them() {
+    // What the command line requires, a request requires too.
+    let e = from_json::<jobs::fleet::SimulateRequest>("the request", r#"{"des": {"n_s": 3}}"#)
+        .unwrap_err();
+    assert!(e.to_string().contains("missing field `n_l`"), "{e}");
+    let e = from_json::<jobs::sweep::SweepRunRequest>("the request", r#"{"plan": "p.jsonl"}"#)
+        .unwrap_err();
+    assert!(e.to_string().contains("missing field `out`"), "{e}");
     let e =
         from_json::<jobs::fleet::GridFlexRequest>("the request", r#"{"n_gpu": 4}"#).unwrap_err();
     assert!(e.to_string().contains("unknown field `n_gpu`"), "{e}");

@@ -336,7 +336,10 @@ fn a_rerun_finishes_an_interrupted_sweep_without_redoing_runs() {
     // lost, and a half-written temporary file left by a killed run.
     ok(run(&plan, &out, &["--shard", "0/2"]));
     std::fs::remove_file(out.join("4.json")).unwrap();
-    std::fs::write(out.join(".3.json.tmp-99999"), "{\"id\": \"3\", \"ind").unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    // (Written on this host by a process that is gone: no pid reaches 4194305.)
+    let leftover = out.join(format!(".3.json.tmp-{}~4194305", host.trim()));
+    std::fs::write(&leftover, "{\"id\": \"3\", \"ind").unwrap();
     assert!(!out.join("results.jsonl").exists());
     let before = snapshot(&out);
     assert_eq!(before.keys().collect::<Vec<_>>(), ["0", "2", "6"]);
@@ -351,7 +354,7 @@ fn a_rerun_finishes_an_interrupted_sweep_without_redoing_runs() {
     for (id, was) in &before {
         assert_eq!(&after[id], was, "run {id} was not redone");
     }
-    assert!(!out.join(".3.json.tmp-99999").exists());
+    assert!(!leftover.exists());
     assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), whole);
     // Once complete, a rerun does nothing.
     let o = ok(run(&plan, &out, &[]));
@@ -775,7 +778,8 @@ fn a_results_folder_failing_once_it_exists_is_exit_1_and_one_that_cannot_be_crea
     // A dead process's leftover temporary file that cannot be removed (a
     // non-empty folder; no pid reaches 4194305).
     let out = dir.join("out");
-    let leftover = out.join(".0.json.tmp-4194305");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let leftover = out.join(format!(".0.json.tmp-{}~4194305", host.trim()));
     std::fs::create_dir_all(leftover.join("x")).unwrap();
     let o = run(&plan, &out, &["--quiet"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

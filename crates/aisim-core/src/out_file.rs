@@ -8,7 +8,8 @@
 //!   not exist is refused then too, not after the work.
 //! - An output is written to a temporary name beside it and renamed over
 //!   the final name only when complete: a failed or interrupted run leaves
-//!   the final name as it was (at most a `.NAME.tmp-PID-N` file beside it).
+//!   the final name as it was (at most a `.NAME.tmp-HOST~PID~N` file beside
+//!   it).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -113,6 +114,11 @@ pub fn check_outputs(
                 folder: folder.display().to_string(),
             });
         };
+        // A device, FIFO or terminal is fed, never replaced or read back:
+        // two outputs on `/dev/null` destroy nothing.
+        if special(path) {
+            continue;
+        }
         let clash = |other_flag: &str, other: &Path, why| OutputPathError::Clash {
             output_flag: flag.to_string(),
             output: path.display().to_string(),
@@ -146,21 +152,45 @@ pub fn check_outputs(
 /// Distinguishes the temporary files one process has open at once.
 static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
 
+/// This machine's name as temporary names carry it (`~` and `/` are taken
+/// out), or `None` where it cannot be read.
+fn host() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name: String = name
+        .trim()
+        .chars()
+        .map(|c| if c == '~' || c == '/' { '_' } else { c })
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Who writes a temporary file, as its name ends: `HOST~PID`. A folder may
+/// be shared by processes of several machines (a job array's shards): a PID
+/// means something only on the host that gave it.
+pub fn temp_owner() -> String {
+    format!(
+        "{}~{}",
+        host().unwrap_or_else(|| "unknown".into()),
+        std::process::id()
+    )
+}
+
 /// The temporary name an output is written under: beside it, hidden, with
-/// this process's id (so whoever cleans up can tell a live writer's file).
+/// its writer (`.NAME.tmp-HOST~PID~N`), so whoever cleans up can tell a
+/// live writer's file.
 pub fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
-    path.with_file_name(format!(".{name}.tmp-{}-{n}", std::process::id()))
+    path.with_file_name(format!(".{name}.tmp-{}~{n}", temp_owner()))
 }
 
-/// Whether `name` is a temporary file (`.NAME.tmp-PID` or
-/// `.NAME.tmp-PID-N`) whose writer is provably gone: its process no longer
-/// runs. A live writer's file, or one whose writer cannot be told (no
-/// `/proc`), is never taken for stale.
+/// Whether `name` is a temporary file (`.NAME.tmp-HOST~PID`, maybe `~N`
+/// after) whose writer is provably gone: written on this host, by a process
+/// that no longer runs. Another host's file, a live writer's, or one whose
+/// writer cannot be told (no `/proc`, no host name) is never stale.
 pub fn stale_temp(name: &str) -> bool {
     if !name.starts_with('.') {
         return false;
@@ -168,19 +198,55 @@ pub fn stale_temp(name: &str) -> bool {
     let Some(at) = name.rfind(".tmp-") else {
         return false;
     };
-    let rest = &name[at + ".tmp-".len()..];
-    let pid = rest.split('-').next().unwrap_or("");
+    let mut owner = name[at + ".tmp-".len()..].split('~');
+    let (Some(their_host), Some(pid)) = (owner.next(), owner.next()) else {
+        return false;
+    };
     let Ok(pid) = pid.parse::<u32>() else {
         return false;
     };
     let proc = Path::new("/proc");
-    pid != std::process::id() && proc.is_dir() && !proc.join(pid.to_string()).exists()
+    host().is_some_and(|h| h == their_host)
+        && pid != std::process::id()
+        && proc.is_dir()
+        && !proc.join(pid.to_string()).exists()
+}
+
+/// Whether an output at `path` is written where it is, not through a
+/// temporary: a path that exists and is no regular file (`/dev/null`, a
+/// FIFO, a terminal), anything under `/dev` or `/proc` (`/dev/stdout`, which
+/// may lead to the shell's own log file), and a file with other hard links
+/// (replacing it would split them).
+fn fed_in_place(path: &Path) -> bool {
+    special(path) || std::fs::metadata(path).is_ok_and(|m| links(&m) > 1)
+}
+
+/// A path no output replaces or reads back: one under `/dev` or `/proc`,
+/// or one that exists and is no regular file.
+fn special(path: &Path) -> bool {
+    path.starts_with("/dev")
+        || path.starts_with("/proc")
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
+#[cfg(unix)]
+fn links(m: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    m.nlink()
+}
+
+#[cfg(not(unix))]
+fn links(_: &std::fs::Metadata) -> u64 {
+    1
 }
 
 /// A file written under a temporary name and renamed over its final name by
-/// [`AtomicFile::commit`]; dropped uncommitted, it removes the temporary.
-/// A path that exists and is no regular file (`/dev/null`, a FIFO,
-/// `/dev/stdout`) is written in place: it cannot be replaced, only fed.
+/// [`AtomicFile::commit`]; dropped uncommitted (or failing to commit), it
+/// removes the temporary. The replacement keeps the old file's permissions
+/// (and, where allowed, owner); a file the user may not write is refused as
+/// before. Where a temporary cannot be used (see `fed_in_place`, a folder
+/// that takes no new file, a rename the system refuses), the file is
+/// written in place, as a plain create would.
 #[derive(Debug)]
 pub struct AtomicFile {
     /// The temporary name, `None` when writing in place.
@@ -190,18 +256,43 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file of `path` (or opens `path` itself when it
-    /// is a device, FIFO or other non-regular file).
+    /// Creates the temporary file of `path` (or opens `path` itself, see above).
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        if fed_in_place(path) {
+            return Self::in_place(path);
+        }
         // Through a symlink, the file it names is replaced, not the link.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file());
-        let temp = (!special).then(|| temp_path(&path));
-        let file = File::create(temp.as_deref().unwrap_or(&path))?;
+        let old = std::fs::metadata(&path).ok();
+        if let Some(m) = &old {
+            // A file the user made read-only is not replaced behind their back.
+            if m.permissions().readonly() {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    "the file is read-only",
+                ));
+            }
+        }
+        let temp = temp_path(&path);
+        let Ok(file) = File::create(&temp) else {
+            return Self::in_place(&path);
+        };
+        if let Some(m) = &old {
+            let _ = file.set_permissions(m.permissions());
+            same_owner(&temp, m);
+        }
         Ok(AtomicFile {
-            temp,
+            temp: Some(temp),
             path,
             file: Some(BufWriter::new(file)),
+        })
+    }
+
+    fn in_place(path: &Path) -> io::Result<AtomicFile> {
+        Ok(AtomicFile {
+            temp: None,
+            path: path.to_path_buf(),
+            file: Some(BufWriter::new(File::create(path)?)),
         })
     }
 
@@ -210,20 +301,35 @@ impl AtomicFile {
         &self.path
     }
 
-    /// Flushes and syncs the whole file, then renames it over the final name.
+    /// Flushes and syncs the whole file, then renames it over the final
+    /// name (or, where the system refuses the rename, copies it there).
     pub fn commit(mut self) -> io::Result<()> {
         let file = self.file.take().expect("committed once");
         let file = file.into_inner().map_err(|e| e.into_error())?;
-        let Some(temp) = self.temp.take() else {
+        let Some(temp) = &self.temp else {
             return Ok(()); // written in place, flushed
         };
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&temp, &self.path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&temp);
-        })
+        if std::fs::rename(temp, &self.path).is_err() {
+            // A bind-mounted file, another file system, a sticky folder:
+            // the content goes in place rather than being lost.
+            std::fs::copy(temp, &self.path)?;
+            let _ = std::fs::remove_file(temp);
+        }
+        self.temp = None;
+        Ok(())
     }
 }
+
+#[cfg(unix)]
+fn same_owner(temp: &Path, old: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    let _ = std::os::unix::fs::chown(temp, Some(old.uid()), Some(old.gid()));
+}
+
+#[cfg(not(unix))]
+fn same_owner(_: &Path, _: &std::fs::Metadata) {}
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -237,7 +343,9 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if let (Some(_), Some(temp)) = (self.file.take(), &self.temp) {
+        // Uncommitted, or a commit that failed: the temporary goes.
+        if let Some(temp) = self.temp.take() {
+            drop(self.file.take());
             let _ = std::fs::remove_file(temp);
         }
     }
@@ -290,21 +398,27 @@ mod tests {
     }
 
     #[test]
-    fn only_a_dead_writers_temporary_is_stale() {
-        let me = std::process::id();
+    fn only_a_dead_writers_temporary_on_this_host_is_stale() {
+        let me = temp_owner();
+        let host = host().expect("a Linux host has a name");
         assert!(!stale_temp(&format!(".r.json.tmp-{me}")), "a live writer's");
-        assert!(!stale_temp(&format!(".results.jsonl.tmp-{me}-3")));
+        assert!(!stale_temp(&format!(".results.jsonl.tmp-{me}~3")));
         // Pid 1 runs as long as the machine does.
-        assert!(!stale_temp(".r.json.tmp-1"));
-        // A pid above the kernel's limit (2^22) never runs.
-        assert!(stale_temp(".r.json.tmp-4194305"));
-        assert!(stale_temp(".results.jsonl.tmp-4194305-0"));
+        assert!(!stale_temp(&format!(".r.json.tmp-{host}~1")));
+        // A pid above the kernel's limit (2^22) never runs, here.
+        assert!(stale_temp(&format!(".r.json.tmp-{host}~4194305")));
+        assert!(stale_temp(&format!(".results.jsonl.tmp-{host}~4194305~0")));
+        // On another host it may well run.
+        assert!(!stale_temp(".r.json.tmp-elsewhere~4194305"));
+        assert!(temp_path(Path::new("/d/r.json"))
+            .to_string_lossy()
+            .starts_with(&format!("/d/.r.json.tmp-{me}~")));
         for not_temp in [
             "r.json",
             ".r.json",
             ".r.json.tmp-",
             ".r.json.tmp-x1",
-            "r.json.tmp-4194305",
+            "r.json.tmp-h~1",
         ] {
             assert!(!stale_temp(not_temp), "{not_temp}");
         }

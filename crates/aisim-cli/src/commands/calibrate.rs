@@ -39,7 +39,8 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
             "--out - and --format would both write stdout: give --out a FILE or drop --format"
         )));
     }
-    super::validate::check_run_outputs(&args.runs, &[("--out", Some(&args.out))])?;
+    // The start's fitted file may be refitted in place (written whole).
+    super::validate::check_run_outputs(&args.runs, None, &[("--out", Some(&args.out))])?;
     let Calibrated { report, fitted } = jobs::calibrate(&CalibrateRequest {
         version: Version::CURRENT,
         runs: args.runs,

@@ -11,7 +11,7 @@ use aisim_lab::jobs::sweep::{
     sweep_merge, sweep_plan, SweepMergeRequest, SweepPlanRequest, SweepRunJob, SweepRunRequest,
 };
 use aisim_lab::jobs::{JobError, Version};
-use aisim_lab::sweep::{self, RunResult, SweepError};
+use aisim_lab::sweep::{self, Grid, RunResult, SweepError};
 use aisim_replay::ReplaySpec;
 
 use crate::commands::replay::ReplayArgs;
@@ -181,8 +181,8 @@ fn failed(e: JobError) -> CliError {
 fn plan(args: PlanArgs) -> Result<(), CliError> {
     check_paths(&[("GRID", &args.grid)], &[("--out", Some(&args.out))])?;
     // The grid's `base_args` are this binary's replay flags.
-    let base_args = |list: &[String], folder: &Path| -> Result<ReplaySpec, JobError> {
-        let at = || format!("{}: `base_args`", args.grid.display());
+    let base_args = |list: &[String], grid: &Grid| -> Result<ReplaySpec, JobError> {
+        let at = || format!("{}: `base_args`", grid.path.display());
         let matches = crate::numbers::with_number_checks(BaseArgs::command())
             .try_get_matches_from(list)
             .map_err(|e| {
@@ -199,14 +199,22 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
             .map_err(|e| JobError::msg(format!("{}: {e}", at())))?;
         parsed
             .replay
-            .spec_in(folder)
+            .spec_in(grid.folder())
             .map_err(|e| JobError::from_boxed(e.into()).context(at()))
     };
     let request = SweepPlanRequest {
         version: Version::CURRENT,
         grid: args.grid.clone(),
     };
-    let plan = sweep_plan(&request, Some(&base_args)).map_err(failed)?;
+    let planned = sweep_plan(&request, Some(&base_args)).map_err(failed)?;
+    // The base file and the files the runs read are known once planned.
+    let inputs: Vec<(&str, &Path)> = planned
+        .inputs
+        .iter()
+        .map(|(f, p)| (f.as_str(), p.as_path()))
+        .collect();
+    check_paths(&inputs, &[("--out", Some(&args.out))])?;
+    let plan = planned.plan;
     args.out.write("the plan", plan.to_jsonl().as_bytes())?;
     tracing::info!(
         runs = plan.lines.len(),
@@ -306,20 +314,6 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
         sla_e2e_ms: args.sla_e2e_ms,
     };
     let slo = request.slo().map_err(failed)?;
-    // The result files are the merge's inputs.
-    let mut results = Vec::new();
-    for dir in &args.dirs {
-        results.extend(sweep::result_files(dir).map_err(|e| failed(e.into()))?);
-    }
-    let inputs: Vec<(&str, &Path)> = results.iter().map(|p| ("DIR", p.as_path())).collect();
-    check_paths(
-        &inputs,
-        &[
-            ("--out", Some(&args.out)),
-            ("--csv", args.csv.as_ref()),
-            ("--html", args.html.as_ref()),
-        ],
-    )?;
     if slo.is_set() && !args.best && args.html.is_none() {
         return Err(input(anyhow::anyhow!(
             "--sla-* has no effect without --best or --html, which hold the runs to it"
@@ -344,6 +338,20 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
             on_stdout.join(" and ")
         )));
     }
+    // The result files are the merge's inputs.
+    let mut results = Vec::new();
+    for dir in &args.dirs {
+        results.extend(sweep::result_files(dir).map_err(|e| failed(e.into()))?);
+    }
+    let inputs: Vec<(&str, &Path)> = results.iter().map(|p| ("DIR", p.as_path())).collect();
+    check_paths(
+        &inputs,
+        &[
+            ("--out", Some(&args.out)),
+            ("--csv", args.csv.as_ref()),
+            ("--html", args.html.as_ref()),
+        ],
+    )?;
     let merged = sweep_merge(&request).map_err(failed)?;
     let results = merged.results;
     args.out

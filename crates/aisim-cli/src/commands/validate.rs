@@ -25,12 +25,21 @@ pub struct ValidateArgs {
     pub output: OutputArgs,
 }
 
-/// Refuses an output that is one of the runs or a file they read.
+/// Refuses an output that is one of the runs or a file they read (the file
+/// of `--timing fitted:FILE` or `table:FILE` included).
 pub fn check_run_outputs(
     runs: &[PathBuf],
+    timing: Option<&str>,
     outputs: &[(&str, Option<&Target>)],
 ) -> Result<(), CliError> {
-    let inputs = jobs::run_inputs(runs).map_err(job)?;
+    let mut inputs = jobs::run_inputs(runs).map_err(job)?;
+    if let Some(path) = timing.and_then(|t| {
+        ["fitted:", "table:"]
+            .iter()
+            .find_map(|form| t.strip_prefix(form))
+    }) {
+        inputs.push(("--timing".to_string(), PathBuf::from(path)));
+    }
     let inputs: Vec<(&str, &Path)> = inputs
         .iter()
         .map(|(f, p)| (f.as_str(), p.as_path()))
@@ -41,7 +50,11 @@ pub fn check_run_outputs(
 /// Runs the command.
 pub fn run(args: ValidateArgs) -> Result<(), CliError> {
     args.output.check_stdout(None)?;
-    check_run_outputs(&args.runs, &[("--out", args.output.out.as_ref())])?;
+    check_run_outputs(
+        &args.runs,
+        args.timing.as_deref(),
+        &[("--out", args.output.out.as_ref())],
+    )?;
     let report = jobs::validate(&ValidateRequest {
         version: Version::CURRENT,
         runs: args.runs,

@@ -76,13 +76,6 @@ impl JobError {
     pub fn into_boxed(self) -> Box<dyn Error + Send + Sync + 'static> {
         self.error
     }
-
-    /// The causes below the error's own message, outermost first.
-    pub fn causes(&self) -> impl Iterator<Item = &(dyn Error + 'static)> {
-        std::iter::successors(self.error.source(), |e: &&(dyn Error + 'static)| {
-            (*e).source()
-        })
-    }
 }
 
 impl fmt::Display for JobError {

@@ -19,17 +19,20 @@ use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Import
 use crate::fidelity::measured::MeasuredRun;
 use crate::fidelity::validate::{validate as validate_runs, ValidationReport};
 
-/// `aisim validate RUN.json...`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `aisim validate RUN.json...` (the runs required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ValidateRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// Measured-run files (docs/fidelity.md).
     pub runs: Vec<PathBuf>,
     /// Timing model instead of each run's (the `--timing` forms).
+    #[serde(default)]
     pub timing: Option<String>,
     /// Profile of `timing` physics / fitted:FILE (else each run's); alone, its iteration timing.
+    #[serde(default)]
     pub profile: Option<String>,
 }
 
@@ -89,19 +92,23 @@ pub fn validate(r: &ValidateRequest) -> Result<ValidationReport, JobError> {
     Ok(validate_runs(&runs, None)?)
 }
 
-/// `aisim calibrate RUN.json... --out FITTED.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `aisim calibrate RUN.json... --out FITTED.json` (the runs required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CalibrateRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// Measured-run files; each needs a physics (or profile) timing.
     pub runs: Vec<PathBuf>,
     /// Coefficients to fit [default: all the runs exercise].
+    #[serde(default)]
     pub fit: Option<Vec<String>>,
     /// Start from these coefficients (physics or fitted:FILE) [default: physics].
+    #[serde(default)]
     pub timing: Option<String>,
     /// Most replays of the set of runs [default: 1000].
+    #[serde(default)]
     pub max_evaluations: Option<u32>,
 }
 
@@ -216,26 +223,32 @@ pub enum ImportSource {
     Llmservingsim,
 }
 
-/// `aisim measured import INPUT --out RUN.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `aisim measured import INPUT --out RUN.json` (both required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ImportRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// Per-request file, or with `from: llmservingsim` the run folder.
     pub input: PathBuf,
     /// What `input` is [default: generic].
+    #[serde(default)]
     pub from: Option<ImportSource>,
     /// The measured-run file the import is for; its trace and per-request
     /// file are named beside it.
     pub out: PathBuf,
     /// Name of the run [default: the file name of `out` without .json].
+    #[serde(default)]
     pub name: Option<String>,
     /// Profile of the run's physics timing (HARDWARE/MODEL[/tpN]).
+    #[serde(default)]
     pub profile: Option<String>,
     /// Take the run's spec (engine, timing, ...) from this measured run.
+    #[serde(default)]
     pub spec_from: Option<PathBuf>,
     /// Tokens per prompt block of the hash ids (generic files) [default: 16].
+    #[serde(default)]
     pub trace_block_size: Option<u32>,
 }
 

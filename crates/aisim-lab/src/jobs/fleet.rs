@@ -490,15 +490,17 @@ impl RunRequest {
     }
 }
 
-/// Pool sizes of `simulate` and `compare-routers`, and how they are run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Pool sizes of `simulate` and `compare-routers` (both required, as on
+/// the command line), and how they are run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DesRequest {
     /// Short-pool GPUs.
     pub n_s: u64,
     /// Long-pool GPUs.
     pub n_l: u64,
     /// How the simulation runs.
+    #[serde(default)]
     pub run: RunRequest,
 }
 
@@ -540,18 +542,22 @@ fn des_setup(
 }
 
 /// `aisim simulate`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SimulateRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// Workload, target and pools.
+    #[serde(default)]
     pub plan: PlanRequest,
     /// Pool sizes and the simulation.
     pub des: DesRequest,
     /// Router between the pools.
+    #[serde(default)]
     pub router: Router,
     /// Compression band of `router: compress_route`, at least 1 [default: 1.5].
+    #[serde(default)]
     pub gamma: Option<f64>,
 }
 
@@ -576,27 +582,23 @@ pub fn simulate(a: &SimulateRequest) -> Result<SimulateReport, JobError> {
 
 /// `aisim compare-routers`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct CompareRoutersRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// Workload, target and pools.
+    #[serde(default)]
     pub plan: PlanRequest,
     /// Pool sizes and the simulation.
     pub des: DesRequest,
     /// Compression band of the compress_route router, at least 1.
+    #[serde(default = "default_gamma")]
     pub gamma: f64,
 }
 
-impl Default for CompareRoutersRequest {
-    fn default() -> CompareRoutersRequest {
-        CompareRoutersRequest {
-            version: Version::CURRENT,
-            plan: PlanRequest::default(),
-            des: DesRequest::default(),
-            gamma: DEFAULT_GAMMA,
-        }
-    }
+fn default_gamma() -> f64 {
+    DEFAULT_GAMMA
 }
 
 /// Runs `compare-routers`.
@@ -652,35 +654,39 @@ pub fn whatif(a: &WhatIfRequest) -> Result<WhatIfReport, JobError> {
     Ok(what_if(&plan, a.plan.b_short(), &lams, &compare)?)
 }
 
-/// `aisim simulate-fleet`.
+/// `aisim simulate-fleet FILE` (the file required).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct SimulateFleetRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// The fleet file (pools, router, workloads).
     pub file: PathBuf,
-    /// Total arrival rate, req/s.
+    /// Total arrival rate, req/s [default: 200].
+    #[serde(default = "default_fleet_lam")]
     pub lam: f64,
-    /// P99 TTFT target, ms.
+    /// P99 TTFT target, ms [default: 500].
+    #[serde(default = "default_slo")]
     pub slo: f64,
     /// How the simulation runs.
+    #[serde(default)]
     pub run: RunRequest,
-    /// Seed.
+    /// Seed [default: 42].
+    #[serde(default = "default_seed")]
     pub seed: u64,
 }
 
-impl Default for SimulateFleetRequest {
-    fn default() -> SimulateFleetRequest {
-        SimulateFleetRequest {
-            version: Version::CURRENT,
-            file: PathBuf::new(),
-            lam: 200.0,
-            slo: 500.0,
-            run: RunRequest::default(),
-            seed: DEFAULT_SEED,
-        }
-    }
+fn default_fleet_lam() -> f64 {
+    200.0
+}
+
+fn default_slo() -> f64 {
+    500.0
+}
+
+fn default_seed() -> u64 {
+    DEFAULT_SEED
 }
 
 /// Runs `simulate-fleet`.

@@ -1,7 +1,8 @@
 //! One call per job. Every subcommand that computes something is one
 //! function here: it takes a request (the subcommand's parameters as a
 //! serde struct, named as the CLI's flags in snake case, with the CLI's
-//! defaults, unknown fields refused, and a `version`) and returns the report
+//! defaults, what the CLI requires required, unknown fields refused, and an
+//! optional `version`) and returns the report
 //! the CLI prints with `--format json`. The front ends (the CLI, and the
 //! service and Python module to come) only turn their input into a request,
 //! call the function and render what it returns: no front end holds logic
@@ -22,7 +23,8 @@ use serde::{Deserialize, Deserializer};
 /// Version of every job request.
 pub const JOB_VERSION: u32 = 1;
 
-/// A request's `version`: required, and only [`JOB_VERSION`] is read.
+/// A request's `version`: optional (it defaults to [`JOB_VERSION`]), and
+/// only [`JOB_VERSION`] is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Version(u32);
 

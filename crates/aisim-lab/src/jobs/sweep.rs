@@ -3,7 +3,7 @@
 //! table) and `sweep saturate` (the highest rate that holds the SLOs).
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use aisim_core::text_file::MAX_TEXT_FILE_BYTES;
 use aisim_replay::policy::SpecComposition;
@@ -34,10 +34,11 @@ pub fn threads(asked: Option<usize>) -> Result<usize, JobError> {
 }
 
 /// `aisim sweep plan GRID`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepPlanRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// The grid file (JSON or TOML, docs/sweeps.md).
     pub grid: PathBuf,
@@ -46,18 +47,28 @@ pub struct SweepPlanRequest {
 /// Turns a grid's `base_args` (the replay's command-line flags) into the
 /// base spec, relative paths taken from the grid's folder: only a front end
 /// that has the flags' parser (the CLI) can; elsewhere a grid gives `base`.
-pub type BaseArgsParser<'a> = &'a dyn Fn(&[String], &Path) -> Result<ReplaySpec, JobError>;
+pub type BaseArgsParser<'a> = &'a dyn Fn(&[String], &Grid) -> Result<ReplaySpec, JobError>;
+
+/// A plan, and every file it was made from or its runs read (the grid, its
+/// base spec file, the traces and tables): what no output may overwrite.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The plan.
+    pub plan: Plan,
+    /// Each input, named for an error, and its path.
+    pub inputs: Vec<(String, PathBuf)>,
+}
 
 /// Runs `sweep plan`: the grid expanded into one checked line per run.
 pub fn sweep_plan(
     r: &SweepPlanRequest,
     base_args: Option<BaseArgsParser>,
-) -> Result<Plan, JobError> {
+) -> Result<Planned, JobError> {
     let grid = Grid::read(&r.grid)?;
     let base = match &grid.base {
         Base::Spec(spec) => (**spec).clone(),
         Base::Args(list) => match base_args {
-            Some(parse) => parse(list, grid.folder())?,
+            Some(parse) => parse(list, &grid)?,
             None => {
                 return Err(JobError::msg(format!(
                     "{}: `base_args` are command-line flags, read only by `aisim sweep plan`; give the base as `base` (a replay spec, what `aisim replay ... --print-spec` writes)",
@@ -72,32 +83,49 @@ pub fn sweep_plan(
     if bytes > MAX_TEXT_FILE_BYTES {
         return Err(JobError::msg(format!(
             "{}: the plan of {} runs would be {} MiB, over the {} MiB a plan file may hold (what `sweep run` reads): split the grid",
-            r.grid.display(),
+            grid.path.display(),
             plan.lines.len(),
             bytes.div_ceil(1 << 20),
             MAX_TEXT_FILE_BYTES >> 20
         )));
     }
-    Ok(plan)
+    let mut inputs = vec![("GRID".to_string(), grid.path.clone())];
+    inputs.extend(
+        grid.base_file
+            .iter()
+            .map(|p| ("the grid's base".to_string(), p.clone())),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for f in plan.lines.iter().flat_map(|l| &l.inputs) {
+        if seen.insert(&f.path) {
+            inputs.push(("a run's input".to_string(), f.path.clone()));
+        }
+    }
+    Ok(Planned { plan, inputs })
 }
 
 /// `aisim sweep run PLAN --out DIR`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepRunRequest {
     /// Request version.
+    #[serde(default)]
     pub version: Version,
     /// The plan file (`sweep plan` writes it).
     pub plan: PathBuf,
     /// The results folder.
     pub out: PathBuf,
     /// The shard to run, I/N (0-based) [default: from Slurm or Kubernetes, else all].
+    #[serde(default)]
     pub shard: Option<String>,
     /// Shards of a Kubernetes Indexed Job.
+    #[serde(default)]
     pub shards: Option<u64>,
     /// Threads [default: the machine's].
+    #[serde(default)]
     pub threads: Option<usize>,
     /// Keep each run's whole report in its result.
+    #[serde(default)]
     pub full_report: bool,
 }
 
@@ -177,10 +205,10 @@ pub fn sweep_run(r: &SweepRunRequest) -> Result<RunSummary, JobError> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SweepMergeRequest {
-    /// Results folders of one plan.
-    pub dirs: Vec<PathBuf>,
     /// Request version.
     pub version: Version,
+    /// Results folders of one plan (at least one).
+    pub dirs: Vec<PathBuf>,
     /// Pick the best run (cheapest holding the SLOs).
     pub best: bool,
     /// TTFT p99 limit, ms.
@@ -191,13 +219,11 @@ pub struct SweepMergeRequest {
     pub sla_e2e_ms: Option<f64>,
 }
 
-/// The merged results, the SLOs they are held to, and the best run.
+/// The merged results, and the best run.
 #[derive(Debug, Clone)]
 pub struct Merged {
     /// Every run of the plan, by index.
     pub results: Vec<RunResult>,
-    /// The SLOs given.
-    pub slo: Slo,
     /// The best run (its index in `results`) and what "cheapest" meant, when asked for.
     pub best: Option<(Option<usize>, CostBasis)>,
 }
@@ -240,7 +266,7 @@ pub fn sweep_merge(r: &SweepMergeRequest) -> Result<Merged, JobError> {
         let index = best.and_then(|b| results.iter().position(|x| std::ptr::eq(x, b)));
         (index, basis)
     });
-    Ok(Merged { results, slo, best })
+    Ok(Merged { results, best })
 }
 
 /// `aisim sweep saturate`: a replay spec and the range to search.

@@ -74,6 +74,8 @@ pub struct Grid {
     pub path: PathBuf,
     /// The base spec.
     pub base: Base,
+    /// The spec file `base` names, when it names one.
+    pub base_file: Option<PathBuf>,
     /// The axes, in the order written: the first varies slowest.
     pub axes: Vec<Axis>,
     /// Combinations left out: a run is dropped when its value of every axis
@@ -126,6 +128,10 @@ impl Grid {
             }
         };
         let folder = path.parent().unwrap_or(Path::new("/"));
+        let base_file = match &file.base {
+            Some(Value::String(p)) => Some(folder.join(p)),
+            _ => None,
+        };
         let base = match (file.base, file.base_args) {
             (Some(_), Some(_)) => {
                 return Err(SweepError::file(
@@ -173,6 +179,7 @@ impl Grid {
         Ok(Grid {
             path: path.to_path_buf(),
             base,
+            base_file,
             axes,
             exclude: file.exclude,
         })

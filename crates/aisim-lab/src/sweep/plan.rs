@@ -338,6 +338,7 @@ mod tests {
         Grid {
             path: "/g/grid.json".into(),
             base: crate::sweep::Base::Args(Vec::new()),
+            base_file: None,
             axes: sizes
                 .iter()
                 .enumerate()

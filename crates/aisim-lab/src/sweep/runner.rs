@@ -57,7 +57,10 @@ pub fn result_path(dir: &Path, id: &str) -> PathBuf {
 
 /// A temporary file of run `id` in `dir` (a leading dot: not a result).
 fn temp_path(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!(".{id}.json.tmp-{}", std::process::id()))
+    dir.join(format!(
+        ".{id}.json.tmp-{}",
+        aisim_core::out_file::temp_owner()
+    ))
 }
 
 impl<'a> Pending<'a> {
@@ -113,7 +116,7 @@ impl<'a> Pending<'a> {
                 }
             }
         }
-        remove_leftovers(dir)?;
+        remove_leftovers(dir, &todo)?;
         Ok(Pending {
             plan,
             plan_path: plan_path.to_path_buf(),
@@ -209,14 +212,23 @@ fn write_atomically(path: &Path, temp: &Path, text: &str) -> Result<(), SweepErr
     std::fs::rename(temp, path).map_err(|e| SweepError::write("cannot write", path, e))
 }
 
-/// Removes the temporary files of writers that are gone (a killed
-/// process's): only those, so a live `sweep run` in the same folder keeps
-/// its own (`aisim_core::out_file::stale_temp`).
-fn remove_leftovers(dir: &Path) -> Result<(), SweepError> {
+/// Removes the temporary files a killed process left for the runs to do
+/// (and of a merge): only those, and only when their writer is provably
+/// gone (`aisim_core::out_file::stale_temp`: this host, a dead process), so
+/// a live `sweep run` in the same folder, on any machine, keeps its own.
+fn remove_leftovers(dir: &Path, todo: &[&PlanLine]) -> Result<(), SweepError> {
     let entries = std::fs::read_dir(dir).map_err(|e| SweepError::write("cannot read", dir, e))?;
+    let mut prefixes: std::collections::HashSet<String> = todo
+        .iter()
+        .map(|l| format!(".{}.json.tmp-", l.id))
+        .collect();
+    prefixes.insert(format!(".{MERGED_NAME}.tmp-"));
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if aisim_core::out_file::stale_temp(&name) {
+        let ours = name
+            .find(".tmp-")
+            .is_some_and(|i| prefixes.contains(&name[..i + ".tmp-".len()]));
+        if ours && aisim_core::out_file::stale_temp(&name) {
             std::fs::remove_file(entry.path())
                 .map_err(|e| SweepError::write("cannot remove", entry.path(), e))?;
         }
@@ -232,7 +244,10 @@ fn merge_if_complete(plan: &Plan, dir: &Path) -> Result<Option<PathBuf>, SweepEr
     let dirs = [dir.to_path_buf()];
     let results = merge::merge(&dirs, merge::read_results(&dirs)?)?;
     let path = dir.join(MERGED_NAME);
-    let temp = dir.join(format!(".{MERGED_NAME}.tmp-{}", std::process::id()));
+    let temp = dir.join(format!(
+        ".{MERGED_NAME}.tmp-{}",
+        aisim_core::out_file::temp_owner()
+    ));
     write_atomically(&path, &temp, &merge::to_jsonl(&results))?;
     Ok(Some(path))
 }
