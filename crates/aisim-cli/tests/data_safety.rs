@@ -113,14 +113,7 @@ fn sweep_merge_outputs_are_checked_against_each_other_and_the_results() {
     let dir = temp_dir("safety-merge");
     let plan = plan_of(&dir, "g", "");
     let out = dir.join("out");
-    ok(aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--quiet",
-    ]));
+    ok(sweep_run(&plan, &out, &["--quiet"]));
     let x = dir.join("x");
     let o = aisim(&["sweep", "merge", s(&out), "--out", s(&x), "--csv", s(&x)]);
     refused_with(&o, &["--csv", "is also --out"]);
@@ -215,6 +208,13 @@ fn host() -> String {
         .to_string()
 }
 
+/// `aisim sweep run PLAN --out OUT EXTRA...`.
+fn sweep_run(plan: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["sweep", "run", s(plan), "--out", s(out)];
+    args.extend_from_slice(extra);
+    aisim(&args)
+}
+
 /// A one-axis plan over a copy of the fixture trace (`seed` twice).
 fn plan_of(dir: &Path, name: &str, extra: &str) -> PathBuf {
     let trace = trace_in(dir, &format!("{name}.jsonl"));
@@ -237,45 +237,17 @@ fn a_sweep_refuses_a_trace_changed_under_its_plan_and_merge_refuses_mixed_report
     let dir = temp_dir("safety-inputs");
     let plan = plan_of(&dir, "g", "");
     let out = dir.join("out");
-    ok(aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--shard",
-        "0/2",
-        "--quiet",
-    ]));
+    ok(sweep_run(&plan, &out, &["--shard", "0/2", "--quiet"]));
     let trace = dir.join("g.jsonl");
     let mut text = std::fs::read_to_string(&trace).unwrap();
     text.push_str("{\"timestamp\": 9000, \"input_length\": 10, \"output_length\": 2}\n");
     std::fs::write(&trace, text).unwrap();
-    let o = aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--shard",
-        "1/2",
-        "--quiet",
-    ]);
+    let o = sweep_run(&plan, &out, &["--shard", "1/2", "--quiet"]);
     refused_with(&o, &[s(&trace), "changed since plan", "(run 1 of"]);
     // Restored, shard 1 runs; with the full report where shard 0 had none,
     // neither its own merge nor `sweep merge` mixes them.
     std::fs::copy(fixture("traces/mooncake_small.jsonl"), &trace).unwrap();
-    let o = aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--shard",
-        "1/2",
-        "--quiet",
-        "--full-report",
-    ]);
+    let o = sweep_run(&plan, &out, &["--shard", "1/2", "--quiet", "--full-report"]);
     refused_with(&o, &["mix runs with the full report", "and without"]);
     assert!(out.join("1.json").is_file() && !out.join("results.jsonl").exists());
     let o = aisim(&["sweep", "merge", s(&out), "--out", "-"]);
@@ -298,16 +270,7 @@ fn only_a_dead_processs_temporaries_are_cleaned_and_a_killed_run_restarts() {
     std::fs::write(&dead, "{\"half\":").unwrap();
     let elsewhere = out.join(".1.json.tmp-another-host~4194305");
     std::fs::write(&elsewhere, "{\"half\":").unwrap();
-    ok(aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--quiet",
-        "--threads",
-        "100000",
-    ]));
+    ok(sweep_run(&plan, &out, &["--quiet", "--threads", "100000"]));
     assert!(live.exists(), "a live writer's file is kept");
     assert!(elsewhere.exists(), "another host's file is kept");
     assert!(!dead.exists(), "a dead writer's file is removed");
@@ -353,12 +316,6 @@ fn a_grid_refuses_non_finite_numbers_and_values_given_twice() {
     let o = aisim(&["sweep", "plan", s(&grid), "--out", "-"]);
     refused_with(&o, &["axis `admission.speedup`: 1.0 is given twice"]);
 }
-
-/// A generic per-request file of 3 requests.
-const REQUESTS: &str = r#"{"request_id": "a", "send_s": 10.0, "first_token_s": 10.05, "end_s": 10.5, "input_tokens": 512, "output_tokens": 20}
-{"request_id": "b", "send_s": 10.2, "first_token_s": 10.3, "end_s": 11.0, "input_tokens": 1024, "output_tokens": 30}
-{"request_id": "c", "send_s": 10.4, "first_token_s": 10.45, "end_s": 10.9, "input_tokens": 256, "output_tokens": 16}
-"#;
 
 #[test]
 fn nothing_to_compare_is_an_error_and_impossible_measurements_are_refused() {
@@ -454,15 +411,7 @@ fn user_text_reaches_a_terminal_escaped_and_a_spreadsheet_as_text() {
 fn values_with_a_leading_hyphen_reach_the_flags_own_check() {
     let dir = temp_dir("safety-hyphen");
     let plan = plan_of(&dir, "g", "");
-    let o = aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&dir.join("o")),
-        "--shard",
-        "-1/2",
-    ]);
+    let o = sweep_run(&plan, &dir.join("o"), &["--shard", "-1/2"]);
     refused_with(&o, &["-1/2"]);
     assert!(
         !stderr(&o).contains("unexpected argument"),
@@ -507,16 +456,7 @@ fn what_sweep_plan_writes_sweep_run_reads() {
     write(50_000);
     ok(aisim(&["sweep", "plan", s(&grid), "--out", s(&plan)]));
     let out = dir.join("out");
-    ok(aisim(&[
-        "sweep",
-        "run",
-        s(&plan),
-        "--out",
-        s(&out),
-        "--shard",
-        "0/50000",
-        "--quiet",
-    ]));
+    ok(sweep_run(&plan, &out, &["--shard", "0/50000", "--quiet"]));
     assert!(out.join("00000.json").is_file());
 }
 

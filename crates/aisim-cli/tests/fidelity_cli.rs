@@ -6,15 +6,6 @@ use std::path::Path;
 
 use common::*;
 
-/// A generic per-request file of 6 requests on one server, 2 of them sharing a prefix.
-const REQUESTS: &str = r#"{"request_id": "a", "send_s": 10.0, "first_token_s": 10.05, "end_s": 10.5, "input_tokens": 512, "output_tokens": 20, "hash_ids": [1, 2]}
-{"request_id": "b", "send_s": 10.2, "first_token_s": 10.3, "end_s": 11.0, "input_tokens": 1024, "output_tokens": 30, "hash_ids": [1, 2, 3, 4]}
-{"request_id": "c", "send_s": 10.4, "first_token_s": 10.45, "end_s": 10.9, "input_tokens": 256, "output_tokens": 16}
-{"request_id": "d", "send_s": 11.0, "first_token_s": 11.08, "end_s": 11.7, "input_tokens": 2048, "output_tokens": 25}
-{"request_id": "e", "send_s": 11.5, "first_token_s": 11.53, "end_s": 11.9, "input_tokens": 128, "output_tokens": 12}
-{"request_id": "f", "send_s": 12.0, "first_token_s": 12.06, "end_s": 12.8, "input_tokens": 768, "output_tokens": 40}
-"#;
-
 fn import(dir: &Path) -> String {
     let req = dir.join("requests.jsonl");
     std::fs::write(&req, REQUESTS).unwrap();

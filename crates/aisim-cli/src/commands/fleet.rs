@@ -414,6 +414,18 @@ pub struct DesArgs {
 }
 
 impl DesArgs {
+    /// [`check_files`] for the two-pool simulations.
+    fn check_files(&self, plan: &PlanArgs, output: &OutputArgs) -> Result<(), CliError> {
+        check_files(
+            &[
+                ("--cdf", Some(&plan.cdf)),
+                ("--arrivals", Some(&self.run.arrivals)),
+            ],
+            output,
+            Some(&self.run.html),
+        )
+    }
+
     fn request(&self) -> DesRequest {
         DesRequest {
             n_s: self.n_s,
@@ -454,14 +466,7 @@ impl RouterArg {
 
 /// Runs `simulate`.
 pub fn run_simulate(a: SimulateArgs) -> Result<(), CliError> {
-    check_files(
-        &[
-            ("--cdf", Some(&a.plan.cdf)),
-            ("--arrivals", Some(&a.des.run.arrivals)),
-        ],
-        &a.output,
-        Some(&a.des.run.html),
-    )?;
+    a.des.check_files(&a.plan, &a.output)?;
     let r = jobs::simulate(&SimulateRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
@@ -495,14 +500,7 @@ pub struct CompareRoutersArgs {
 
 /// Runs `compare-routers`.
 pub fn run_compare_routers(a: CompareRoutersArgs) -> Result<(), CliError> {
-    check_files(
-        &[
-            ("--cdf", Some(&a.plan.cdf)),
-            ("--arrivals", Some(&a.des.run.arrivals)),
-        ],
-        &a.output,
-        Some(&a.des.run.html),
-    )?;
+    a.des.check_files(&a.plan, &a.output)?;
     let r = jobs::compare_routers(&CompareRoutersRequest {
         version: Version::CURRENT,
         plan: a.plan.request(),
