@@ -141,18 +141,7 @@ fn an_output_whose_folder_is_missing_is_refused_before_the_work() {
         &["--out /nonexistent/x.json: the folder /nonexistent does not exist"],
     );
     assert!(!per_request.exists(), "nothing ran");
-    let requests = dir.join("in.jsonl");
-    std::fs::write(&requests, REQUESTS).unwrap();
-    let run = dir.join("run.json");
-    ok(aisim(&[
-        "measured",
-        "import",
-        s(&requests),
-        "--out",
-        s(&run),
-        "--profile",
-        "h100/llama-3.1-8b",
-    ]));
+    let (_, run) = imported(&dir);
     let o = aisim(&["calibrate", s(&run), "--out", "/nonexistent/f.json"]);
     refused_with(&o, &["the folder /nonexistent does not exist"]);
     let o = aisim(&["gen-trace", "--out", "/nonexistent/t.jsonl"]);
@@ -206,6 +195,19 @@ fn host() -> String {
         .unwrap()
         .trim()
         .to_string()
+}
+
+/// The common per-request file in `dir` and its measured run (an H100
+/// physics timing), imported.
+fn imported(dir: &Path) -> (PathBuf, PathBuf) {
+    let requests = dir.join("in.jsonl");
+    std::fs::write(&requests, REQUESTS).unwrap();
+    let run = dir.join("run.json");
+    let args = ["measured", "import", s(&requests), "--out", s(&run)];
+    ok(aisim(
+        &[&args[..], &["--profile", "h100/llama-3.1-8b"]].concat(),
+    ));
+    (requests, run)
 }
 
 /// `aisim sweep run PLAN --out OUT EXTRA...`.
@@ -320,18 +322,7 @@ fn a_grid_refuses_non_finite_numbers_and_values_given_twice() {
 #[test]
 fn nothing_to_compare_is_an_error_and_impossible_measurements_are_refused() {
     let dir = temp_dir("safety-degenerate");
-    let requests = dir.join("in.jsonl");
-    std::fs::write(&requests, REQUESTS).unwrap();
-    let run = dir.join("run.json");
-    ok(aisim(&[
-        "measured",
-        "import",
-        s(&requests),
-        "--out",
-        s(&run),
-        "--profile",
-        "h100/llama-3.1-8b",
-    ]));
+    let (_, run) = imported(&dir);
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
     v["measured"] = serde_json::json!({});
@@ -525,18 +516,7 @@ fn a_plans_and_a_validations_other_inputs_are_inputs_too() {
     refused_with(&o, &["--out", "is also the grid's base"]);
     assert_eq!(std::fs::read_to_string(&base).unwrap(), base_text);
     // validate's --timing file.
-    let requests = dir.join("in.jsonl");
-    std::fs::write(&requests, REQUESTS).unwrap();
-    let run = dir.join("run.json");
-    ok(aisim(&[
-        "measured",
-        "import",
-        s(&requests),
-        "--out",
-        s(&run),
-        "--profile",
-        "h100/llama-3.1-8b",
-    ]));
+    let (_, run) = imported(&dir);
     let fitted = dir.join("fitted.json");
     std::fs::write(&fitted, r#"{"version": 1, "coefficients": {}}"#).unwrap();
     let timing = format!("fitted:{}", s(&fitted));
