@@ -40,14 +40,28 @@ impl ModelSpec {
     /// `kv_lora_rank` makes the attention MLA.
     pub fn from_hf_config(path: &Path) -> Result<ModelSpec, CoreError> {
         let text = crate::text_file::read_text_file(path)?;
-        let c: HfConfig = serde_json::from_str(&text).map_err(|e| CoreError::BadFile {
+        let json_error = |e: serde_json::Error| CoreError::BadFile {
             path: path.to_path_buf(),
             field: format!("line {} column {}", e.line(), e.column()),
             reason: crate::text_file::json_message(&e),
-        })?;
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(json_error)?;
+        // A multimodal model (Llama 4, Gemma 3) nests its language model in
+        // `text_config`: that is the model that serves the tokens.
+        let (nest, c): (&str, HfConfig) = match value.get("text_config") {
+            Some(t) if t.is_object() && value.get("num_hidden_layers").is_none() => (
+                "text_config.",
+                serde_json::from_value(t.clone()).map_err(|e| CoreError::BadFile {
+                    path: path.to_path_buf(),
+                    field: "text_config".into(),
+                    reason: e.to_string(),
+                })?,
+            ),
+            _ => ("", serde_json::from_str(&text).map_err(json_error)?),
+        };
         let bad = |field: &str, reason: String| CoreError::BadFile {
             path: path.to_path_buf(),
-            field: field.into(),
+            field: format!("{nest}{field}"),
             reason,
         };
         for (field, v) in [
@@ -168,6 +182,25 @@ mod tests {
         assert_eq!(ds.params(), builtin.params());
         assert_eq!(ds.active_params(), builtin.active_params());
         assert_eq!(ds.prefill_flops(512, 64), builtin.prefill_flops(512, 64));
+    }
+
+    /// A multimodal config (Llama-4-Scout's shape) is read through its
+    /// `text_config`; its errors name the nested field.
+    #[test]
+    fn a_nested_text_config_is_the_model() {
+        let scout = r#"{"architectures": ["Llama4ForConditionalGeneration"],
+            "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34},
+            "text_config": {"num_hidden_layers": 48, "num_attention_heads": 40,
+                "num_key_value_heads": 8, "hidden_size": 5120, "head_dim": 128,
+                "intermediate_size": 8192, "num_local_experts": 16, "num_experts_per_tok": 1,
+                "vocab_size": 202048, "max_position_embeddings": 10485760}}"#;
+        let m = read("scout", scout).unwrap();
+        assert_eq!(m.head_dim(), 128);
+        // 48 layers of 8 KV heads of 128, K and V, 2 bytes.
+        assert_eq!(m.kv_bytes_per_token(2.0), (48 * 8 * 128 * 2 * 2) as f64);
+        assert!(m.params() > m.active_params(), "a mixture of experts");
+        let bad = scout.replace("\"num_attention_heads\": 40", "\"num_attention_heads\": 0");
+        assert_rejected("scout-bad", &bad, &["text_config.num_attention_heads"]);
     }
 
     /// The error for `json` names the file and each of `words`.
