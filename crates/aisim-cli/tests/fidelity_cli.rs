@@ -91,6 +91,27 @@ fn import_validate_calibrate_round_trip() {
         "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("was fitted on"), "{}", stderr(&o));
+    // The file records what it was fitted on; another profile is warned of.
+    let file: serde_json::Value = serde_json::from_str(&seen[0]).unwrap();
+    assert_eq!(file["profiles"], serde_json::json!(["h100/llama-3.1-8b"]));
+    let o = aisim(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--timing",
+        &timing,
+        "--profile",
+        "a100/llama-3.1-8b",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("was fitted on h100/llama-3.1-8b, and is used here with a100/llama-3.1-8b"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -105,6 +105,10 @@ pub struct FittedFile {
     pub version: u32,
     /// The coefficients.
     pub coefficients: PhysicsCoefficients,
+    /// The profiles (HARDWARE/MODEL[/tpN]) of the runs they were fitted on:
+    /// used with another, they describe other hardware or another model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
     /// How they were found (informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<Fit>,

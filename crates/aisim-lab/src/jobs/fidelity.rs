@@ -199,6 +199,12 @@ pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
         fitted: FittedFile {
             version: FITTED_VERSION,
             coefficients: fit.coefficients,
+            profiles: runs
+                .iter()
+                .filter_map(|r| r.spec.timing.profile_key().map(str::to_string))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             fit: Some(fit.clone()),
         },
         report: CalibrationReport {

@@ -29,8 +29,13 @@ pub fn parse_timing(
     };
     let timing = if s == "polynomial" {
         TimingSpec::Polynomial
-    } else if s == "physics" || s.starts_with("fitted:") {
-        physics(physics_coefficients(s)?)?
+    } else if let Some(path) = s.strip_prefix("fitted:") {
+        let fitted = read_fitted(path)?;
+        let timing = physics(fitted.coefficients)?;
+        warn_other_profile(path, &fitted, timing.profile_key());
+        timing
+    } else if s == "physics" {
+        physics(PhysicsCoefficients::default())?
     } else if let Some(rest) = s.strip_prefix("layers:") {
         let (dir, layers) = match rest.rsplit_once(',') {
             Some((d, n)) => {
@@ -90,6 +95,25 @@ pub fn timing_in(s: &str, folder: &std::path::Path) -> Result<String, JobError> 
     Ok(format!("{form}{path}"))
 }
 
+/// A fitted file, read as `--timing fitted:FILE` names it.
+fn read_fitted(path: &str) -> Result<FittedFile, JobError> {
+    FittedFile::from_file(path.as_ref())
+        .map_err(|e| JobError::from(e).context("--timing fitted:FILE"))
+}
+
+/// A warning when `fitted` was fitted on profiles other than `profile`:
+/// its scales describe other hardware or another model.
+fn warn_other_profile(path: &str, fitted: &FittedFile, profile: Option<&str>) {
+    if let Some(p) = profile {
+        if !fitted.profiles.is_empty() && !fitted.profiles.iter().any(|f| f == p) {
+            tracing::warn!(
+                "{path} was fitted on {}, and is used here with {p}: its coefficients describe other hardware or another model",
+                fitted.profiles.join(", ")
+            );
+        }
+    }
+}
+
 /// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
 /// where the profile comes from elsewhere (the fleet's pools).
 pub fn physics_coefficients(s: &str) -> Result<PhysicsCoefficients, JobError> {
@@ -97,9 +121,7 @@ pub fn physics_coefficients(s: &str) -> Result<PhysicsCoefficients, JobError> {
         return Ok(PhysicsCoefficients::default());
     }
     match s.strip_prefix("fitted:") {
-        Some(path) => Ok(FittedFile::from_file(path.as_ref())
-            .map_err(|e| JobError::from(e).context("--timing fitted:FILE"))?
-            .coefficients),
+        Some(path) => Ok(read_fitted(path)?.coefficients),
         None => Err(JobError::msg(format!(
             "--timing `{s}`: use physics or fitted:FITTED.json"
         ))),
