@@ -208,6 +208,38 @@ fn measured_import_validate_and_calibrate() {
         aisim_report::to_json(&c.fitted),
         std::fs::read_to_string(&fitted).unwrap()
     );
+    // The stages a terminal is told of, in order; the same fit.
+    let mut stages = Vec::new();
+    let observed = jobs::fidelity::calibrate_observed(
+        &request(json!({"runs": [run], "max_evaluations": 30})),
+        &mut |line| stages.push(line),
+    )
+    .unwrap();
+    same(&observed.report, &printed);
+    assert!(
+        stages
+            .first()
+            .unwrap()
+            .starts_with("zero-shot: mean absolute error"),
+        "{stages:?}"
+    );
+    assert!(
+        stages
+            .last()
+            .unwrap()
+            .starts_with("calibrated: mean absolute error"),
+        "{stages:?}"
+    );
+    assert!(
+        stages.iter().any(|l| l.starts_with("Nelder-Mead: score")),
+        "{stages:?}"
+    );
+    assert!(
+        stages
+            .iter()
+            .any(|l| l.starts_with("Levenberg-Marquardt: score")),
+        "{stages:?}"
+    );
 }
 
 #[test]

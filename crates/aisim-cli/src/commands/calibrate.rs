@@ -1,5 +1,6 @@
 //! `aisim calibrate`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use aisim_lab::jobs::fidelity::{self as jobs, CalibrateRequest, Calibrated};
@@ -41,14 +42,22 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
     }
     // The start's fitted file may be refitted in place (written whole).
     super::validate::check_run_outputs(&args.runs, None, &[("--out", Some(&args.out))])?;
-    let Calibrated { report, fitted } = jobs::calibrate(&CalibrateRequest {
+    // The search takes seconds: a terminal is told of each stage.
+    let terminal = std::io::stderr().is_terminal();
+    let mut stage = |line: String| {
+        if terminal {
+            crate::output::note(format_args!("calibrate: {line}"));
+        }
+    };
+    let request = CalibrateRequest {
         version: Version::CURRENT,
         runs: args.runs,
         fit: args.fit,
         timing: args.timing,
         max_evaluations: args.max_evaluations,
-    })
-    .map_err(job)?;
+    };
+    let Calibrated { report, fitted } =
+        jobs::calibrate_observed(&request, &mut stage).map_err(job)?;
     args.out.write(
         "the fitted coefficients",
         aisim_report::to_json(&fitted).as_bytes(),

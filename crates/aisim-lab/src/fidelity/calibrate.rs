@@ -317,6 +317,16 @@ const SIMPLEX_SHARE: f64 = 0.4;
 
 /// Fits `options.fit` to `runs`.
 pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit, FidelityError> {
+    calibrate_observed(runs, options, &mut |_| {})
+}
+
+/// [`calibrate`], telling `stage` what each stage of the search did (a
+/// line of text: the search takes seconds, a terminal shows it going).
+pub fn calibrate_observed(
+    runs: &[MeasuredRun],
+    options: &CalibrateOptions,
+    stage: &mut dyn FnMut(String),
+) -> Result<Fit, FidelityError> {
     let mut index = Vec::new();
     for name in &options.fit {
         match COEFFICIENT_NAMES.iter().position(|n| n == name) {
@@ -351,13 +361,22 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
         let before = best.1;
         let budget = simplex_budget - p.evaluations;
         best = nelder_mead(&mut p, best, budget)?;
+        stage(format!(
+            "Nelder-Mead: score {before:.6} -> {:.6} after {} replays of the runs",
+            best.1, p.evaluations
+        ));
         if before - best.1 <= 1e-12 * before.max(1e-300) {
             break;
         }
     }
     if !p.space.index.is_empty() && p.evaluations < max {
+        let before = best.1;
         let budget = max - p.evaluations;
         best = levenberg_marquardt(&mut p, best, budget)?;
+        stage(format!(
+            "Levenberg-Marquardt: score {before:.6} -> {:.6} after {} replays of the runs",
+            best.1, p.evaluations
+        ));
     }
     let mut lo_hi = best.0.clone();
     let at_bounds = p

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::timing_form::{parse_timing, timing_flags};
 use super::{JobError, Version};
 use crate::fidelity::calibrate::{
-    calibrate as fit_runs, physics_timing, CalibrateOptions, Fit, FittedFile, FITTED_VERSION,
+    calibrate_observed as fit_runs_observed, physics_timing, CalibrateOptions, Fit, FittedFile,
+    FITTED_VERSION,
 };
 use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::measured::MeasuredRun;
@@ -143,6 +144,15 @@ pub struct Calibrated {
 
 /// Runs `calibrate`.
 pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
+    calibrate_observed(r, &mut |_| {})
+}
+
+/// [`calibrate`], telling `stage` of each stage as it ends (the zero-shot
+/// validation, each round of the search, the calibrated validation).
+pub fn calibrate_observed(
+    r: &CalibrateRequest,
+    stage: &mut dyn FnMut(String),
+) -> Result<Calibrated, JobError> {
     let started = Instant::now();
     let runs = read_runs(&r.runs)?;
     let mut options = CalibrateOptions::for_runs(&runs);
@@ -188,8 +198,17 @@ pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
             .collect()
     };
     let zero_shot = validate_runs(&at(options.start)?, None)?;
-    let fit = fit_runs(&runs, &options)?;
+    stage(format!(
+        "zero-shot: mean absolute error {} % over {} run(s)",
+        overall(&zero_shot),
+        runs.len()
+    ));
+    let fit = fit_runs_observed(&runs, &options, stage)?;
     let calibrated = validate_runs(&at(fit.coefficients)?, None)?;
+    stage(format!(
+        "calibrated: mean absolute error {} %",
+        overall(&calibrated)
+    ));
     // A fitted file is usable only if the model accepts it.
     PhysicsTiming::new(
         &ComputedProfile::from_key(runs[0].spec.timing.profile_key().unwrap_or_default())?,
@@ -216,6 +235,13 @@ pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
             },
         },
     })
+}
+
+/// A validation's overall mean absolute error, two decimals (`n/a` without one).
+fn overall(v: &ValidationReport) -> String {
+    v.mape_pct
+        .get("overall")
+        .map_or("n/a".into(), |x| format!("{x:.2}"))
 }
 
 /// What a measured run is imported from.
