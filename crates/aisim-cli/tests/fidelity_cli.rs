@@ -258,3 +258,43 @@ fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Commands that write files say what they wrote (on stderr).
+#[test]
+fn import_and_plan_say_what_they_wrote() {
+    let dir = temp_dir("fidelity-said");
+    let req = dir.join("requests.jsonl");
+    std::fs::write(&req, REQUESTS).unwrap();
+    let run = dir.join("said.json");
+    let o = aisim(&[
+        "measured",
+        "import",
+        req.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "wrote the measured run said (6 requests) to {}",
+            run.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let plan = dir.join("plan.jsonl");
+    let grid = fixture("sweep/ci-grid.toml");
+    let o = aisim(&["sweep", "plan", &grid, "--out", plan.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("planned 8 runs of "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains(&format!("into {}", plan.display())),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -117,6 +117,12 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
         format!("{}\n", i.run.to_json()).as_bytes(),
     )?;
     // What was written must read back: it is checked as any run is.
-    MeasuredRun::from_file(&a.out).map_err(input)?;
+    let run = MeasuredRun::from_file(&a.out).map_err(input)?;
+    crate::output::note(format_args!(
+        "wrote the measured run {} ({} requests) to {}, its trace and per-request file beside it",
+        run.name,
+        run.measured.completed.unwrap_or(0),
+        a.out.display()
+    ));
     Ok(())
 }

@@ -216,12 +216,17 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
     check_paths(&inputs, &[("--out", Some(&args.out))])?;
     let plan = planned.plan;
     args.out.write("the plan", plan.to_jsonl().as_bytes())?;
-    tracing::info!(
-        runs = plan.lines.len(),
-        plan = plan.digest(),
-        grid = %args.grid.display(),
-        "planned"
-    );
+    // Say what was written: a plan is the start of every later command.
+    let to = match &args.out {
+        Target::File(p) => p.display().to_string(),
+        Target::Stdout => "stdout".into(),
+    };
+    crate::output::note(format_args!(
+        "planned {} runs of {} (plan {}) into {to}",
+        plan.lines.len(),
+        args.grid.display(),
+        plan.digest()
+    ));
     Ok(())
 }
 
