@@ -282,6 +282,13 @@ fn import_and_plan_say_what_they_wrote() {
         "{}",
         stderr(&o)
     );
+    // The table names the run as a run (`run run` read as a stutter).
+    let o = aisim(&["validate", run.to_str().unwrap(), "--timing", "fixed:20,5"]);
+    assert!(
+        stdout(&o).starts_with("measured run `said`\n"),
+        "{}",
+        stdout(&o)
+    );
     let plan = dir.join("plan.jsonl");
     let grid = fixture("sweep/ci-grid.toml");
     let o = aisim(&["sweep", "plan", &grid, "--out", plan.to_str().unwrap()]);

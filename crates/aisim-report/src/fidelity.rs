@@ -15,7 +15,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 pub fn render_validation(r: &ValidationReport) -> String {
     let mut out = String::new();
     for run in &r.runs {
-        out.push_str(&format!("run {}\n", run.name));
+        out.push_str(&format!("measured run `{}`\n", run.name));
         let mut t = Table::new(["metric", "stat", "measured", "simulated", "error %"]);
         for m in &run.metrics {
             t.row([
