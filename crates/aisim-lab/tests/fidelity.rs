@@ -41,6 +41,7 @@ fn self_measured(spec: ReplaySpec, dir: &Path, name: &str) -> MeasuredRun {
         measured: measured_from_report(&out.report),
         spec,
         requests: Some(requests),
+        served: Default::default(),
     };
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, run.to_json()).unwrap();

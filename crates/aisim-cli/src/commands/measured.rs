@@ -26,6 +26,7 @@ pub enum MeasuredCommand {
     /// Example:
     ///   aisim measured import requests.jsonl --out run.json --profile h100/llama-3.1-8b
     ///   aisim measured import --from llmservingsim ../shared/real/llmservingsim/RTX4090__Llama-3.1-8B --out rtx4090.json
+    ///   aisim measured import --from inference-perf RUN_DIR --stage 0 --profile h100/mixtral-8x7b/tp2 --out stage0.json
     #[command(verbatim_doc_comment)]
     Import(ImportArgs),
 }
@@ -36,6 +37,8 @@ pub enum Source {
     Generic,
     /// An LLMServingSim run folder (requests.jsonl, meta.json, trace_mooncake_b16.jsonl).
     Llmservingsim,
+    /// An inference-perf run folder (results/config.yaml, the stages' lifecycle metrics, exp-config.yaml); needs --stage and --profile.
+    InferencePerf,
 }
 
 /// Flags of `measured import`.
@@ -61,19 +64,30 @@ pub struct ImportArgs {
     /// Tokens per prompt block of the hash ids (generic files) [default: 16].
     #[arg(long)]
     pub trace_block_size: Option<u32>,
+    /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.
+    #[arg(long, value_name = "N|summary")]
+    pub stage: Option<String>,
 }
 
 /// Refuses, before any work, an import whose outputs (the run, its trace
 /// and its per-request file) are one of its inputs or each other.
 fn check_import_paths(a: &ImportArgs) -> Result<(), CliError> {
-    // A run folder's inputs are its files.
-    let mut inputs: Vec<(&str, PathBuf)> = match std::fs::read_dir(&a.input) {
-        Ok(entries) => entries
+    // A run folder's inputs are its files (and its results folder's).
+    let files = |dir: &Path| -> Vec<(&str, PathBuf)> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
             .flatten()
             .map(|e| ("INPUT", e.path()))
             .filter(|(_, p)| p.is_file())
-            .collect(),
-        Err(_) => vec![("INPUT", a.input.clone())],
+            .collect()
+    };
+    let mut inputs = if a.input.is_dir() {
+        let mut all = files(&a.input);
+        all.extend(files(&a.input.join("results")));
+        all
+    } else {
+        vec![("INPUT", a.input.clone())]
     };
     inputs.extend(a.spec_from.clone().map(|p| ("--spec-from", p)));
     let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
@@ -102,16 +116,24 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
         from: a.from.map(|f| match f {
             Source::Generic => ImportSource::Generic,
             Source::Llmservingsim => ImportSource::Llmservingsim,
+            Source::InferencePerf => ImportSource::InferencePerf,
         }),
         out: a.out.clone(),
         name: a.name,
         profile: a.profile,
         spec_from: a.spec_from,
         trace_block_size: a.trace_block_size,
+        stage: a.stage,
     })
     .map_err(job)?;
     Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
-    Target::File(i.requests_path).write("the per-request file", i.requests.as_bytes())?;
+    let beside = match i.requests.is_some() {
+        true => "its trace and per-request file beside it",
+        false => "its trace beside it",
+    };
+    if let Some((path, text)) = i.requests {
+        Target::File(path).write("the per-request file", text.as_bytes())?;
+    }
     Target::File(a.out.clone()).write(
         "the measured run",
         format!("{}\n", i.run.to_json()).as_bytes(),
@@ -119,9 +141,9 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
     // What was written must read back: it is checked as any run is.
     let run = MeasuredRun::from_file(&a.out).map_err(input)?;
     crate::output::note(format_args!(
-        "wrote the measured run {} ({} requests) to {}, its trace and per-request file beside it",
+        "wrote the measured run {} ({} requests) to {}, {beside}",
         run.name,
-        run.measured.completed.unwrap_or(0),
+        run.measured.offered.or(run.measured.completed).unwrap_or(0),
         a.out.display()
     ));
     Ok(())

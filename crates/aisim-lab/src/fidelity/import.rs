@@ -12,7 +12,7 @@ use aisim_core::timing::TimingSpec;
 use serde_json::{Map, Value};
 
 use super::json_file::read_json;
-use super::measured::{Measured, MeasuredRun, MEASURED_VERSION};
+use super::measured::{Measured, MeasuredRun, Served, MEASURED_VERSION};
 use super::stats::Stats;
 use super::timed_request::{requests_text, trace_order, TimedRequest};
 use super::FidelityError;
@@ -58,6 +58,7 @@ pub fn summarize(requests: &[TimedRequest]) -> Measured {
     let tokens: u64 = requests.iter().map(|r| r.output_tokens as u64).sum();
     let span = end - start;
     Measured {
+        offered: None,
         completed: Some(requests.len() as u64),
         ttft_ms: Some(Stats::of(&ttft)),
         tpot_ms: (!tpot.is_empty()).then(|| Stats::of(&tpot)),
@@ -442,10 +443,9 @@ pub struct Imported {
     pub trace_path: PathBuf,
     /// The trace, Mooncake JSONL.
     pub trace: String,
-    /// Where the per-request file goes: [`requests_path`] of `out`.
-    pub requests_path: PathBuf,
-    /// The per-request file, generic JSONL in trace order.
-    pub requests: String,
+    /// Where the per-request file goes ([`requests_path`] of `out`) and the
+    /// file, generic JSONL in trace order; `None` for a summary-only import.
+    pub requests: Option<(PathBuf, String)>,
 }
 
 impl Imported {
@@ -454,11 +454,13 @@ impl Imported {
     /// instead, for its exit codes.
     pub fn write(&self, out: &Path) -> Result<MeasuredRun, FidelityError> {
         let run = format!("{}\n", self.run.to_json());
-        for (path, text) in [
-            (self.trace_path.as_path(), &self.trace),
-            (self.requests_path.as_path(), &self.requests),
-            (out, &run),
-        ] {
+        let requests = self.requests.as_ref().map(|(p, t)| (p.as_path(), t));
+        let files = [
+            Some((self.trace_path.as_path(), &self.trace)),
+            requests,
+            Some((out, &run)),
+        ];
+        for (path, text) in files.into_iter().flatten() {
             std::fs::write(path, text).map_err(|source| ReplayError::Io {
                 path: path.to_path_buf(),
                 source,
@@ -492,11 +494,11 @@ pub fn imported(
             spec,
             measured: summarize(requests),
             requests: Some(PathBuf::from(requests_path.file_name().unwrap_or_default())),
+            served: Served::InProcess,
         },
         trace_path,
         trace: trace_text(requests),
-        requests_path,
-        requests: requests_text(requests),
+        requests: Some((requests_path, requests_text(requests))),
     }
 }
 

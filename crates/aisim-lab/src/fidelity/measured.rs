@@ -21,6 +21,10 @@ pub const LATENCY_METRICS: [&str; 4] = ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"
 /// What was measured; any metric or statistic may be absent.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Measured {
+    /// Requests sent, when some did not complete (an overloaded run): the
+    /// trace holds them all. Absent, every request sent completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<u64>,
     /// Requests that completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed: Option<u64>,
@@ -77,9 +81,31 @@ pub struct MeasuredRun {
     /// Per-request measurements the summary came from, if kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<PathBuf>,
+    /// Where the measurement was taken: the engine in process (the
+    /// default), or a server over HTTP, whose TTFT holds time outside the
+    /// engine (request parsing, tokenization, streaming).
+    #[serde(skip_serializing_if = "Served::is_in_process")]
+    pub served: Served,
 }
 
-const TOP_FIELDS: [&str; 5] = ["version", "name", "spec", "measured", "requests"];
+/// Where a measured run's times were taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Served {
+    /// The engine itself, in process (no HTTP front end).
+    #[default]
+    InProcess,
+    /// An HTTP server streaming its tokens (server-sent events).
+    HttpStreaming,
+}
+
+impl Served {
+    fn is_in_process(&self) -> bool {
+        *self == Served::InProcess
+    }
+}
+
+const TOP_FIELDS: [&str; 6] = ["version", "name", "spec", "measured", "requests", "served"];
 
 fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
     match v.as_f64() {
@@ -116,12 +142,12 @@ fn unknown(path: &Path, field: &str, known: &[&str]) -> FidelityError {
 
 fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
     let mut m = Measured::default();
-    let mut known: Vec<&str> = vec!["completed", "output_tok_s"];
+    let mut known: Vec<&str> = vec!["offered", "completed", "output_tok_s"];
     known.extend(LATENCY_METRICS);
     for (key, value) in object(path, "measured", v)? {
         let field = format!("measured.{key}");
         match key.as_str() {
-            "completed" => {
+            "offered" | "completed" => {
                 let n = number(path, &field, value)?;
                 if n.fract() != 0.0 || n > u64::MAX as f64 {
                     return Err(FidelityError::field(
@@ -130,7 +156,11 @@ fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
                         format!("{n}: must be a whole number of requests"),
                     ));
                 }
-                m.completed = Some(n as u64);
+                *if key == "offered" {
+                    &mut m.offered
+                } else {
+                    &mut m.completed
+                } = Some(n as u64);
             }
             "output_tok_s" => m.output_tok_s = Some(number(path, &field, value)?),
             metric if LATENCY_METRICS.contains(&metric) => {
@@ -167,6 +197,15 @@ fn parse_measured(path: &Path, v: &Value) -> Result<Measured, FidelityError> {
                 *m.latency_mut(metric) = Some(s);
             }
             _ => return Err(unknown(path, &field, &known)),
+        }
+    }
+    if let (Some(o), Some(c)) = (m.offered, m.completed) {
+        if c > o {
+            return Err(FidelityError::field(
+                path,
+                "measured.completed",
+                format!("{c}: more than the {o} requests offered"),
+            ));
         }
     }
     Ok(m)
@@ -262,12 +301,23 @@ impl MeasuredRun {
                 ))
             }
         };
+        let served = match top.get("served") {
+            None => Served::InProcess,
+            Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+                FidelityError::field(
+                    path,
+                    "served",
+                    format!("{v}: one of \"in_process\", \"http_streaming\""),
+                )
+            })?,
+        };
         Ok(MeasuredRun {
             version: MEASURED_VERSION,
             name,
             spec,
             measured,
             requests,
+            served,
         })
     }
 

@@ -1,11 +1,13 @@
 //! Fidelity against real servers: measured runs (`measured`), importing them
-//! from per-request measurements (`import`), comparing a replay with one
+//! from per-request measurements (`import`) and from inference-perf's
+//! summaries (`inference_perf`), comparing a replay with one
 //! (`validate`) and fitting the physics model's coefficients to them
 //! (`calibrate`). docs/fidelity.md describes the formats and models.
 
 pub mod calibrate;
 mod error;
 pub mod import;
+pub mod inference_perf;
 mod json_file;
 pub mod measured;
 mod optimize;

@@ -68,6 +68,8 @@ fn stats_of(s: &Summary) -> Stats {
 /// statistic present): a run's own figures as its measurement.
 pub fn measured_from_report(r: &ReplayReport) -> Measured {
     Measured {
+        // A replay's own cohort: as many offered as the trace holds.
+        offered: (r.outcomes.completed < r.outcomes.offered).then_some(r.outcomes.offered),
         completed: Some(r.outcomes.completed),
         ttft_ms: Some(stats_of(&r.latency.ttft_ms)),
         tpot_ms: Some(stats_of(&r.latency.tpot_ms)),
@@ -166,13 +168,15 @@ pub fn replay_output(
         .with_loaded_trace(trace)
         .run()?;
     let report = &out.report;
-    if let (Some(n), WorkloadSpec::Trace { path, .. }) =
-        (run.measured.completed, &run.spec.workload)
-    {
+    let (sent, field) = match run.measured.offered {
+        Some(n) => (Some(n), "measured.offered"),
+        None => (run.measured.completed, "measured.completed"),
+    };
+    if let (Some(n), WorkloadSpec::Trace { path, .. }) = (sent, &run.spec.workload) {
         if report.outcomes.offered != n {
             return Err(FidelityError::Field {
                 path: path.clone(),
-                field: format!("run {}: measured.completed", run.name),
+                field: format!("run {}: {field}", run.name),
                 reason: format!(
                     "{n} requests measured but the trace holds {}: the trace must be the measured workload",
                     report.outcomes.offered

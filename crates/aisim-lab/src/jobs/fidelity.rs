@@ -17,6 +17,7 @@ use crate::fidelity::calibrate::{
     FITTED_VERSION,
 };
 use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
+use crate::fidelity::inference_perf::{read_inference_perf, Stage};
 use crate::fidelity::measured::MeasuredRun;
 use crate::fidelity::validate::{validate as validate_runs, ValidationReport};
 
@@ -253,6 +254,9 @@ pub enum ImportSource {
     Generic,
     /// An LLMServingSim run folder (requests.jsonl, meta.json, trace_mooncake_b16.jsonl).
     Llmservingsim,
+    /// An inference-perf run folder (results/config.yaml, the stages'
+    /// lifecycle metrics, exp-config.yaml): summaries only.
+    InferencePerf,
 }
 
 /// `aisim measured import INPUT --out RUN.json` (both required).
@@ -282,12 +286,51 @@ pub struct ImportRequest {
     /// Tokens per prompt block of the hash ids (generic files) [default: 16].
     #[serde(default)]
     pub trace_block_size: Option<u32>,
+    /// With `from: inference_perf`: the stage (0-based) or `summary`.
+    #[serde(default)]
+    pub stage: Option<String>,
 }
 
 /// Runs `measured import`: the measured run, its trace and its per-request
 /// file, with the paths they are to be written to (nothing is written here).
 pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
-    let (requests, spec, block) = match a.from.unwrap_or_default() {
+    let from = a.from.unwrap_or_default();
+    if a.stage.is_some() && from != ImportSource::InferencePerf {
+        return Err(JobError::msg(
+            "--stage has no effect here: it picks a stage of an inference-perf run (--from inference-perf)",
+        ));
+    }
+    let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
+    if from == ImportSource::InferencePerf {
+        let stage: Stage = a
+            .stage
+            .as_deref()
+            .ok_or_else(|| {
+                JobError::msg("--from inference-perf needs --stage N (0-based) or --stage summary")
+            })?
+            .parse()
+            .map_err(|e: String| JobError::msg(format!("--stage {e}")))?;
+        let profile = a.profile.as_deref().ok_or_else(|| {
+            JobError::msg("--from inference-perf needs --profile HARDWARE/MODEL[/tpN]: the run's files name no hardware")
+        })?;
+        let mut spec = match &a.spec_from {
+            Some(p) => MeasuredRun::from_file(p)?.spec,
+            None => ReplaySpec::default(),
+        };
+        if let Some(t) = timing_flags(Some("physics"), Some(profile), &spec.timing)? {
+            spec.timing = t;
+        }
+        let block = a.trace_block_size.unwrap_or(16);
+        if block == 0 {
+            return Err(JobError::msg(
+                "--trace-block-size 0: at least 1 token per block",
+            ));
+        }
+        return Ok(read_inference_perf(
+            &a.input, stage, spec, &a.out, &name, block,
+        )?);
+    }
+    let (requests, spec, block) = match from {
         ImportSource::Llmservingsim => {
             if a.trace_block_size.is_some() {
                 return Err(JobError::msg("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks"));
@@ -298,6 +341,7 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref())?;
             (r, s, 16)
         }
+        ImportSource::InferencePerf => unreachable!("imported above"),
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -318,7 +362,6 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             (read_generic(&a.input)?, spec, block)
         }
     };
-    let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
     Ok(imported(&a.out, &name, spec, &requests, block))
 }
 
