@@ -265,13 +265,16 @@ impl AtomicFile {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let old = std::fs::metadata(&path).ok();
         if let Some(m) = &old {
-            // A file the user made read-only is not replaced behind their back.
+            // A file the user may not write is not replaced behind their
+            // back (a rename needs only the folder): opened for writing,
+            // not truncated, as a plain write would have been refused.
             if m.permissions().readonly() {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,
                     "the file is read-only",
                 ));
             }
+            std::fs::OpenOptions::new().write(true).open(&path)?;
         }
         let temp = temp_path(&path);
         let Ok(file) = File::create(&temp) else {

@@ -26,6 +26,10 @@ struct HfConfig {
     moe_intermediate_size: Option<u64>,
     n_shared_experts: Option<u32>,
     first_k_dense_replace: Option<u64>,
+    // Llama 4: a shared expert beside the routed ones in every MoE layer,
+    // and MoE layers every `interleave_moe_layer_step` layers.
+    model_type: Option<String>,
+    interleave_moe_layer_step: Option<u64>,
     // Multi-head latent attention (DeepSeek-V2/V3).
     kv_lora_rank: Option<u64>,
     q_lora_rank: Option<u64>,
@@ -100,6 +104,13 @@ impl ModelSpec {
                 })
             }
         };
+        let llama4 = c.model_type.as_deref() == Some("llama4_text");
+        if let Some(step) = c.interleave_moe_layer_step.filter(|&s| s != 1) {
+            return Err(bad(
+                "interleave_moe_layer_step",
+                format!("{step}: MoE layers between dense ones (Llama 4 Maverick) are not modelled; only every layer MoE (1)"),
+            ));
+        }
         let experts = c.num_local_experts.or(c.num_experts).or(c.n_routed_experts);
         if let (Some(e), Some(k)) = (experts, c.num_experts_per_tok) {
             if e > 0 && k > e {
@@ -114,7 +125,8 @@ impl ModelSpec {
                 experts: e,
                 top_k: k,
                 expert_intermediate: c.moe_intermediate_size.or(c.intermediate_size).unwrap_or(0),
-                shared_experts: c.n_shared_experts.unwrap_or(0),
+                // Llama 4 has one shared expert and does not say so.
+                shared_experts: c.n_shared_experts.unwrap_or(u32::from(llama4)),
                 dense_layers: c.first_k_dense_replace.unwrap_or(0),
             }),
             _ => None,
@@ -190,7 +202,8 @@ mod tests {
     fn a_nested_text_config_is_the_model() {
         let scout = r#"{"architectures": ["Llama4ForConditionalGeneration"],
             "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34},
-            "text_config": {"num_hidden_layers": 48, "num_attention_heads": 40,
+            "text_config": {"model_type": "llama4_text", "interleave_moe_layer_step": 1,
+                "num_hidden_layers": 48, "num_attention_heads": 40,
                 "num_key_value_heads": 8, "hidden_size": 5120, "head_dim": 128,
                 "intermediate_size": 8192, "num_local_experts": 16, "num_experts_per_tok": 1,
                 "vocab_size": 202048, "max_position_embeddings": 10485760}}"#;
@@ -198,7 +211,20 @@ mod tests {
         assert_eq!(m.head_dim(), 128);
         // 48 layers of 8 KV heads of 128, K and V, 2 bytes.
         assert_eq!(m.kv_bytes_per_token(2.0), (48 * 8 * 128 * 2 * 2) as f64);
-        assert!(m.params() > m.active_params(), "a mixture of experts");
+        // About 109 B parameters, 17 B active (one routed and one shared expert).
+        let (all, active) = (m.params() as f64 / 1e9, m.active_params() as f64 / 1e9);
+        assert!((100.0..115.0).contains(&all), "{all}");
+        assert!((15.0..19.0).contains(&active), "{active}");
+        // Maverick's dense layers between MoE ones are refused by name.
+        let maverick = scout.replace(
+            "\"interleave_moe_layer_step\": 1",
+            "\"interleave_moe_layer_step\": 2",
+        );
+        assert_rejected(
+            "maverick",
+            &maverick,
+            &["text_config.interleave_moe_layer_step"],
+        );
         let bad = scout.replace("\"num_attention_heads\": 40", "\"num_attention_heads\": 0");
         assert_rejected("scout-bad", &bad, &["text_config.num_attention_heads"]);
     }

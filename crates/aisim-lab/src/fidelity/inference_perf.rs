@@ -8,20 +8,32 @@
 //! serving limits). The metrics are summaries, so the run is summary-only.
 //!
 //! The trace is rebuilt from what the client sent, after inference-perf's
-//! `SharedPrefixDataGenerator` (`inference_perf/datagen/shared_prefix_datagen.py`,
-//! kubernetes-sigs/inference-perf, read at 0ba9aceb): `num_groups ×
-//! num_prompts_per_group` prompts, each group's random system prompt before
-//! each prompt's random question, shuffled once; request `i` sends prompt
-//! `i mod` their count, one index running on across stages; constant-rate
-//! stages send evenly spaced requests back to back. The client's shuffle is
-//! the unseeded global `random.shuffle`, so which prompt request `i` sent
-//! cannot be known: a fixed permutation stands for it (the cache sees the
-//! same pattern: after the first pass every prompt repeats whole). Lengths
-//! are what the client measured (`prompt_len`: the server's tokenization of
-//! the decoded text, a few percent above the configured tokens), the system
-//! prompt's share scaled alike; outputs are `output_len` (`ignore_eos`).
-//! Earlier stages are replayed as warm-up, so a stage starts with the
-//! server's cache as warm as it was.
+//! source (kubernetes-sigs/inference-perf: `datagen/shared_prefix_datagen.py`
+//! at 0ba9aceb, `loadgen/load_timer.py` and `loadgen/load_generator.py` at
+//! 603fe14, the version whose config the shared runs hold):
+//!
+//! - `num_groups × num_prompts_per_group` prompts (`num_unique_system_prompts
+//!   × num_users_per_system_prompt` in later clients), each group's random
+//!   system prompt before each prompt's random question, shuffled once;
+//!   request `k` of a stage sends prompt `k mod` their count (each stage
+//!   counts from 0). The shuffle is the unseeded global `random.shuffle`, so
+//!   which prompt a request sent cannot be known: a fixed permutation stands
+//!   for it (the cache sees the same pattern: after the first pass every
+//!   prompt repeats whole).
+//! - A `constant` stage sends `int(rate × duration)` requests at exponential
+//!   gaps rescaled to sum to the duration (`ConstantLoadTimer`: not evenly
+//!   spaced), from a second after the stage starts; a fixed seed stands for
+//!   the client's unseeded one. The next stage starts when the last
+//!   request is answered (estimated as the stage's end plus its slowest
+//!   request, from the metrics), `load.interval` and a second later.
+//! - Lengths are what the client measured (`prompt_len`: the server's
+//!   tokenization of the decoded text, a few percent above the configured
+//!   tokens), the system prompt's share scaled alike; outputs are
+//!   `output_len` (`ignore_eos`). Earlier stages are replayed as warm-up, so
+//!   a stage starts with the server's cache as warm as it was.
+//!
+//! Multi-turn chat and length distributions cannot be rebuilt from the
+//! files and are refused by name.
 
 use std::path::{Path, PathBuf};
 
@@ -64,6 +76,11 @@ struct StageLoad {
     rate: f64,
     duration_s: f64,
 }
+
+/// Most prompts of a prompt set, and most requests of a stage, that a trace
+/// is built for (a million-prompt set, a ten-million-request stage).
+const MAX_PROMPTS: u64 = 1_000_000;
+const MAX_STAGE_REQUESTS: u64 = 10_000_000;
 
 /// The shared-prefix prompt set.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,13 +156,77 @@ fn prompt_set(path: &Path, config: &Yaml) -> Result<PromptSet, FidelityError> {
         }
     }
     let p = "data.shared_prefix";
-    Ok(PromptSet {
-        groups: yaml_count(path, config, &format!("{p}.num_groups"))?,
-        per_group: yaml_count(path, config, &format!("{p}.num_prompts_per_group"))?,
-        system_len: yaml_count(path, config, &format!("{p}.system_prompt_len"))?,
-        question_len: yaml_count(path, config, &format!("{p}.question_len"))?,
+    let sp = yaml_at(config, p).ok_or_else(|| FidelityError::field(path, p, "missing"))?;
+    // What a trace cannot show: growing sessions, lengths that vary.
+    if sp.get("enable_multi_turn_chat").and_then(Yaml::as_bool) == Some(true) {
+        return Err(FidelityError::field(
+            path,
+            format!("{p}.enable_multi_turn_chat"),
+            "true: multi-turn sessions are not rebuilt",
+        ));
+    }
+    for (key, v) in sp.as_mapping().into_iter().flatten() {
+        let key = key.as_str().unwrap_or("");
+        let varies = key.ends_with("_distribution")
+            || ((key.ends_with("_std") || key.ends_with("_min") || key.ends_with("_max"))
+                && !v.is_null());
+        if varies && !v.is_null() {
+            return Err(FidelityError::field(
+                path,
+                format!("{p}.{key}"),
+                "lengths that vary are not rebuilt from a summary",
+            ));
+        }
+    }
+    // Later clients write the aliases.
+    let count = |names: [&str; 2]| -> Result<u64, FidelityError> {
+        let name = names
+            .iter()
+            .find(|n| sp.get(**n).is_some())
+            .copied()
+            .unwrap_or(names[0]);
+        yaml_count(path, config, &format!("{p}.{name}"))
+    };
+    let length = |name: &str| -> Result<u64, FidelityError> {
+        let field = format!("{p}.{name}");
+        match yaml_at(config, &field).and_then(Yaml::as_f64) {
+            Some(0.0) => Ok(0),
+            _ => yaml_count(path, config, &field),
+        }
+    };
+    let set = PromptSet {
+        groups: count(["num_groups", "num_unique_system_prompts"])?,
+        per_group: count(["num_prompts_per_group", "num_users_per_system_prompt"])?,
+        system_len: length("system_prompt_len")?,
+        question_len: length("question_len")?,
         output_len: yaml_count(path, config, &format!("{p}.output_len"))? as u32,
-    })
+    };
+    if set.groups * set.per_group > MAX_PROMPTS {
+        return Err(FidelityError::field(
+            path,
+            format!("{p}.num_groups"),
+            format!(
+                "{} prompts in all, more than the {MAX_PROMPTS} a trace is rebuilt for",
+                set.groups * set.per_group
+            ),
+        ));
+    }
+    if set.system_len + set.question_len == 0 {
+        return Err(FidelityError::field(
+            path,
+            format!("{p}.question_len"),
+            "0, and no system prompt: a prompt needs tokens",
+        ));
+    }
+    Ok(set)
+}
+
+/// The pause `load.interval` between stages, seconds (0 when absent).
+fn interval(config: &Yaml) -> f64 {
+    yaml_at(config, "load.interval")
+        .and_then(Yaml::as_f64)
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .unwrap_or(0.0)
 }
 
 fn stages(path: &Path, config: &Yaml) -> Result<Vec<StageLoad>, FidelityError> {
@@ -262,18 +343,36 @@ pub fn read_inference_perf(
         Stage::One(n) => (n, n),
         Stage::Summary => (0, loads.len() - 1),
     };
-    let sent = |s: usize| -> Result<u64, FidelityError> {
-        if s == first && first == last {
-            return Ok(json_number(&metrics_path, &metrics, "load_summary.count")? as u64);
-        }
+    // Each stage's requests sent and its slowest request (s), from its file,
+    // else what its rate and duration send.
+    let stage_facts = |s: usize| -> Result<(u64, f64), FidelityError> {
         let p = results.join(format!("stage_{s}_lifecycle_metrics.json"));
-        match read_json(&p) {
-            Ok(m) => Ok(json_number(&p, &m, "load_summary.count")? as u64),
-            // Without the file, what the stage's rate and duration send.
-            Err(_) => Ok((loads[s].rate * loads[s].duration_s).round() as u64),
+        let scheduled = (loads[s].rate * loads[s].duration_s).floor() as u64;
+        let m = if s == first && first == last {
+            Some((metrics_path.clone(), metrics.clone()))
+        } else if p.exists() {
+            Some((p.clone(), read_json(&p)?))
+        } else {
+            tracing::warn!("{} is absent: its stage counted as the {scheduled} requests its rate and duration send", p.display());
+            None
+        };
+        let Some((p, m)) = m else {
+            return Ok((scheduled, 0.0));
+        };
+        let count = json_number(&p, &m, "load_summary.count")?;
+        if count > (scheduled.saturating_mul(10) + 1000).min(MAX_STAGE_REQUESTS) as f64 {
+            return Err(FidelityError::field(
+                &p,
+                "load_summary.count",
+                format!("{count}: far more than the stage's {scheduled} scheduled requests"),
+            ));
         }
+        let slowest = json_number(&p, &m, "successes.latency.request_latency.max").unwrap_or(0.0);
+        Ok((count as u64, slowest))
     };
-    let counts: Vec<u64> = (0..=last).map(sent).collect::<Result<_, _>>()?;
+    let facts: Vec<(u64, f64)> = (0..=last).map(stage_facts).collect::<Result<_, _>>()?;
+    let counts: Vec<u64> = facts.iter().map(|f| f.0).collect();
+    let tails: Vec<f64> = facts.iter().map(|f| f.1).collect();
     let warmup: u64 = counts[..first].iter().sum();
     let measured_sent: u64 = counts[first..].iter().sum();
     let completed = json_number(&metrics_path, &metrics, "successes.count")? as u64;
@@ -282,10 +381,13 @@ pub fn read_inference_perf(
     let configured = (prompts.system_len + prompts.question_len) as f64;
     let input = prompt_len.round().max(1.0) as u32;
     let system = ((prompts.system_len as f64) * prompt_len / configured).round() as u32;
+    let pause = interval(&config);
     let trace = shared_prefix_trace(
         &prompts,
         &loads,
         &counts,
+        &tails,
+        pause,
         input,
         system.min(input),
         block_size,
@@ -353,7 +455,7 @@ fn apply_exp_config(dir: &Path, spec: &mut ReplaySpec) -> Result<(), FidelityErr
     let exp = read_yaml(&path)?;
     let limit = |field: &str| -> Result<Option<u32>, FidelityError> {
         match yaml_at(&exp, field) {
-            None => Ok(None),
+            None | Some(Yaml::Null) => Ok(None),
             Some(_) => Ok(Some(yaml_count(&path, &exp, field)? as u32)),
         }
     };
@@ -369,9 +471,7 @@ fn apply_exp_config(dir: &Path, spec: &mut ReplaySpec) -> Result<(), FidelityErr
     if let Some(tp) = limit("tensor_parallelism")? {
         let key = spec.timing.profile_key().map(str::to_string);
         if let (Some(key), Some(timing)) = (key, profile_timing_mut(spec)) {
-            let given = key
-                .split('/')
-                .find_map(|p| p.strip_prefix("tp").and_then(|n| n.parse::<u32>().ok()));
+            let given = trailing_tp(&key);
             match given {
                 Some(t) if t != tp => {
                     return Err(FidelityError::field(
@@ -388,6 +488,22 @@ fn apply_exp_config(dir: &Path, spec: &mut ReplaySpec) -> Result<(), FidelityErr
     Ok(())
 }
 
+/// The tensor parallelism a profile key ends with (`.../tp2`, after which
+/// only a precision may follow), as `ComputedProfile::from_key` reads it.
+fn trailing_tp(key: &str) -> Option<u32> {
+    let mut parts: Vec<&str> = key.split('/').collect();
+    while parts.len() > 2 {
+        let last = parts.pop().unwrap_or_default().to_ascii_lowercase();
+        if let Some(n) = last.strip_prefix("tp") {
+            return n.parse().ok();
+        }
+        if !["fp8", "int4", "fp16", "bf16"].contains(&last.as_str()) {
+            return None;
+        }
+    }
+    None
+}
+
 /// The profile key a physics or iteration timing carries, to be set.
 fn profile_timing_mut(spec: &mut ReplaySpec) -> Option<&mut String> {
     use aisim_core::timing::TimingSpec;
@@ -397,14 +513,19 @@ fn profile_timing_mut(spec: &mut ReplaySpec) -> Option<&mut String> {
     }
 }
 
-/// The requests of stages `0 ..= counts.len() − 1` (each `counts[s]` at its
-/// stage's rate, evenly spaced, stages back to back) as Mooncake JSONL:
-/// request `i` sends prompt `order[i mod prompts]`, each prompt `input`
-/// tokens long, its first `system` shared within its group.
+/// The requests of stages `0 ..= counts.len() − 1` as Mooncake JSONL:
+/// stage `s` sends `counts[s]` requests at exponential gaps rescaled to its
+/// duration, from a second after it starts; the next starts when the last
+/// is answered (`tails[s]`, its slowest request, s), `pause` and a second
+/// later. Request `k` of a stage sends prompt `order[k mod prompts]`, each
+/// prompt `input` tokens long, its first `system` shared within its group.
+#[allow(clippy::too_many_arguments)]
 fn shared_prefix_trace(
     p: &PromptSet,
     loads: &[StageLoad],
     counts: &[u64],
+    tails: &[f64],
+    pause: f64,
     input: u32,
     system: u32,
     block_size: u32,
@@ -414,12 +535,18 @@ fn shared_prefix_trace(
     let block = block_size.max(1) as u64;
     let blocks = (input as u64).div_ceil(block);
     let shared = system as u64 / block;
+    let mut rng = SplitMix(0x5eed_1f0a_7c3e_2b19);
     let mut out = Vec::new();
-    let (mut index, mut start_ms) = (0u64, 0.0f64);
+    let mut start_s = 0.0f64;
     for (s, &count) in counts.iter().enumerate() {
-        let gap_ms = 1e3 / loads[s].rate;
-        for j in 0..count {
-            let prompt = order[(index % n) as usize];
+        let duration = loads[s].duration_s;
+        let gaps: Vec<f64> = (0..count).map(|_| -(1.0 - rng.unit()).ln()).collect();
+        let total: f64 = gaps.iter().sum();
+        let scale = if total > 0.0 { duration / total } else { 0.0 };
+        let mut at_s = start_s + 1.0;
+        for (k, gap) in gaps.iter().enumerate() {
+            at_s += gap * scale;
+            let prompt = order[(k as u64 % n) as usize];
             let group = prompt / p.per_group;
             // Group blocks first (ids below n·blocks never clash with them),
             // then the prompt's own.
@@ -432,36 +559,40 @@ fn shared_prefix_trace(
                     }
                 })
                 .collect();
-            write_mooncake_row(
-                &mut out,
-                start_ms + j as f64 * gap_ms,
-                input,
-                p.output_len,
-                &ids,
-                None,
-                None,
-            )
-            .expect("writing to memory");
-            index += 1;
+            write_mooncake_row(&mut out, at_s * 1e3, input, p.output_len, &ids, None, None)
+                .expect("writing to memory");
         }
-        start_ms += count as f64 * gap_ms;
+        start_s += 1.0 + duration + tails[s] + pause;
     }
     String::from_utf8(out).expect("the rows are ASCII")
+}
+
+/// A seeded generator (splitmix64): the client's draws were unseeded, so
+/// any fixed stream stands for them, and the import is deterministic.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 /// A fixed permutation of `0..n` (a seeded Fisher–Yates): the client's own
 /// shuffle was unseeded, so any fixed one stands for it.
 fn permutation(n: u64) -> Vec<u64> {
     let mut order: Vec<u64> = (0..n).collect();
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rng = SplitMix(0);
     for i in (1..order.len()).rev() {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        order.swap(i, (z % (i as u64 + 1)) as usize);
+        order.swap(i, (rng.next() % (i as u64 + 1)) as usize);
     }
     order
 }
@@ -497,7 +628,7 @@ mod tests {
                 duration_s: 1.0,
             },
         ];
-        let text = shared_prefix_trace(&p, &loads, &[4, 4], 64, 32, 16);
+        let text = shared_prefix_trace(&p, &loads, &[4, 4], &[0.5, 0.0], 1.0, 64, 32, 16);
         let rows: Vec<Json> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -506,9 +637,17 @@ mod tests {
             .iter()
             .map(|r| r["timestamp"].as_f64().unwrap())
             .collect();
-        assert_eq!(
-            times,
-            [0.0, 500.0, 1000.0, 1500.0, 2000.0, 2250.0, 2500.0, 2750.0]
+        // Stage 0: from 1 s, 4 exponential gaps rescaled to its 2 s; stage 1
+        // from its end (3 s) plus its slowest request (0.5 s), the pause
+        // (1 s) and a second: 5.5 s, its 4 requests within its 1 s.
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        assert!(
+            times[0] > 1000.0 && (times[3] - 3000.0).abs() < 1e-6,
+            "{times:?}"
+        );
+        assert!(
+            times[4] > 5500.0 && (times[7] - 6500.0).abs() < 1e-6,
+            "{times:?}"
         );
         let ids = |i: usize| -> Vec<u64> {
             rows[i]["hash_ids"]
@@ -518,7 +657,7 @@ mod tests {
                 .map(|v| v.as_u64().unwrap())
                 .collect()
         };
-        // Request 4 sends request 0's prompt again, whole.
+        // Each stage counts from prompt 0: request 4 is request 0's prompt.
         assert_eq!(ids(4), ids(0));
         // The first four send four prompts: two share each group's 2 blocks.
         let heads: std::collections::BTreeSet<_> = (0..4).map(|i| ids(i)[..2].to_vec()).collect();

@@ -104,8 +104,14 @@ fn read_fitted(path: &str) -> Result<FittedFile, JobError> {
 /// A warning when `fitted` was fitted on profiles other than `profile`:
 /// its scales describe other hardware or another model.
 fn warn_other_profile(path: &str, fitted: &FittedFile, profile: Option<&str>) {
+    // One profile written two ways (`H100/…`, a `/tp1` that is the default)
+    // is the same profile.
+    let norm = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        k.strip_suffix("/tp1").map(str::to_string).unwrap_or(k)
+    };
     if let Some(p) = profile {
-        if !fitted.profiles.is_empty() && !fitted.profiles.iter().any(|f| f == p) {
+        if !fitted.profiles.is_empty() && !fitted.profiles.iter().any(|f| norm(f) == norm(p)) {
             tracing::warn!(
                 "{path} was fitted on {}, and is used here with {p}: its coefficients describe other hardware or another model",
                 fitted.profiles.join(", ")
