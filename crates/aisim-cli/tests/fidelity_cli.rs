@@ -6,20 +6,26 @@ use std::path::Path;
 
 use common::*;
 
-fn import(dir: &Path) -> String {
+/// Imports the common per-request file in `dir` as `NAME.json` with
+/// `extra` flags: the run's path and what the command printed.
+fn import_as(dir: &Path, name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
     let req = dir.join("requests.jsonl");
     std::fs::write(&req, REQUESTS).unwrap();
-    let run = dir.join("run.json");
-    let o = aisim(&[
+    let run = dir.join(format!("{name}.json"));
+    let args = [
         "measured",
         "import",
         req.to_str().unwrap(),
         "--out",
         run.to_str().unwrap(),
-        "--profile",
-        "h100/llama-3.1-8b",
-    ]);
+    ];
+    let o = aisim(&[&args[..], extra].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (run, o)
+}
+
+fn import(dir: &Path) -> String {
+    let (run, _) = import_as(dir, "run", &["--profile", "h100/llama-3.1-8b"]);
     assert!(dir.join("run.trace.jsonl").is_file());
     run.to_str().unwrap().to_string()
 }
@@ -263,17 +269,7 @@ fn optimize_verifies_by_engine_replay_under_fitted_coefficients() {
 #[test]
 fn import_and_plan_say_what_they_wrote() {
     let dir = temp_dir("fidelity-said");
-    let req = dir.join("requests.jsonl");
-    std::fs::write(&req, REQUESTS).unwrap();
-    let run = dir.join("said.json");
-    let o = aisim(&[
-        "measured",
-        "import",
-        req.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (run, o) = import_as(&dir, "said", &[]);
     assert!(
         stderr(&o).contains(&format!(
             "wrote the measured run said (6 requests) to {}",
