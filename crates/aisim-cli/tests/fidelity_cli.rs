@@ -86,31 +86,17 @@ fn import_validate_calibrate_round_trip() {
     assert!(after["mape_pct"]["overall"].as_f64().unwrap() <= before);
     // The same fitted file drives a replay.
     let trace = dir.join("run.trace.jsonl");
-    let o = aisim(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--timing",
-        &timing,
-        "--profile",
-        "h100/llama-3.1-8b",
-        "--format",
-        "json",
-    ]);
+    let replay_on = |profile: &str| {
+        let args = ["replay", trace.to_str().unwrap(), "--timing", &timing];
+        aisim(&[&args[..], &["--profile", profile, "--format", "json"]].concat())
+    };
+    let o = replay_on("h100/llama-3.1-8b");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("was fitted on"), "{}", stderr(&o));
     // The file records what it was fitted on; another profile is warned of.
     let file: serde_json::Value = serde_json::from_str(&seen[0]).unwrap();
     assert_eq!(file["profiles"], serde_json::json!(["h100/llama-3.1-8b"]));
-    let o = aisim(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--timing",
-        &timing,
-        "--profile",
-        "a100/llama-3.1-8b",
-        "--format",
-        "json",
-    ]);
+    let o = replay_on("a100/llama-3.1-8b");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stderr(&o)
