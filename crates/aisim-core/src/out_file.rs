@@ -299,11 +299,6 @@ impl AtomicFile {
         })
     }
 
-    /// The final path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Flushes and syncs the whole file, then renames it over the final
     /// name (or, where the system refuses the rename, copies it there).
     pub fn commit(mut self) -> io::Result<()> {

@@ -215,7 +215,7 @@ fn plan(args: PlanArgs) -> Result<(), CliError> {
         .collect();
     check_paths(&inputs, &[("--out", Some(&args.out))])?;
     let plan = planned.plan;
-    args.out.write("the plan", plan.to_jsonl().as_bytes())?;
+    args.out.write("the plan", planned.text.as_bytes())?;
     // Say what was written: a plan is the start of every later command.
     let to = match &args.out {
         Target::File(p) => p.display().to_string(),

@@ -355,16 +355,18 @@ pub fn calibrate_observed(
     let mut best = (x0, start_objective);
     let max = options.max_evaluations;
     let simplex_budget = (max as f64 * SIMPLEX_SHARE) as u32;
+    let mut tell = |method: &str, before: f64, best: f64, evaluations: u32| {
+        stage(format!(
+            "{method}: score {before:.6} -> {best:.6} after {evaluations} replays of the runs"
+        ))
+    };
     // Restarts from the best point rebuild a simplex that may have collapsed
     // (against a bound, or along a coordinate), until one no longer helps.
     while !p.space.index.is_empty() && p.evaluations < simplex_budget {
         let before = best.1;
         let budget = simplex_budget - p.evaluations;
         best = nelder_mead(&mut p, best, budget)?;
-        stage(format!(
-            "Nelder-Mead: score {before:.6} -> {:.6} after {} replays of the runs",
-            best.1, p.evaluations
-        ));
+        tell("Nelder-Mead", before, best.1, p.evaluations);
         if before - best.1 <= 1e-12 * before.max(1e-300) {
             break;
         }
@@ -373,10 +375,7 @@ pub fn calibrate_observed(
         let before = best.1;
         let budget = max - p.evaluations;
         best = levenberg_marquardt(&mut p, best, budget)?;
-        stage(format!(
-            "Levenberg-Marquardt: score {before:.6} -> {:.6} after {} replays of the runs",
-            best.1, p.evaluations
-        ));
+        tell("Levenberg-Marquardt", before, best.1, p.evaluations);
     }
     let mut lo_hi = best.0.clone();
     let at_bounds = p

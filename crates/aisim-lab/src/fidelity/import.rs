@@ -99,23 +99,20 @@ fn check(
             ));
         }
     }
-    if r.first_token_s < r.send_s {
-        return Err(field_error(
-            path,
-            r.line,
-            first,
-            r.first_token_s,
-            &format!("is before the send time {}", r.send_s),
-        ));
-    }
-    if r.end_s < r.first_token_s {
-        return Err(field_error(
-            path,
-            r.line,
-            end,
-            r.end_s,
-            &format!("is before the first token {}", r.first_token_s),
-        ));
+    // Each time at or after the one before it.
+    for (field, v, before, what) in [
+        (first, r.first_token_s, r.send_s, "the send time"),
+        (end, r.end_s, r.first_token_s, "the first token"),
+    ] {
+        if v < before {
+            return Err(field_error(
+                path,
+                r.line,
+                field,
+                v,
+                &format!("is before {what} {before}"),
+            ));
+        }
     }
     // Tokens after the first take time: several in no time is no measurement.
     if r.output_tokens > 1 && r.end_s == r.first_token_s {

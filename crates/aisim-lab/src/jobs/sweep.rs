@@ -55,6 +55,9 @@ pub type BaseArgsParser<'a> = &'a dyn Fn(&[String], &Grid) -> Result<ReplaySpec,
 pub struct Planned {
     /// The plan.
     pub plan: Plan,
+    /// The plan file's text (what `Plan::to_jsonl` gives), made once: its
+    /// size is checked before it is written.
+    pub text: String,
     /// Each input, named for an error, and its path.
     pub inputs: Vec<(String, PathBuf)>,
 }
@@ -79,7 +82,8 @@ pub fn sweep_plan(
     };
     let plan = Plan::expand(&grid, &base)?;
     // What plan writes, run must read.
-    let bytes = plan.to_jsonl().len() as u64;
+    let text = plan.to_jsonl();
+    let bytes = text.len() as u64;
     if bytes > MAX_TEXT_FILE_BYTES {
         return Err(JobError::msg(format!(
             "{}: the plan of {} runs would be {} MiB, over the {} MiB a plan file may hold (what `sweep run` reads): split the grid",
@@ -101,7 +105,7 @@ pub fn sweep_plan(
             inputs.push(("a run's input".to_string(), f.path.clone()));
         }
     }
-    Ok(Planned { plan, inputs })
+    Ok(Planned { plan, text, inputs })
 }
 
 /// `aisim sweep run PLAN --out DIR`.

@@ -55,14 +55,6 @@ pub fn result_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.json"))
 }
 
-/// A temporary file of run `id` in `dir` (a leading dot: not a result).
-fn temp_path(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!(
-        ".{id}.json.tmp-{}",
-        aisim_core::out_file::temp_owner()
-    ))
-}
-
 impl<'a> Pending<'a> {
     /// The runs of `shard` and which of them `dir` holds already (creating
     /// `dir`); a result of another plan there is an error, and a leftover
@@ -196,20 +188,18 @@ impl<'a> Pending<'a> {
             "{}\n",
             serde_json::to_string(&result).expect("results serialize")
         );
-        write_atomically(
-            &result_path(&self.dir, &line.id),
-            &temp_path(&self.dir, &line.id),
-            &text,
-        )?;
+        write_atomically(&result_path(&self.dir, &line.id), &text)?;
         tracing::info!(id = %line.id, "run finished");
         Ok(result)
     }
 }
 
-/// Writes `text` to `temp`, then renames it to `path`.
-fn write_atomically(path: &Path, temp: &Path, text: &str) -> Result<(), SweepError> {
-    std::fs::write(temp, text).map_err(|e| SweepError::write("cannot write", temp, e))?;
-    std::fs::rename(temp, path).map_err(|e| SweepError::write("cannot write", path, e))
+/// Writes `text` to `path` under a temporary name (`.NAME.tmp-HOST~PID~N`,
+/// a leading dot: never read as a result), renamed when whole, as every
+/// output is (`aisim_core::out_file`).
+fn write_atomically(path: &Path, text: &str) -> Result<(), SweepError> {
+    aisim_core::out_file::write_atomic(path, text.as_bytes())
+        .map_err(|e| SweepError::write("cannot write", path, e))
 }
 
 /// Removes the temporary files a killed process left for the runs to do
@@ -244,10 +234,6 @@ fn merge_if_complete(plan: &Plan, dir: &Path) -> Result<Option<PathBuf>, SweepEr
     let dirs = [dir.to_path_buf()];
     let results = merge::merge(&dirs, merge::read_results(&dirs)?)?;
     let path = dir.join(MERGED_NAME);
-    let temp = dir.join(format!(
-        ".{MERGED_NAME}.tmp-{}",
-        aisim_core::out_file::temp_owner()
-    ));
-    write_atomically(&path, &temp, &merge::to_jsonl(&results))?;
+    write_atomically(&path, &merge::to_jsonl(&results))?;
     Ok(Some(path))
 }
