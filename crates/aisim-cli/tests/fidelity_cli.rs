@@ -287,3 +287,99 @@ fn import_and_plan_say_what_they_wrote() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The ttft_ms mean of a replay's JSON.
+fn ttft_mean(o: &std::process::Output) -> f64 {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+    v["latency"]["ttft_ms"]["mean"].as_f64().unwrap()
+}
+
+#[test]
+fn replays_of_a_streaming_http_server_add_its_time_outside_the_engine() {
+    let base = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "50",
+        "--format",
+        "json",
+    ];
+    let engine = ttft_mean(&aisim(&base));
+    let http = ttft_mean(&aisim(
+        &[&base[..], &["--frontend", "http-streaming"]].concat(),
+    ));
+    assert!((http - engine - 25.0).abs() < 1e-9, "{engine} {http}");
+    let set = aisim(
+        &[
+            &base[..],
+            &["--frontend", "http-streaming", "--frontend-ms", "4.5"],
+        ]
+        .concat(),
+    );
+    assert!((ttft_mean(&set) - engine - 4.5).abs() < 1e-9);
+    let spec: serde_json::Value = serde_json::from_str(&stdout(&set)).unwrap();
+    assert_eq!(
+        spec["spec"]["frontend"],
+        serde_json::json!({"served": "http_streaming", "request_ms": 4.5})
+    );
+    fails(
+        &[&base[..], &["--frontend-ms", "-1"]].concat(),
+        &["frontend.request_ms", "-1"],
+    );
+}
+
+#[test]
+fn calibrate_reports_held_out_runs_and_leave_one_out_folds() {
+    let dir = temp_dir("fidelity-holdout");
+    let run = import(&dir);
+    let (other, _) = import_as(&dir, "other", &["--profile", "h100/llama-3.1-8b"]);
+    let other = other.to_str().unwrap();
+    let fitted = dir.join("fitted.json");
+    let f = fitted.to_str().unwrap();
+    let o = aisim(&[
+        "calibrate",
+        &run,
+        "--holdout",
+        other,
+        "--out",
+        f,
+        "--max-evaluations",
+        "40",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("held out (not fitted to)") && table.contains("other"),
+        "{table}"
+    );
+    assert!(table.contains("held because"), "{table}");
+    let o = aisim(&[
+        "calibrate",
+        &run,
+        other,
+        "--cross-validate",
+        "--out",
+        f,
+        "--max-evaluations",
+        "40",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let folds = v["cross_validation"].as_array().unwrap();
+    assert_eq!(folds.len(), 2);
+    assert_eq!(folds[0]["held_out"], "run");
+    assert_eq!(folds[0]["fit"]["runs"], serde_json::json!(["other"]));
+    assert!(folds[1]["calibrated"]["mape_pct"]["overall"].is_number());
+    fails(
+        &["calibrate", &run, "--cross-validate", "--out", f],
+        &["--cross-validate needs two runs or more"],
+    );
+    fails(
+        &["calibrate", &run, "--holdout", "nope.json", "--out", f],
+        &["nope.json"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

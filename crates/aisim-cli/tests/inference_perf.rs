@@ -292,29 +292,24 @@ fn what_cannot_be_rebuilt_is_an_error_naming_the_file_and_field() {
     assert!(stderr(&o).contains("is absent: reading"), "{}", stderr(&o));
 }
 
-/// The real H100 runs: each completed stage imports and validates zero-shot
-/// (mean E2E and per-token time within 10 %, what the physics model does on
-/// these runs today: at most 4.4 % and 3.9 %); the overloaded `reasoning`
-/// runs import, and their completions are compared.
-#[test]
-#[ignore = "needs ../shared"]
-fn the_shared_h100_runs_import_and_validate_zero_shot() {
+/// Imports every stage of the real H100 runs into `out`: (run folder name,
+/// stage, measured-run file).
+fn import_shared_stages(out: &Path) -> Vec<(String, u32, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/real/inference-perf");
     assert!(
         root.is_dir(),
         "{} is missing: these tests need ../shared",
         root.display()
     );
-    let out = temp_dir("ip-shared");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(&root).unwrap() {
-        let dir = entry.unwrap().path();
-        let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
-            continue;
-        };
-        if !name.starts_with("2026") {
-            continue;
-        }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|d| d.file_name().unwrap().to_string_lossy().starts_with("2026"))
+        .collect();
+    dirs.sort();
+    let mut runs = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let profile = if name.contains("mixtral") {
             "h100/mixtral-8x7b".to_string()
         } else {
@@ -324,7 +319,7 @@ fn the_shared_h100_runs_import_and_validate_zero_shot() {
                     .display()
             )
         };
-        for stage in 0..2 {
+        for stage in 0..2u32 {
             if !dir
                 .join(format!("results/stage_{stage}_lifecycle_metrics.json"))
                 .is_file()
@@ -347,28 +342,106 @@ fn the_shared_h100_runs_import_and_validate_zero_shot() {
                 run.to_str().unwrap(),
             ]);
             assert_eq!(o.status.code(), Some(0), "{name} {stage}: {}", stderr(&o));
-            let o = aisim(&["validate", run.to_str().unwrap(), "--format", "json"]);
-            assert_eq!(o.status.code(), Some(0), "{name} {stage}: {}", stderr(&o));
-            let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-            let err = |metric: &str| {
-                v["runs"][0]["metrics"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|m| m["metric"] == metric && m["stat"] == "mean")
-                    .and_then(|m| m["error_pct"].as_f64())
-            };
-            if !name.contains("reasoning") {
-                for metric in ["e2e_ms", "tpot_ms"] {
-                    let e = err(metric).unwrap();
-                    assert!(
-                        e.abs() <= 10.0,
-                        "{name} stage {stage}: {metric} mean off by {e:.1} %"
-                    );
-                }
-            }
-            checked += 1;
+            runs.push((name.clone(), stage, run));
         }
     }
-    assert_eq!(checked, 12, "10 completed stages and 2 overloaded runs");
+    runs
+}
+
+/// The signed error, %, of a metric's mean in a validation report's run.
+fn mean_error(run: &Value, metric: &str) -> Option<f64> {
+    run["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == metric && m["stat"] == "mean")
+        .and_then(|m| m["error_pct"].as_f64())
+}
+
+fn median_abs(v: &[f64]) -> f64 {
+    let mut a: Vec<f64> = v.iter().map(|x| x.abs()).collect();
+    a.sort_by(f64::total_cmp);
+    let n = a.len();
+    if n % 2 == 1 {
+        a[n / 2]
+    } else {
+        (a[n / 2 - 1] + a[n / 2]) / 2.0
+    }
+}
+
+/// The real H100 runs, zero-shot (nothing fitted): issue 27's targets over
+/// the ten completed stages (median |mean E2E| ≤ 15 %, none above 25 %;
+/// median |mean TTFT| ≤ 25 %), and each stage's mean E2E and per-token
+/// time within 10 %; the overloaded `reasoning` runs import, and their
+/// completions are compared.
+#[test]
+#[ignore = "needs ../shared"]
+fn the_shared_h100_runs_import_and_validate_zero_shot() {
+    let out = temp_dir("ip-shared");
+    let runs = import_shared_stages(&out);
+    assert_eq!(runs.len(), 12, "10 completed stages and 2 overloaded runs");
+    let (mut e2e, mut ttft) = (Vec::new(), Vec::new());
+    for (name, stage, run) in &runs {
+        let o = aisim(&["validate", run.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{name} {stage}: {}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let r = &v["runs"][0];
+        if name.contains("reasoning") {
+            continue;
+        }
+        for metric in ["e2e_ms", "tpot_ms"] {
+            let e = mean_error(r, metric).unwrap();
+            assert!(
+                e.abs() <= 10.0,
+                "{name} stage {stage}: {metric} mean off by {e:.1} %"
+            );
+        }
+        e2e.push(mean_error(r, "e2e_ms").unwrap());
+        ttft.push(mean_error(r, "ttft_ms").unwrap());
+    }
+    assert_eq!(e2e.len(), 10);
+    assert!(median_abs(&e2e) <= 15.0, "{e2e:?}");
+    assert!(e2e.iter().all(|e| e.abs() <= 25.0), "{e2e:?}");
+    assert!(median_abs(&ttft) <= 25.0, "{ttft:?}");
+}
+
+/// The real H100 runs held out: for each run with two stages, calibrated
+/// on one stage (its summary only) and validated on the other, both ways
+/// round; issue 27's targets: median |mean E2E| ≤ 5 % and none above 10 %,
+/// median |mean TTFT| ≤ 10 %, median |mean TPOT| ≤ 5 %.
+#[test]
+#[ignore = "needs ../shared"]
+fn calibration_on_one_h100_stage_predicts_the_other() {
+    let out = temp_dir("ip-holdout");
+    let runs = import_shared_stages(&out);
+    let (mut e2e, mut ttft, mut tpot) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, stage, fit_on) in runs.iter().filter(|r| r.1 == 0) {
+        let Some((_, _, other)) = runs.iter().find(|r| &r.0 == name && r.1 == 1) else {
+            continue;
+        };
+        for (a, b) in [(fit_on, other), (other, fit_on)] {
+            let fitted = out.join("fitted.json");
+            let o = aisim(&[
+                "calibrate",
+                a.to_str().unwrap(),
+                "--holdout",
+                b.to_str().unwrap(),
+                "--out",
+                fitted.to_str().unwrap(),
+                "--format",
+                "json",
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{name} {stage}: {}", stderr(&o));
+            let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+            let r = &v["holdout"]["calibrated"]["runs"][0];
+            e2e.push(mean_error(r, "e2e_ms").unwrap());
+            ttft.push(mean_error(r, "ttft_ms").unwrap());
+            tpot.push(mean_error(r, "tpot_ms").unwrap());
+        }
+    }
+    assert_eq!(e2e.len(), 8, "four runs, both ways round");
+    assert!(median_abs(&e2e) <= 5.0, "{e2e:?}");
+    assert!(e2e.iter().all(|e| e.abs() <= 10.0), "{e2e:?}");
+    assert!(median_abs(&ttft) <= 10.0, "{ttft:?}");
+    assert!(median_abs(&tpot) <= 5.0, "{tpot:?}");
 }

@@ -1,15 +1,19 @@
 //! Fidelity benchmarks (release, single thread):
-//! `cargo bench -p aisim-replay --bench fidelity`.
+//! `cargo bench -p aisim-lab --bench fidelity`.
 //!
 //! On the shared LLMServingSim runs (`../shared/real/llmservingsim`, 300
 //! requests each): `validate` of one run, `calibrate` on one run, and
 //! `calibrate` on four runs (the two runs, each twice: the work of four).
+//! On the heaviest shared H100 stage (`../shared/real/inference-perf`,
+//! CodeLlama-34B general, stage 1: 12,000 requests after 4,800 of warm-up,
+//! a summary only): `validate` and `calibrate` of that one run.
 
 use std::path::Path;
 use std::time::Instant;
 
 use aisim_lab::fidelity::calibrate::{calibrate, CalibrateOptions};
 use aisim_lab::fidelity::import::{imported, read_llmservingsim};
+use aisim_lab::fidelity::inference_perf::{read_inference_perf, Stage};
 use aisim_lab::fidelity::measured::MeasuredRun;
 use aisim_lab::fidelity::validate::validate;
 
@@ -54,5 +58,37 @@ fn main() {
             fit.objective
         );
     }
+    let ip = root.join("../inference-perf");
+    let stage = ip.join("20260218-150304-codellama-34b-tp2-general");
+    let spec = aisim_replay::ReplaySpec {
+        timing: aisim_core::timing::TimingSpec::Physics {
+            profile: format!(
+                "h100/{}/tp2",
+                ip.join("models/codellama-34b-instruct-hf/config.json")
+                    .display()
+            ),
+            coefficients: Default::default(),
+        },
+        ..Default::default()
+    };
+    let out = tmp.join("codellama-general-1.json");
+    let run = read_inference_perf(&stage, Stage::One(1), spec, &out, "stage 1", 16)
+        .unwrap()
+        .write(&out)
+        .unwrap();
+    let one = [run];
+    let t = Instant::now();
+    validate(&one, None).unwrap();
+    println!(
+        "validate, 1 H100 stage (16,800 requests): {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let fit = calibrate(&one, &CalibrateOptions::for_runs(&one)).unwrap();
+    println!(
+        "calibrate, 1 H100 stage, summary only: {:.2} s, {} evaluations",
+        t.elapsed().as_secs_f64(),
+        fit.evaluations
+    );
     std::fs::remove_dir_all(&tmp).ok();
 }

@@ -66,6 +66,8 @@ pub struct TraceCollector {
     /// TPOTs (ns a token after the first) of requests completed since the
     /// scaling policy last looked (likewise).
     recent_tpot: Option<Vec<u64>>,
+    /// See `CollectorOptions::frontend_ns`.
+    frontend_ns: u64,
 }
 
 /// What a collector hands over at the end.
@@ -94,6 +96,9 @@ pub struct CollectorOptions {
     pub sla: SlaSpec,
     /// The workload's trace rows, to join kept records to (by request id).
     pub trace_rows: Option<Arc<TraceRows>>,
+    /// Time outside the engine per request, ns: a client sees every token,
+    /// and the completion, this much after the engine (`FrontendSpec`).
+    pub frontend_ns: u64,
 }
 
 impl TraceCollector {
@@ -110,6 +115,7 @@ impl TraceCollector {
             trace_rows: options.trace_rows,
             recent_ttft: None,
             recent_tpot: None,
+            frontend_ns: options.frontend_ns,
         }
     }
 
@@ -224,15 +230,19 @@ impl TraceCollector {
             return; // ended already (see `get`)
         };
         let mut rest = ends;
+        // The client's clock: the front end's time after the engine's. Gaps
+        // between tokens are the engine's.
+        let fe = self.frontend_ns;
         if r.tokens == 0 {
+            let first = ends[0].0 + fe;
             if let Some(v) = &mut self.recent_ttft {
-                v.push(ends[0].0.saturating_sub(r.planned_ns));
+                v.push(first.saturating_sub(r.planned_ns));
             }
-            r.first_token_ns = ends[0].0;
-            r.last_token_ns = ends[0].0;
+            r.first_token_ns = first;
+            r.last_token_ns = first;
             rest = &ends[1..];
         }
-        let mut last = r.last_token_ns;
+        let mut last = r.last_token_ns - fe;
         if direct {
             if r.in_cohort {
                 for &SimTime(at) in rest {
@@ -247,7 +257,7 @@ impl TraceCollector {
                 last = at;
             }
         }
-        r.last_token_ns = last_end;
+        r.last_token_ns = last_end + fe;
         r.tokens += ends.len() as u32;
     }
 
@@ -257,7 +267,13 @@ impl TraceCollector {
         let Some(mut r) = self.live.remove(id) else {
             return false;
         };
-        r.terminal_ns = at.0;
+        // A completion reaches the client with its last token; a timeout or
+        // a refusal is the client's own time.
+        r.terminal_ns = if outcome == Outcome::Completed {
+            at.0 + self.frontend_ns
+        } else {
+            at.0
+        };
         r.outcome = outcome;
         if let (Some(v), Outcome::Completed, 2..) = (&mut self.recent_tpot, outcome, r.tokens) {
             v.push((r.last_token_ns - r.first_token_ns) / u64::from(r.tokens - 1));

@@ -32,6 +32,7 @@ pub mod curves;
 pub mod distribution;
 mod error;
 pub mod event;
+pub mod frontend;
 pub mod gaps;
 pub mod per_request;
 pub mod policy;

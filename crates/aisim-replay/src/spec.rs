@@ -13,6 +13,7 @@ use aisim_core::EngineConfig;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ReplayError;
+use crate::frontend::FrontendSpec;
 use crate::trace::{float, TraceFormat};
 use crate::workload::clock::{checked_ms, CLOCK_RANGE};
 use crate::SCHEMA_VERSION;
@@ -61,6 +62,10 @@ pub struct ReplaySpec {
     /// Service-level thresholds for goodput.
     #[serde(default)]
     pub sla: SlaSpec,
+    /// Where requests reach the engine from, and the time they spend
+    /// outside it (absent: the engine in process, none).
+    #[serde(default, skip_serializing_if = "FrontendSpec::is_in_process")]
+    pub frontend: FrontendSpec,
 }
 
 fn default_seed() -> u64 {
@@ -82,6 +87,7 @@ impl Default for ReplaySpec {
             scaling: ScalingSpec::default(),
             discipline: DisciplineSpec::default(),
             sla: SlaSpec::default(),
+            frontend: FrontendSpec::default(),
         }
     }
 }
@@ -1183,6 +1189,7 @@ impl ReplaySpec {
             }
         }
         self.router.validate()?;
+        self.frontend.validate()?;
         check_positive("admission.speedup", self.admission.speedup)?;
         if self.admission.concurrency == Some(0) {
             return Err(ReplayError::spec(

@@ -25,9 +25,15 @@ pub struct CalibrateArgs {
     /// Start from these coefficients (physics or fitted:FILE) [default: physics].
     #[arg(long)]
     pub timing: Option<String>,
-    /// Most replays of the set of runs [default: 1000].
+    /// Most replays of the set of runs [default: 200].
     #[arg(long)]
     pub max_evaluations: Option<u32>,
+    /// Measured runs not fitted to: the report gives the fit's error on them.
+    #[arg(long, value_name = "RUN.json", num_args = 1..)]
+    pub holdout: Vec<PathBuf>,
+    /// Also fit on every run but one, for each run, and report the error on the one left out.
+    #[arg(long)]
+    pub cross_validate: bool,
     /// Report format on stdout [default: table].
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -41,7 +47,8 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
         )));
     }
     // The start's fitted file may be refitted in place (written whole).
-    super::validate::check_run_outputs(&args.runs, None, &[("--out", Some(&args.out))])?;
+    let inputs: Vec<PathBuf> = args.runs.iter().chain(&args.holdout).cloned().collect();
+    super::validate::check_run_outputs(&inputs, None, &[("--out", Some(&args.out))])?;
     // The search takes seconds: a terminal is told of each stage.
     let terminal = std::io::stderr().is_terminal();
     let mut stage = |line: String| {
@@ -55,6 +62,8 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
         fit: args.fit,
         timing: args.timing,
         max_evaluations: args.max_evaluations,
+        holdout: args.holdout,
+        cross_validate: args.cross_validate,
     };
     let Calibrated { report, fitted } =
         jobs::calibrate_observed(&request, &mut stage).map_err(job)?;

@@ -23,7 +23,8 @@ use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{anyhow_of, input, CliError};
 use crate::output::{check_paths, stdout_taker, HtmlArgs, OutputArgs, Target};
-use aisim_lab::jobs::timing_form::{timing_flags, timing_in};
+use aisim_lab::jobs::timing_form::{fitted_frontend_ms, timing_flags, timing_in};
+use aisim_replay::frontend::Served;
 
 /// Requests the router queue holds unless `--router-queue-capacity` says.
 const ROUTER_QUEUE_CAPACITY: u32 = 1024;
@@ -44,6 +45,14 @@ enum BackendArg {
     Vllm,
     Sglang,
     Trtllm,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FrontendArg {
+    /// The engine in process: no time outside it.
+    InProcess,
+    /// A streaming HTTP server: TTFT and E2E as its clients see them.
+    HttpStreaming,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -284,6 +293,12 @@ pub struct ReplayArgs {
     /// Stop the run at S seconds of simulated time.
     #[arg(long, value_name = "S")]
     max_sim_time: Option<f64>,
+    /// Where requests reach the engine from; over HTTP, TTFT and E2E include the time outside the engine (docs/fidelity.md) [default: in-process].
+    #[arg(long, value_enum)]
+    frontend: Option<FrontendArg>,
+    /// Time outside the engine per request, ms [default: --frontend's: 0 in process, 25 over streaming HTTP; or the fitted one of --timing fitted:FILE].
+    #[arg(long, value_name = "MS")]
+    frontend_ms: Option<f64>,
     /// Goodput threshold on TTFT, ms.
     #[arg(long)]
     sla_ttft_ms: Option<f64>,
@@ -440,6 +455,22 @@ impl ReplayArgs {
             if flag.is_some() {
                 *field = flag;
             }
+        }
+        if let Some(f) = self.frontend {
+            spec.frontend.served = match f {
+                FrontendArg::InProcess => Served::InProcess,
+                FrontendArg::HttpStreaming => Served::HttpStreaming,
+            };
+        }
+        // A fit on runs served over HTTP carries their time outside the
+        // engine, for replays of such a server.
+        let fitted_ms = if spec.frontend.served == Served::InProcess {
+            None
+        } else {
+            fitted_frontend_ms(self.timing.as_deref()).map_err(anyhow_of)?
+        };
+        if let Some(ms) = self.frontend_ms.or(fitted_ms) {
+            spec.frontend.request_ms = Some(ms);
         }
         self.check_effects(&spec)?;
         // The spec keeps only what was set: the profile's engine facts are

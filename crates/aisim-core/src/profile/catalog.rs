@@ -33,6 +33,20 @@ pub struct HardwareSpec {
     pub tdp_w: f64,
     /// Dollars per GPU-hour.
     pub cost_per_gpu_hr: f64,
+    /// How much slower the attention kernel reads decoders' KV when a pass
+    /// also holds prompt chunks (one variable-length kernel then serves
+    /// both): a property of the GPU's attention kernels, 1 (no slowdown)
+    /// unless measured (docs/fidelity.md, "The mixed pass").
+    #[serde(default = "no_slowdown", skip_serializing_if = "is_no_slowdown")]
+    pub mixed_pass_kv_factor: f64,
+}
+
+fn no_slowdown() -> f64 {
+    1.0
+}
+
+fn is_no_slowdown(v: &f64) -> bool {
+    *v == 1.0
 }
 
 /// A hand-calibrated serving unit.

@@ -46,6 +46,10 @@ impl HardwareSpec {
                 return Err(bad(field, v, "of 0 or more"));
             }
         }
+        let f = h.mixed_pass_kv_factor;
+        if !(f.is_finite() && (1.0..=10.0).contains(&f)) {
+            return Err(bad("mixed_pass_kv_factor", f, "from 1 (no slowdown) to 10"));
+        }
         Ok(h)
     }
 }

@@ -19,8 +19,8 @@ pub use iteration::IterationTiming;
 pub use layers::LayerTiming;
 pub use pass::{PassShape, PassTime, PrefillChunk, TimingModel};
 pub use physics::{
-    PhysicsCoefficients, PhysicsTerms, PhysicsTiming, ALLREDUCE_LATENCY_S,
-    ATTAINABLE_COMPUTE_FRACTION, COEFFICIENT_NAMES, MIXED_PASS_DECODE_KV_FACTOR,
+    allreduce_latency_s, PhysicsCoefficients, PhysicsTerms, PhysicsTiming, ALLREDUCE_HOP_S,
+    ALLREDUCE_LATENCY_S, ATTAINABLE_COMPUTE_FRACTION, COEFFICIENT_NAMES,
 };
 pub use polynomial::PolynomialTiming;
 pub use table::TableTiming;

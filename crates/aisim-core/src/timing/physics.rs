@@ -14,10 +14,10 @@
 //! over their cached context and their own causal half, each decoding token
 //! over its context); `T_kv`: the KV bytes attention reads (each decoding
 //! request's context, each prompt chunk's cached context), the decoders'
-//! share slowed by [`MIXED_PASS_DECODE_KV_FACTOR`] when the pass also holds
-//! prompt chunks; `T_activations`: the activation bytes of the elementwise
+//! share slowed by the hardware's `mixed_pass_kv_factor` when the pass
+//! also holds prompt chunks; `T_activations`: the activation bytes of the elementwise
 //! kernels between the GEMMs; `T_allreduce`: two ring all-reduces of the pass's activations per layer
-//! over the tensor-parallel group's link, each after [`ALLREDUCE_LATENCY_S`].
+//! over the tensor-parallel group's link, each after [`allreduce_latency_s`].
 //! FLOPs run at [`ATTAINABLE_COMPUTE_FRACTION`] of the dense peak and bytes
 //! at [`ATTAINABLE_BANDWIDTH_FRACTION`] of the bandwidth. Compute overlaps
 //! memory traffic within a kernel, not across kernels: the projections and
@@ -38,17 +38,22 @@ use crate::profile::{ComputedProfile, GpuProfile, ModelSpec, ATTAINABLE_BANDWIDT
 /// figures in the shared per-layer profiles; docs/fidelity.md).
 pub const ATTAINABLE_COMPUTE_FRACTION: f64 = 0.8;
 
-/// How much slower decoders read their KV when the pass also computes prompt
-/// chunks: one variable-length attention kernel then serves both, and it
-/// streams a decoder's context at a fraction of the decode kernel's rate
-/// (the median over LLMServingSim's attention profiles is 1.96 on the RTX
-/// 4090 and 1.51 on the RTX PRO 6000; this is their geometric mean, rounded).
-pub const MIXED_PASS_DECODE_KV_FACTOR: f64 = 1.7;
-
-/// The fixed time of one all-reduce within a node, whatever its size (the
-/// custom one-shot and NCCL low-latency all-reduces take single-digit to
-/// about 10 µs on small messages).
+/// The fixed time of one all-reduce within a node at two GPUs, whatever its
+/// size (the custom one-shot and NCCL low-latency all-reduces take
+/// single-digit to about 10 µs on small messages).
 pub const ALLREDUCE_LATENCY_S: f64 = 8e-6;
+
+/// What each GPU beyond two adds to an all-reduce's fixed time: a ring's
+/// small-message all-reduce crosses `2 (tp − 1)` steps, each a link's
+/// latency and a synchronization, about 1.5 µs on NVLink; so 8 µs at TP 2,
+/// 14 µs at TP 4, 26 µs at TP 8 (NCCL's published small-message all-reduce
+/// times grow about so with the GPU count; docs/fidelity.md).
+pub const ALLREDUCE_HOP_S: f64 = 1.5e-6;
+
+/// The fixed time of one all-reduce over `tp` GPUs.
+pub fn allreduce_latency_s(tp: f64) -> f64 {
+    ALLREDUCE_LATENCY_S + 2.0 * (tp - 2.0).max(0.0) * ALLREDUCE_HOP_S
+}
 
 /// Scales of the basis terms and the per-pass and per-request overheads.
 /// The defaults are the zero-shot model: every term at the attainable
@@ -174,6 +179,8 @@ impl PhysicsTerms {
 struct Facts {
     /// Attainable FLOP/s and memory bytes/s per GPU.
     flop_rate: f64,
+    /// The hardware's slowdown of decoders' KV reads in a mixed pass.
+    mixed_pass_kv_factor: f64,
     byte_rate: f64,
     link_bytes_per_s: f64,
     tp: f64,
@@ -256,6 +263,7 @@ impl PhysicsTiming {
         let token_flops = m.prefill_flops(1, 0) / tp - context_flops_per_token / 2.0;
         let facts = Facts {
             flop_rate: ATTAINABLE_COMPUTE_FRACTION * peak_tflops * 1e12,
+            mixed_pass_kv_factor: hw.mixed_pass_kv_factor,
             byte_rate: ATTAINABLE_BANDWIDTH_FRACTION * hw.mem_bw_bytes_per_s,
             link_bytes_per_s: hw.nvlink_gb_per_s * 1e9,
             tp,
@@ -335,7 +343,7 @@ impl PhysicsTiming {
         // Attention reads each decoder's context and each chunk's cached one.
         let cached: u64 = shape.prefill.iter().map(|c| c.context_before as u64).sum();
         let decode_kv_factor = if prefill_tokens > 0 {
-            MIXED_PASS_DECODE_KV_FACTOR
+            f.mixed_pass_kv_factor
         } else {
             1.0
         };
@@ -350,7 +358,7 @@ impl PhysicsTiming {
             } else {
                 0.0
             };
-            2.0 * f.layers * (ALLREDUCE_LATENCY_S + ring)
+            2.0 * f.layers * (allreduce_latency_s(f.tp) + ring)
         } else {
             0.0
         };
@@ -471,7 +479,7 @@ mod tests {
         // Two all-reduces per layer, each its latency plus its bytes.
         let bytes = 512.0 * 8192.0 * 2.0 * 2.0 * 7.0 / 8.0;
         let link = p.hardware().nvlink_gb_per_s * 1e9;
-        let allreduce = 160.0 * (ALLREDUCE_LATENCY_S + bytes / link);
+        let allreduce = 160.0 * (allreduce_latency_s(8.0) + bytes / link);
         assert!((t.allreduce_s - allreduce).abs() < 1e-12 * allreduce);
         let cold = [PrefillChunk {
             context_before: 0,
@@ -483,14 +491,16 @@ mod tests {
     }
 
     #[test]
-    fn all_reduce_latency_does_not_shrink_with_tensor_parallelism() {
+    fn all_reduce_latency_grows_with_tensor_parallelism() {
         let tp2 = physics("h100/llama-3.1-70b/tp2").terms(&decode(1, 100));
+        let tp4 = physics("h100/llama-3.1-70b/tp4").terms(&decode(1, 100));
         let tp8 = physics("h100/llama-3.1-70b/tp8").terms(&decode(1, 100));
         // Weight reads split four ways more; each all-reduce's latency
-        // stays, and at batch 1 it is nearly all of the all-reduce time.
+        // grows by a ring step per GPU (8, 14, 26 µs), and at batch 1 it is
+        // nearly all of the all-reduce time.
         assert!((tp2.weights_s / tp8.weights_s - 4.0).abs() < 1e-3);
-        let latency = 160.0 * ALLREDUCE_LATENCY_S;
-        for t in [tp2, tp8] {
+        for (t, us) in [(tp2, 8.0), (tp4, 14.0), (tp8, 26.0)] {
+            let latency = 160.0 * us * 1e-6;
             assert!(
                 t.allreduce_s > latency && t.allreduce_s < 1.01 * latency,
                 "{t:?}"
@@ -540,7 +550,7 @@ mod tests {
             ComputedProfile::new("t".into(), hw, p.model().clone(), p.serving().clone()).unwrap();
         let m = PhysicsTiming::new(&p, PhysicsCoefficients::default()).unwrap();
         let t = m.terms(&decode(64, 100));
-        assert_eq!(t.allreduce_s, 160.0 * ALLREDUCE_LATENCY_S);
+        assert_eq!(t.allreduce_s, 160.0 * allreduce_latency_s(8.0));
     }
 
     #[test]
@@ -587,10 +597,7 @@ mod tests {
         let decode_only = m.terms(&decode(64, 2000));
         let mixed = m.terms(&chunk_pass(&chunk, 64, 2000));
         let ratio = mixed.kv_s / decode_only.kv_s;
-        assert!(
-            (ratio - MIXED_PASS_DECODE_KV_FACTOR).abs() < 1e-12,
-            "{ratio}"
-        );
+        assert!((ratio - 1.96).abs() < 1e-12, "{ratio}");
         // A chunk's own cached context is read at the full rate.
         let warm = [PrefillChunk {
             context_before: 1000,

@@ -5,24 +5,41 @@
 //! simulated to measured statistics (and per-request latencies, when the
 //! runs hold them).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use aisim_core::profile::ComputedProfile;
-use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
 use serde::{Deserialize, Serialize};
 
 use super::json_file::read_json;
-use super::measured::MeasuredRun;
+use super::measured::{MeasuredRun, Served};
 use super::optimize::{levenberg_marquardt, nelder_mead, score, Problem};
 use super::request_times::MeasuredRequests;
 use super::validate::{compare, replay_output};
 use super::FidelityError;
+use aisim_replay::record::RequestRecord;
 use aisim_replay::trace::TraceData;
 use aisim_replay::workload::load_trace;
 
 /// Version of the fitted-coefficients file.
 pub const FITTED_VERSION: u32 = 1;
+
+/// What calibration can fit: the physics coefficients
+/// ([`aisim_core::timing::COEFFICIENT_NAMES`]), then the time a request spends outside the
+/// engine (`frontend_ms`, for runs served over HTTP).
+pub const FIT_NAMES: [&str; 7] = [
+    "compute",
+    "weights",
+    "kv",
+    "allreduce",
+    "pass_ms",
+    "request_ms",
+    "frontend_ms",
+];
+/// Index of `frontend_ms` in [`FIT_NAMES`].
+const FRONTEND: usize = 6;
 
 /// Scale coefficients are searched in log space within these factors of 1.
 const SCALE_BOUNDS: (f64, f64) = (0.02, 50.0);
@@ -33,26 +50,66 @@ const OVERHEAD_FLOOR_MS: f64 = 0.1;
 /// Cost of a statistic the replay cannot give (no request completed).
 const MISSING_PENALTY: f64 = 100.0;
 
+/// How far a summary statistic's log-ratio may be off from the model's
+/// structure alone (5 %): the width of the data term. Zero-shot, the shared
+/// runs' mean E2E and per-token time sit within 5 % on H100 (docs/fidelity.md).
+const DATA_WIDTH: f64 = 0.05;
+/// Beyond this log-ratio (5 %) a statistic's cost grows linearly, not
+/// quadratically (soft-L1): a stage's p99 of a few dozen requests, or a
+/// server's warm-up outliers, cannot drag the whole fit.
+const ROBUST_SCALE: f64 = 0.05;
+/// The width of one request's TTFT or E2E error, relative to the run's
+/// mean: the summary's 5 %. Averaged over the run's requests, they weigh as
+/// much as its summary; wider, the fit leans on the summary alone and the
+/// coefficients that trade against each other on average drift (a fit on
+/// the RTX PRO 6000 run's first 150 requests then missed its last 150 by
+/// 7.5 % in mean E2E, against 3 % at this width).
+const REQUEST_WIDTH: f64 = 0.05;
+/// The prior's width of a scale, in log space: a factor 1.5 is one width.
+/// The attainable rates the zero-shot model assumes are met to within
+/// 0.85–1.25 by the shared kernel profiles (docs/fidelity.md).
+pub const PRIOR_SCALE_WIDTH: f64 = 0.405_465_108_108_164_4; // ln 1.5
+/// The prior's width of each overhead, ms, in [`FIT_NAMES`]' order from
+/// `pass_ms`: 1 ms per pass (a scheduler step's CPU time with CUDA graphs),
+/// 0.05 ms per request in a pass, 25 ms outside the engine (the size of
+/// its default: a server's front end is known to its order only).
+pub const PRIOR_OVERHEAD_WIDTH_MS: [f64; 3] = [1.0, 0.05, 25.0];
+/// A scale is fitted when a 10 % change of it moves some run's mean TTFT,
+/// TPOT or E2E by at least this share of 10 % (0.05: 0.5 %); below, its
+/// term is too small a share of the runs' time for the data to pin it, and
+/// it stays where physics put it.
+pub const MATERIAL_SHARE: f64 = 0.05;
+
 /// What to fit and how long to search.
 #[derive(Debug, Clone)]
 pub struct CalibrateOptions {
-    /// Coefficients to fit (names of [`COEFFICIENT_NAMES`]); the others stay at `start`.
+    /// What to fit (names of [`FIT_NAMES`]); the others stay at `start`.
     pub fit: Vec<&'static str>,
+    /// Whether `fit` was asked for by name: then every one is fitted,
+    /// material or not.
+    pub fit_given: bool,
     /// Starting coefficients.
     pub start: PhysicsCoefficients,
+    /// Starting time outside the engine, ms (runs served over HTTP); `None`:
+    /// the default of where each run was served.
+    pub start_frontend_ms: Option<f64>,
     /// Most replays of the whole set of runs.
     pub max_evaluations: u32,
+    /// Weight of the priors: 1, the documented widths; 0, none (the search
+    /// alone fits the data, as a test of it needs).
+    pub prior_weight: f64,
 }
 
 impl CalibrateOptions {
-    /// Fit every coefficient the runs can tell apart: `allreduce` only when
-    /// a run is tensor-parallel; `pass_ms` only when a run has per-request
-    /// measurements or an MoE model. From the summary alone, on a dense
+    /// The candidates the runs can tell apart: `allreduce` only when a run
+    /// is tensor-parallel; `pass_ms` only when a run has per-request
+    /// measurements or an MoE model (from the summary alone, on a dense
     /// model the weights read is the same every pass, so its scale and a
-    /// per-pass constant are the same thing to the decode passes (only
-    /// compute-bound prompt passes, which hide the weights, separate them,
-    /// too weakly for a summary); each request's TTFT, set mostly by prompt
-    /// passes, and its E2E, mostly by decode passes, separate them.
+    /// per-pass constant are the same thing to the decode passes; each
+    /// request's TTFT, set mostly by prompt passes, and its E2E, mostly by
+    /// decode passes, separate them); `frontend_ms` only when a run was
+    /// served over HTTP. Of these, [`calibrate`] fits the scales that are a
+    /// material share of the runs' time.
     pub fn for_runs(runs: &[MeasuredRun]) -> CalibrateOptions {
         let profiles: Vec<ComputedProfile> = runs
             .iter()
@@ -63,16 +120,34 @@ impl CalibrateOptions {
             || profiles.iter().any(|p| p.serving().tp > 1);
         let moe = profiles.iter().any(|p| p.model().moe.is_some());
         let per_request = runs.iter().any(|r| r.requests.is_some());
+        let http = runs.iter().any(|r| r.served != Served::InProcess);
         CalibrateOptions {
-            fit: COEFFICIENT_NAMES
+            fit: FIT_NAMES
                 .iter()
                 .copied()
-                .filter(|n| (tp || *n != "allreduce") && (moe || per_request || *n != "pass_ms"))
+                .filter(|n| match *n {
+                    "allreduce" => tp,
+                    "pass_ms" => moe || per_request,
+                    "frontend_ms" => http,
+                    _ => true,
+                })
                 .collect(),
+            fit_given: false,
             start: PhysicsCoefficients::default(),
-            max_evaluations: 1000,
+            start_frontend_ms: None,
+            max_evaluations: 200,
+            prior_weight: 1.0,
         }
     }
+}
+
+/// A candidate left at its start, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    /// Its name ([`FIT_NAMES`]).
+    pub name: String,
+    /// Why it was not fitted.
+    pub reason: String,
 }
 
 /// The outcome of a fit.
@@ -80,8 +155,20 @@ impl CalibrateOptions {
 pub struct Fit {
     /// The fitted coefficients.
     pub coefficients: PhysicsCoefficients,
-    /// Names of the coefficients that were fitted.
+    /// The time outside the engine, ms, of the runs served over HTTP
+    /// (absent when none was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_ms: Option<f64>,
+    /// Names of what was fitted.
     pub fitted: Vec<String>,
+    /// Candidates left at their start, each with its reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
+    /// Per scale candidate, its share of the runs' time: the largest
+    /// relative change of a run's mean TTFT, TPOT or E2E per relative change
+    /// of the scale, at the start (see [`MATERIAL_SHARE`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shares: BTreeMap<String, f64>,
     /// The runs fitted to.
     pub runs: Vec<String>,
     /// Replays of the whole set of runs done.
@@ -105,6 +192,10 @@ pub struct FittedFile {
     pub version: u32,
     /// The coefficients.
     pub coefficients: PhysicsCoefficients,
+    /// The time outside the engine, ms, fitted on runs served over HTTP:
+    /// replays of a server with that front end use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_ms: Option<f64>,
     /// The profiles (HARDWARE/MODEL[/tpN]) of the runs they were fitted on:
     /// used with another, they describe other hardware or another model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -128,6 +219,15 @@ impl FittedFile {
         f.coefficients
             .validate("coefficients")
             .map_err(|e| FidelityError::field(path, "coefficients", e.to_string()))?;
+        if let Some(ms) = f.frontend_ms {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(FidelityError::field(
+                    path,
+                    "frontend_ms",
+                    format!("{ms}: must be a finite number of ms, 0 or more"),
+                ));
+            }
+        }
         Ok(f)
     }
 }
@@ -151,16 +251,36 @@ pub fn physics_timing(
     }
 }
 
+/// `runs` with the physics timing of their profiles under `c`, and those
+/// served over HTTP with `frontend_ms` outside the engine (else their
+/// default).
+pub fn runs_at(
+    runs: &[MeasuredRun],
+    c: PhysicsCoefficients,
+    frontend_ms: Option<f64>,
+) -> Result<Vec<MeasuredRun>, FidelityError> {
+    runs.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.spec.timing = physics_timing(&r, c)?;
+            if r.served != Served::InProcess && frontend_ms.is_some() {
+                r.spec.frontend.request_ms = frontend_ms;
+            }
+            Ok(r)
+        })
+        .collect()
+}
+
 /// A run made ready for fitting, once for every evaluation: its trace, read,
 /// and its per-request measurements, when its `requests` file has them in
 /// the generic shape, with their mean TTFT and E2E (ms).
-struct Target<'r> {
-    run: &'r MeasuredRun,
+struct Target {
+    run: MeasuredRun,
     trace: Option<Arc<TraceData>>,
     requests: Option<(MeasuredRequests, f64, f64)>,
 }
 
-fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target<'_>>, FidelityError> {
+fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target>, FidelityError> {
     runs.iter()
         .map(|run| {
             let trace = load_trace(&run.spec.workload)?.map(Arc::new);
@@ -176,7 +296,7 @@ fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target<'_>>, FidelityError> {
                     (m, mean_ttft, mean_e2e)
                 });
             Ok(Target {
-                run,
+                run: run.clone(),
                 trace,
                 requests,
             })
@@ -192,30 +312,73 @@ fn log_ratio(measured: f64, simulated: Option<f64>) -> f64 {
     }
 }
 
-/// The residuals whose sum of squares is the score: `ln(simulated /
-/// measured)` of every summary statistic of every run (the request count
-/// left out: timing does not set it), each weighted so the summary
-/// statistics' squares average; then, for runs with per-request
-/// measurements, `(simulated − measured) / measured mean` of every
-/// request's TTFT and E2E, weighted so they average too. The score is the mean over the summary plus the mean over
-/// the requests: the summary keeps the fit on what is reported, the
-/// requests make coefficients that trade against each other on average
-/// (a per-pass constant and the weights scale, the per-request constant
-/// and the KV scale) identifiable.
-fn residuals(targets: &[Target<'_>], c: PhysicsCoefficients) -> Result<Vec<f64>, FidelityError> {
-    let (mut summary, mut requests) = (Vec::new(), Vec::new());
-    for t in targets {
-        let timing = physics_timing(t.run, c)?;
-        let out = replay_output(t.run, Some(&timing), t.requests.is_some(), t.trace.clone())?;
-        for m in compare(&t.run.measured, &out.report) {
-            if m.metric == "completed" || m.measured <= 0.0 {
-                continue;
-            }
-            summary.push(log_ratio(m.measured, m.simulated));
-        }
+/// The residual whose square is the soft-L1 cost of `e` at `scale`:
+/// `e²` for small `e`, `2·scale·|e|` for large.
+fn robust(e: f64, scale: f64) -> f64 {
+    let z = e / scale;
+    e.signum() * scale * (2.0 * ((1.0 + z * z).sqrt() - 1.0)).sqrt()
+}
+
+/// The point the fit is at: every candidate's value ([`FIT_NAMES`]' order).
+type Values = [f64; 7];
+
+fn coefficients_of(v: &Values) -> PhysicsCoefficients {
+    PhysicsCoefficients::from_array([v[0], v[1], v[2], v[3], v[4], v[5]])
+}
+
+/// One run replayed at `v`: its summary compared, and its records when it
+/// has per-request measurements.
+fn replay_at(
+    t: &mut Target,
+    v: &Values,
+    records: bool,
+) -> Result<aisim_replay::ReplayOutput, FidelityError> {
+    if t.run.served != Served::InProcess {
+        t.run.spec.frontend.request_ms = Some(v[FRONTEND]);
+    }
+    let timing = physics_timing(&t.run, coefficients_of(v))?;
+    replay_output(&t.run, Some(&timing), records, t.trace.clone())
+}
+
+/// The summary's log-ratios of one replay (the request count left out:
+/// timing does not set it), with their metric and statistic.
+fn summary_errors(run: &MeasuredRun, report: &aisim_replay::ReplayReport) -> Vec<(String, f64)> {
+    compare(&run.measured, report)
+        .into_iter()
+        .filter(|m| m.metric != "completed" && m.measured > 0.0)
+        .map(|m| {
+            (
+                format!("{} {}", m.metric, m.stat),
+                log_ratio(m.measured, m.simulated),
+            )
+        })
+        .collect()
+}
+
+/// The residuals whose sum of squares is the score (docs/fidelity.md,
+/// "How calibration fits"). Per run: the log-ratio of every summary
+/// statistic, soft-L1 beyond [`ROBUST_SCALE`], over [`DATA_WIDTH`], weighted
+/// so the run's statistics average; for runs with per-request
+/// measurements, every request's TTFT and E2E error relative to the run's
+/// mean, over [`REQUEST_WIDTH`], averaged the same way. Then the priors:
+/// each fitted scale's log over [`PRIOR_SCALE_WIDTH`], each fitted
+/// overhead's distance from its default over its width. A run counts as
+/// much as another; more runs outweigh the priors more.
+fn residuals(targets: &mut [Target], v: &Values, prior: &Prior) -> Result<Vec<f64>, FidelityError> {
+    let mut out = Vec::new();
+    for t in targets.iter_mut() {
+        let out_run = replay_at(t, v, t.requests.is_some())?;
+        let summary = summary_errors(&t.run, &out_run.report);
+        let w = 1.0 / (summary.len().max(1) as f64).sqrt();
+        out.extend(
+            summary
+                .iter()
+                .map(|(_, e)| w * robust(*e, ROBUST_SCALE) / DATA_WIDTH),
+        );
         if let Some((measured, mean_ttft, mean_e2e)) = &t.requests {
             let (mean_ttft, mean_e2e) = (*mean_ttft, *mean_e2e);
-            let simulated = measured.simulated(&out.records)?;
+            let simulated = measured.simulated(&out_run.records)?;
+            let mut requests = Vec::new();
             for (m, s) in measured.requests.iter().zip(simulated) {
                 for (mv, sv, scale) in [
                     (m.ttft_ms, s.map(|s| s.0), mean_ttft),
@@ -226,33 +389,60 @@ fn residuals(targets: &[Target<'_>], c: PhysicsCoefficients) -> Result<Vec<f64>,
                     }
                 }
             }
+            let w = 1.0 / (requests.len().max(1) as f64).sqrt();
+            out.extend(requests.iter().map(|e| w * e / REQUEST_WIDTH));
         }
     }
-    for group in [&mut summary, &mut requests] {
-        let w = 1.0 / (group.len().max(1) as f64).sqrt();
-        group.iter_mut().for_each(|v| *v *= w);
-    }
-    summary.extend(requests);
-    Ok(summary)
+    out.extend(prior.residuals(v));
+    Ok(out)
 }
 
-/// Maps search coordinates to coefficients and back, in log space (shifted
-/// for the overheads), clamped to the bounds.
-struct Space {
+/// Where each candidate's prior is centred and how wide it is.
+struct Prior {
+    /// Indices (into [`FIT_NAMES`]) of the fitted candidates.
     index: Vec<usize>,
-    start: [f64; 6],
+    /// The centres: 1 for scales, the global defaults for overheads.
+    centre: Values,
+    /// See [`CalibrateOptions::prior_weight`].
+    weight: f64,
 }
 
-impl Space {
-    fn is_overhead(i: usize) -> bool {
-        COEFFICIENT_NAMES[i].ends_with("_ms")
-    }
-
-    fn to_x(&self, c: [f64; 6]) -> Vec<f64> {
+impl Prior {
+    fn residuals(&self, v: &Values) -> Vec<f64> {
+        if self.weight == 0.0 {
+            return Vec::new();
+        }
+        let w = self.weight.sqrt();
         self.index
             .iter()
             .map(|&i| {
-                if Self::is_overhead(i) {
+                w * if is_overhead(i) {
+                    (v[i] - self.centre[i]) / PRIOR_OVERHEAD_WIDTH_MS[i - 4]
+                } else {
+                    v[i].max(f64::MIN_POSITIVE).ln() / PRIOR_SCALE_WIDTH
+                }
+            })
+            .collect()
+    }
+}
+
+fn is_overhead(i: usize) -> bool {
+    FIT_NAMES[i].ends_with("_ms")
+}
+
+/// Maps search coordinates to values and back, in log space (shifted for
+/// the overheads), clamped to the bounds.
+struct Space {
+    index: Vec<usize>,
+    start: Values,
+}
+
+impl Space {
+    fn to_x(&self, c: Values) -> Vec<f64> {
+        self.index
+            .iter()
+            .map(|&i| {
+                if is_overhead(i) {
                     (c[i].max(0.0) + OVERHEAD_FLOOR_MS).ln()
                 } else {
                     c[i].max(SCALE_BOUNDS.0).ln()
@@ -261,30 +451,37 @@ impl Space {
             .collect()
     }
 
-    fn coefficients(&self, x: &[f64]) -> PhysicsCoefficients {
+    fn values(&self, x: &[f64]) -> Values {
         let mut a = self.start;
         for (v, &i) in x.iter().zip(&self.index) {
-            a[i] = if Self::is_overhead(i) {
-                (v.exp() - OVERHEAD_FLOOR_MS).max(0.0)
+            a[i] = if is_overhead(i) {
+                // exp(ln 0.1) − 0.1 is 1e-17, not 0: snap rounding to 0.
+                let ms = v.exp() - OVERHEAD_FLOOR_MS;
+                if ms < 1e-9 {
+                    0.0
+                } else {
+                    ms
+                }
             } else {
                 v.exp()
             };
         }
-        PhysicsCoefficients::from_array(a)
+        a
     }
 }
 
 /// The fit as a minimization problem over [`Space`]'s coordinates.
-struct Fitting<'t, 'r> {
+struct Fitting<'t> {
     space: Space,
-    targets: &'t [Target<'r>],
+    prior: Prior,
+    targets: &'t mut [Target],
     evaluations: u32,
 }
 
-impl Problem for Fitting<'_, '_> {
+impl Problem for Fitting<'_> {
     fn clamp(&self, x: &mut [f64]) {
         for (v, &i) in x.iter_mut().zip(&self.space.index) {
-            let (lo, hi) = if Space::is_overhead(i) {
+            let (lo, hi) = if is_overhead(i) {
                 (
                     OVERHEAD_FLOOR_MS.ln(),
                     (OVERHEAD_MAX_MS + OVERHEAD_FLOOR_MS).ln(),
@@ -299,7 +496,7 @@ impl Problem for Fitting<'_, '_> {
     /// A factor 1.5 for scales, 10 for overheads (whose scale is unknown:
     /// 1 µs to a second).
     fn step(&self, k: usize) -> f64 {
-        if Space::is_overhead(self.space.index[k]) {
+        if is_overhead(self.space.index[k]) {
             10f64.ln()
         } else {
             1.5f64.ln()
@@ -308,12 +505,96 @@ impl Problem for Fitting<'_, '_> {
 
     fn residuals(&mut self, x: &[f64]) -> Result<Vec<f64>, FidelityError> {
         self.evaluations += 1;
-        residuals(self.targets, self.space.coefficients(x))
+        let v = self.space.values(x);
+        residuals(self.targets, &v, &self.prior)
     }
 }
 
 /// Share of the evaluations Nelder–Mead may use before the polish.
 const SIMPLEX_SHARE: f64 = 0.4;
+
+/// The mean TTFT, TPOT and E2E log-ratios of every run at `v`.
+fn mean_errors(targets: &mut [Target], v: &Values) -> Result<Vec<f64>, FidelityError> {
+    let mut out = Vec::new();
+    for t in targets.iter_mut() {
+        let report = replay_at(t, v, false)?.report;
+        for (name, e) in summary_errors(&t.run, &report) {
+            if name.ends_with(" mean") && !name.starts_with("output_tok_s") {
+                out.push(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each scale candidate's share of the runs' time at `v` (see
+/// [`MATERIAL_SHARE`]): a 10 % change of it, and the largest relative
+/// change of a run's mean TTFT, TPOT or E2E that follows, over 10 %.
+fn shares(
+    targets: &mut [Target],
+    v: &Values,
+    candidates: &[usize],
+) -> Result<BTreeMap<String, f64>, FidelityError> {
+    let base = mean_errors(targets, v)?;
+    let step = 1.1f64.ln();
+    let mut out = BTreeMap::new();
+    for &i in candidates.iter().filter(|&&i| !is_overhead(i)) {
+        let mut moved = *v;
+        moved[i] *= 1.1;
+        let after = mean_errors(targets, &moved)?;
+        let share = base
+            .iter()
+            .zip(&after)
+            .map(|(a, b)| (b - a).abs() / step)
+            .fold(0.0, f64::max);
+        out.insert(FIT_NAMES[i].to_string(), share);
+    }
+    Ok(out)
+}
+
+/// The capacity guard: under `v` every run's simulated server must carry
+/// the load its real one carried: complete as many requests, and finish
+/// within twice the measured p99 E2E (else four times the mean) of the
+/// last arrival, not after a backlog the real server never had.
+fn check_capacity(targets: &mut [Target], v: &Values) -> Result<(), FidelityError> {
+    for t in targets.iter_mut() {
+        let out = replay_at(t, v, true)?;
+        let cohort = || out.records.iter().filter(|r| r.in_cohort);
+        let done = cohort()
+            .filter(|r| r.outcome == aisim_replay::collector::Outcome::Completed)
+            .count() as u64;
+        let name = &t.run.name;
+        if let Some(want) = t.run.measured.completed {
+            if done < want {
+                return Err(FidelityError::Overloaded {
+                    reason: format!(
+                        "under it the simulated server completes {done} of run {name}'s requests, the real one {want}"
+                    ),
+                });
+            }
+        }
+        let e2e = t.run.measured.e2e_ms;
+        let allowed_ms = match (e2e.and_then(|s| s.p99), e2e.and_then(|s| s.mean)) {
+            (Some(p99), _) => 2.0 * p99,
+            (None, Some(mean)) => 4.0 * mean,
+            (None, None) => continue,
+        };
+        let last_arrival = cohort().map(|r| r.planned_ns).max().unwrap_or(0);
+        let last_end = cohort()
+            .filter_map(|r| RequestRecord::at(r.terminal_ns))
+            .max()
+            .unwrap_or(0);
+        let tail_ms = last_end.saturating_sub(last_arrival) as f64 * 1e-6;
+        if tail_ms > allowed_ms {
+            return Err(FidelityError::Overloaded {
+                reason: format!(
+                    "under it the simulated server of run {name} ends {tail_ms:.0} ms after the last arrival, beyond the {allowed_ms:.0} ms the measured E2E allows: it cannot carry the load the real server carried"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Fits `options.fit` to `runs`.
 pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit, FidelityError> {
@@ -327,27 +608,76 @@ pub fn calibrate_observed(
     options: &CalibrateOptions,
     stage: &mut dyn FnMut(String),
 ) -> Result<Fit, FidelityError> {
-    let mut index = Vec::new();
+    let mut candidates = Vec::new();
     for name in &options.fit {
-        match COEFFICIENT_NAMES.iter().position(|n| n == name) {
-            Some(i) if !index.contains(&i) => index.push(i),
+        match FIT_NAMES.iter().position(|n| n == name) {
+            Some(i) if !candidates.contains(&i) => candidates.push(i),
             Some(_) => {}
             None => {
                 return Err(FidelityError::Field {
                     path: "--fit".into(),
                     field: name.to_string(),
-                    reason: format!("not a coefficient; use {}", COEFFICIENT_NAMES.join(", ")),
+                    reason: format!("not a coefficient; use {}", FIT_NAMES.join(", ")),
                 })
             }
         }
     }
-    let targets = targets(runs)?;
+    let http = runs.iter().any(|r| r.served != Served::InProcess);
+    let default_frontend = runs
+        .iter()
+        .find(|r| r.served != Served::InProcess)
+        .map_or(0.0, |r| r.served.default_ms());
+    let mut start: Values = [0.0; 7];
+    start[..6].copy_from_slice(&options.start.to_array());
+    start[FRONTEND] = options.start_frontend_ms.unwrap_or(default_frontend);
+    let mut centre: Values = [0.0; 7];
+    centre[..6].copy_from_slice(&PhysicsCoefficients::default().to_array());
+    centre[FRONTEND] = default_frontend;
+    let mut held = Vec::new();
+    if !http {
+        candidates.retain(|&i| i != FRONTEND);
+    }
+    let mut targets = targets(runs)?;
+    let shares = shares(&mut targets, &start, &candidates)?;
+    if !options.fit_given {
+        candidates.retain(|&i| match shares.get(FIT_NAMES[i]) {
+            Some(&share) if share < MATERIAL_SHARE => {
+                held.push(Held {
+                    name: FIT_NAMES[i].into(),
+                    reason: format!(
+                        "a share of {share:.3} of the runs' time, under {MATERIAL_SHARE}: the data cannot pin it"
+                    ),
+                });
+                false
+            }
+            _ => true,
+        });
+    }
+    for (i, name) in FIT_NAMES.iter().enumerate() {
+        if !candidates.contains(&i) && !held.iter().any(|h| h.name == *name) {
+            held.push(Held {
+                name: name.to_string(),
+                reason: if i == FRONTEND && !http {
+                    "no run was served over HTTP".into()
+                } else if options.fit_given {
+                    "not named by --fit".into()
+                } else {
+                    "the runs cannot tell it apart (docs/fidelity.md)".into()
+                },
+            });
+        }
+    }
     let mut p = Fitting {
         space: Space {
-            index,
-            start: options.start.to_array(),
+            index: candidates.clone(),
+            start,
         },
-        targets: &targets,
+        prior: Prior {
+            index: candidates,
+            centre,
+            weight: options.prior_weight,
+        },
+        targets: &mut targets,
         evaluations: 0,
     };
     let x0 = p.space.to_x(p.space.start);
@@ -396,19 +726,34 @@ pub fn calibrate_observed(
             lo_hi[k] = v;
             (v - lo).abs() <= 1e-9 || (hi - v).abs() <= 1e-9
         })
-        .map(|(_, &i)| COEFFICIENT_NAMES[i].to_string())
+        .map(|(_, &i)| i)
+        .collect::<Vec<_>>();
+    let values = p.space.values(&best.0);
+    // An overhead at 0, its default, is where the prior holds it, not a
+    // value the search was stopped at.
+    let at_bounds = at_bounds
+        .into_iter()
+        .filter(|&i| values[i] != p.prior.centre[i])
+        .map(|i| FIT_NAMES[i].to_string())
         .collect();
+    let fitted = p
+        .space
+        .index
+        .iter()
+        .map(|&i| FIT_NAMES[i].to_string())
+        .collect();
+    let evaluations = p.evaluations;
+    check_capacity(&mut targets, &values)?;
+    stage("capacity guard: every run's load is carried".into());
     Ok(Fit {
         at_bounds,
-        coefficients: p.space.coefficients(&best.0),
-        fitted: p
-            .space
-            .index
-            .iter()
-            .map(|&i| COEFFICIENT_NAMES[i].to_string())
-            .collect(),
+        coefficients: coefficients_of(&values),
+        frontend_ms: http.then_some(values[FRONTEND]),
+        fitted,
+        held,
+        shares,
         runs: runs.iter().map(|r| r.name.clone()).collect(),
-        evaluations: p.evaluations,
+        evaluations,
         start_objective,
         objective: best.1,
     })

@@ -26,6 +26,13 @@ pub enum FidelityError {
         /// Why.
         reason: String,
     },
+    /// A fit under which the simulated server cannot carry the load its
+    /// own runs measured: it is refused, not returned.
+    #[error("the fit is refused: {reason}")]
+    Overloaded {
+        /// Which run, and what the fitted model did with it.
+        reason: String,
+    },
     /// Replaying or reading something for a run failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
@@ -35,7 +42,9 @@ impl FidelityError {
     /// Whether this is aisim's bug (exit 1) rather than the input (exit 2).
     pub fn is_internal(&self) -> bool {
         match self {
-            FidelityError::Field { .. } | FidelityError::NothingToCompare { .. } => false,
+            FidelityError::Field { .. }
+            | FidelityError::NothingToCompare { .. }
+            | FidelityError::Overloaded { .. } => false,
             FidelityError::Replay(e) => e.is_internal(),
         }
     }

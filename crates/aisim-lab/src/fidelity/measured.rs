@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::json_file::read_json;
 use super::stats::{Stats, STAT_NAMES};
 use super::FidelityError;
+pub use aisim_replay::frontend::Served;
 use aisim_replay::ReplayError;
 use aisim_replay::{ReplaySpec, SCHEMA_VERSION};
 
@@ -84,28 +85,29 @@ pub struct MeasuredRun {
     /// Where the measurement was taken: the engine in process (the
     /// default), or a server over HTTP, whose TTFT holds time outside the
     /// engine (request parsing, tokenization, streaming).
-    #[serde(skip_serializing_if = "Served::is_in_process")]
+    #[serde(skip_serializing_if = "is_in_process")]
     pub served: Served,
 }
 
-/// Where a measured run's times were taken.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Served {
-    /// The engine itself, in process (no HTTP front end).
-    #[default]
-    InProcess,
-    /// An HTTP server streaming its tokens (server-sent events).
-    HttpStreaming,
-}
-
-impl Served {
-    fn is_in_process(&self) -> bool {
-        *self == Served::InProcess
+impl MeasuredRun {
+    /// The run's spec as it is replayed against its measurement: a run
+    /// served over HTTP whose spec says nothing of a front end gets that
+    /// front end's default, so its TTFT and E2E are the client's, as
+    /// measured.
+    pub fn replay_spec(&self) -> ReplaySpec {
+        let mut spec = self.spec.clone();
+        if spec.frontend.served == Served::InProcess && spec.frontend.request_ms.is_none() {
+            spec.frontend.served = self.served;
+        }
+        spec
     }
 }
 
 const TOP_FIELDS: [&str; 6] = ["version", "name", "spec", "measured", "requests", "served"];
+
+fn is_in_process(s: &Served) -> bool {
+    *s == Served::InProcess
+}
 
 fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
     match v.as_f64() {

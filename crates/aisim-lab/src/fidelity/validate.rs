@@ -159,7 +159,7 @@ pub fn replay_output(
     records: bool,
     trace: Option<Arc<TraceData>>,
 ) -> Result<ReplayOutput, FidelityError> {
-    let mut spec = run.spec.clone();
+    let mut spec = run.replay_spec();
     if let Some(t) = timing {
         spec.timing = t.clone();
     }

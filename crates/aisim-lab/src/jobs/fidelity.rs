@@ -6,20 +6,20 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use aisim_core::profile::ComputedProfile;
-use aisim_core::timing::{PhysicsTiming, TimingSpec, COEFFICIENT_NAMES};
+use aisim_core::timing::{PhysicsTiming, TimingSpec};
 use aisim_replay::ReplaySpec;
 use serde::{Deserialize, Serialize};
 
-use super::timing_form::{parse_timing, timing_flags};
+use super::timing_form::{fitted_frontend_ms, parse_timing, timing_flags};
 use super::{JobError, Version};
 use crate::fidelity::calibrate::{
-    calibrate_observed as fit_runs_observed, physics_timing, CalibrateOptions, Fit, FittedFile,
-    FITTED_VERSION,
+    calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, Fit, FittedFile,
+    FITTED_VERSION, FIT_NAMES,
 };
 use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
-use crate::fidelity::measured::MeasuredRun;
-use crate::fidelity::validate::{validate as validate_runs, ValidationReport};
+use crate::fidelity::measured::{MeasuredRun, Served};
+use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
 
 /// `aisim validate RUN.json...` (the runs required).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,11 +74,15 @@ fn with_timing(
     timing: Option<&str>,
     profile: Option<&str>,
 ) -> Result<Vec<MeasuredRun>, JobError> {
+    let frontend = fitted_frontend_ms(timing)?;
     for run in &mut runs {
         if let Some(t) = timing_flags(timing, profile, &run.spec.timing)
             .map_err(|e| e.context(format!("run {}", run.name)))?
         {
             run.spec.timing = t;
+        }
+        if let (Some(ms), false) = (frontend, run.served == Served::InProcess) {
+            run.spec.frontend.request_ms = Some(ms);
         }
     }
     Ok(runs)
@@ -109,9 +113,16 @@ pub struct CalibrateRequest {
     /// Start from these coefficients (physics or fitted:FILE) [default: physics].
     #[serde(default)]
     pub timing: Option<String>,
-    /// Most replays of the set of runs [default: 1000].
+    /// Most replays of the set of runs [default: 200].
     #[serde(default)]
     pub max_evaluations: Option<u32>,
+    /// Runs not fitted to: the fit's error is reported on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holdout: Vec<PathBuf>,
+    /// Also fit on every run but one, for each run, and report the error on
+    /// the one left out.
+    #[serde(default)]
+    pub cross_validate: bool,
 }
 
 /// What `aisim calibrate` reports: the fit, and each run's errors under it.
@@ -123,8 +134,43 @@ pub struct CalibrationReport {
     pub zero_shot: ValidationReport,
     /// The same with the fitted coefficients.
     pub calibrated: ValidationReport,
+    /// The `holdout` runs, zero-shot and under the fit (not fitted to).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<Holdout>,
+    /// Leave-one-run-out: per run, the fit on the others and its error on
+    /// the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_validation: Option<Vec<Fold>>,
     /// Wall-clock facts (not deterministic).
     pub host: CalibrationHost,
+}
+
+/// Runs the fit was not fitted to, before and under it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Holdout {
+    /// Zero-shot (the start).
+    pub zero_shot: ValidationReport,
+    /// Under the fit.
+    pub calibrated: ValidationReport,
+}
+
+/// One fold of the leave-one-run-out check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fold {
+    /// The run left out.
+    pub held_out: String,
+    /// Its errors at the start.
+    pub zero_shot: RunValidation,
+    /// Its errors under the fit on the other runs (absent when that fit was
+    /// refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<RunValidation>,
+    /// The fit on the other runs (absent when it was refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<Fit>,
+    /// Why the fit on the other runs was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// How long the fit took.
@@ -156,6 +202,16 @@ pub fn calibrate_observed(
 ) -> Result<Calibrated, JobError> {
     let started = Instant::now();
     let runs = read_runs(&r.runs)?;
+    let holdout = if r.holdout.is_empty() {
+        None
+    } else {
+        Some(read_runs(&r.holdout)?)
+    };
+    if r.cross_validate && runs.len() < 2 {
+        return Err(JobError::msg(
+            "--cross-validate needs two runs or more: each is left out of a fit on the others",
+        ));
+    }
     let mut options = CalibrateOptions::for_runs(&runs);
     if let Some(t) = &r.timing {
         let spec = parse_timing(t, None, &runs[0].spec.timing)?;
@@ -165,17 +221,19 @@ pub fn calibrate_observed(
             )));
         };
         options.start = coefficients;
+        options.start_frontend_ms = fitted_frontend_ms(Some(t))?;
     }
     if let Some(fit) = &r.fit {
         options.fit = Vec::new();
+        options.fit_given = true;
         for name in fit {
-            let known = COEFFICIENT_NAMES
+            let known = FIT_NAMES
                 .iter()
                 .find(|n| **n == name.trim())
                 .ok_or_else(|| {
                     JobError::msg(format!(
                         "--fit {name}: not a coefficient; use {}",
-                        COEFFICIENT_NAMES.join(", ")
+                        FIT_NAMES.join(", ")
                     ))
                 })?;
             options.fit.push(known);
@@ -189,23 +247,15 @@ pub fn calibrate_observed(
         }
         options.max_evaluations = n;
     }
-    let at = |c| -> Result<Vec<_>, JobError> {
-        runs.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.spec.timing = physics_timing(&r, c)?;
-                Ok(r)
-            })
-            .collect()
-    };
-    let zero_shot = validate_runs(&at(options.start)?, None)?;
+    let start = (options.start, options.start_frontend_ms);
+    let zero_shot = validate_runs(&runs_at(&runs, start.0, start.1)?, None)?;
     stage(format!(
         "zero-shot: mean absolute error {} % over {} run(s)",
         overall(&zero_shot),
         runs.len()
     ));
     let fit = fit_runs_observed(&runs, &options, stage)?;
-    let calibrated = validate_runs(&at(fit.coefficients)?, None)?;
+    let calibrated = validate_runs(&runs_at(&runs, fit.coefficients, fit.frontend_ms)?, None)?;
     stage(format!(
         "calibrated: mean absolute error {} %",
         overall(&calibrated)
@@ -215,10 +265,77 @@ pub fn calibrate_observed(
         &ComputedProfile::from_key(runs[0].spec.timing.profile_key().unwrap_or_default())?,
         fit.coefficients,
     )?;
+    let holdout = match holdout {
+        None => None,
+        Some(h) => {
+            let report = Holdout {
+                zero_shot: validate_runs(&runs_at(&h, start.0, start.1)?, None)?,
+                calibrated: validate_runs(&runs_at(&h, fit.coefficients, fit.frontend_ms)?, None)?,
+            };
+            stage(format!(
+                "held out: mean absolute error {} % zero-shot, {} % under the fit",
+                overall(&report.zero_shot),
+                overall(&report.calibrated)
+            ));
+            Some(report)
+        }
+    };
+    let cross_validation = if r.cross_validate {
+        let mut folds = Vec::new();
+        for (k, left) in runs.iter().enumerate() {
+            let others: Vec<MeasuredRun> = runs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != k)
+                .map(|(_, r)| r.clone())
+                .collect();
+            let one = std::slice::from_ref(left);
+            let zero = validate_runs(&runs_at(one, start.0, start.1)?, None)?;
+            let mut fold_options = options.clone();
+            if !options.fit_given {
+                fold_options.fit = CalibrateOptions::for_runs(&others).fit;
+            }
+            let (fit, refused) = match fit_runs_observed(&others, &fold_options, &mut |_| {}) {
+                Ok(f) => (Some(f), None),
+                Err(e @ crate::fidelity::FidelityError::Overloaded { .. }) => {
+                    (None, Some(e.to_string()))
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let calibrated = match &fit {
+                Some(f) => Some(
+                    validate_runs(&runs_at(one, f.coefficients, f.frontend_ms)?, None)?
+                        .runs
+                        .remove(0),
+                ),
+                None => None,
+            };
+            stage(format!(
+                "cross-validation: {} left out, mean absolute error {} % zero-shot, {} under the fit on the others",
+                left.name,
+                overall(&zero),
+                calibrated
+                    .as_ref()
+                    .and_then(|c| c.mape_pct.get("overall"))
+                    .map_or("refused".into(), |x| format!("{x:.2} %"))
+            ));
+            folds.push(Fold {
+                held_out: left.name.clone(),
+                zero_shot: zero.runs.into_iter().next().expect("one run validated"),
+                calibrated,
+                fit,
+                refused,
+            });
+        }
+        Some(folds)
+    } else {
+        None
+    };
     Ok(Calibrated {
         fitted: FittedFile {
             version: FITTED_VERSION,
             coefficients: fit.coefficients,
+            frontend_ms: fit.frontend_ms,
             profiles: runs
                 .iter()
                 .filter_map(|r| r.spec.timing.profile_key().map(str::to_string))
@@ -231,6 +348,8 @@ pub fn calibrate_observed(
             fit,
             zero_shot,
             calibrated,
+            holdout,
+            cross_validation,
             host: CalibrationHost {
                 wall_s: started.elapsed().as_secs_f64(),
             },

@@ -120,6 +120,15 @@ fn warn_other_profile(path: &str, fitted: &FittedFile, profile: Option<&str>) {
     }
 }
 
+/// The time outside the engine a `--timing fitted:FILE` was fitted with
+/// (runs served over HTTP), if it was; other forms have none.
+pub fn fitted_frontend_ms(timing: Option<&str>) -> Result<Option<f64>, JobError> {
+    match timing.and_then(|t| t.strip_prefix("fitted:")) {
+        Some(path) => Ok(read_fitted(path)?.frontend_ms),
+        None => Ok(None),
+    }
+}
+
 /// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
 /// where the profile comes from elsewhere (the fleet's pools).
 pub fn physics_coefficients(s: &str) -> Result<PhysicsCoefficients, JobError> {

@@ -134,6 +134,7 @@ impl<'a> Front<'a> {
                     && d.drain_s.is_none()
                     && d.max_sim_time_s.is_none(),
                 sla: spec.sla.clone(),
+                frontend_ns: spec.frontend.ns(),
                 ..options
             }),
             keep_offers: workload.may_have_sessions(),
