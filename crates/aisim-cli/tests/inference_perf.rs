@@ -445,3 +445,111 @@ fn calibration_on_one_h100_stage_predicts_the_other() {
     assert!(median_abs(&ttft) <= 10.0, "{ttft:?}");
     assert!(median_abs(&tpot) <= 5.0, "{tpot:?}");
 }
+
+/// The client's per-request log for `run_folder`'s 40 requests: request
+/// `i` sent at `0.2·i` s (out of order in the file), prompts of `130 + i%3`
+/// tokens, 16 tokens out, first token 50 ms and last 250 ms after sending;
+/// `failed` of stage 1's requests with an error. In the layout of clients
+/// of February 2026 (token times in `info`).
+fn per_request_log(failed: usize) -> Value {
+    let rows: Vec<Value> = (0..40)
+        .rev()
+        .map(|i| {
+            let start = 1000.0 + 0.2 * i as f64;
+            let error = (i >= 40 - failed).then(|| json!({"error_type": "timeout", "error_msg": "x"}));
+            json!({
+                "start_time": start,
+                "end_time": start + 0.25,
+                "request": "a prompt's text",
+                "response": "the answer",
+                "info": {
+                    "input_tokens": 130 + i % 3,
+                    "output_tokens": 16,
+                    "output_token_times": (0..16).map(|k| start + 0.05 + 0.2 * k as f64 / 15.0).collect::<Vec<_>>(),
+                },
+                "error": error,
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+#[test]
+fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
+    let dir = run_folder("ip-logged");
+    let log = dir.join("results/per_request_lifecycle_metrics.json");
+    std::fs::write(&log, per_request_log(0).to_string()).unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = read(&out(&dir).join("run.json"));
+    assert_eq!(run["requests"], "run.requests.jsonl");
+    let trace = std::fs::read_to_string(out(&dir).join("run.trace.jsonl")).unwrap();
+    let rows: Vec<Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 40);
+    for (i, r) in rows.iter().enumerate() {
+        let at = r["timestamp"].as_f64().unwrap();
+        assert!((at - 200.0 * i as f64).abs() < 1e-6, "row {i}: {at}");
+        assert_eq!(r["input_length"], 130 + i % 3);
+        assert_eq!(r["output_length"], 16);
+    }
+    // Stage 1's 20 requests, each its TTFT and E2E, in the generic shape.
+    let requests = std::fs::read_to_string(out(&dir).join("run.requests.jsonl")).unwrap();
+    let reqs: Vec<Value> = requests
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reqs.len(), 20);
+    for r in &reqs {
+        let send = r["send_s"].as_f64().unwrap();
+        let ttft = r["first_token_s"].as_f64().unwrap() - send;
+        let e2e = r["end_s"].as_f64().unwrap() - send;
+        assert!(
+            (ttft - 0.05).abs() < 1e-9 && (e2e - 0.25).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    // It validates and calibrates with them.
+    let runfile = out(&dir).join("run.json");
+    let o = aisim(&["validate", runfile.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A failed request leaves the summary alone as the measurement.
+    std::fs::write(&log, per_request_log(2).to_string()).unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&runfile).get("requests").is_none());
+    // A log of another run, or a bad row, is an error naming the field.
+    let mut short = per_request_log(0);
+    short.as_array_mut().unwrap().pop();
+    std::fs::write(&log, short.to_string()).unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("39 requests logged")
+            && stderr(&o).contains("per_request_lifecycle_metrics.json"),
+        "{}",
+        stderr(&o)
+    );
+    let mut bad = per_request_log(0);
+    bad[3]["end_time"] = json!(1.0);
+    std::fs::write(&log, bad.to_string()).unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("[3].end_time"), "{}", stderr(&o));
+    let mut no_len = per_request_log(0);
+    no_len[5]["info"]["input_tokens"] = json!(0);
+    std::fs::write(&log, no_len.to_string()).unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("input_tokens"), "{}", stderr(&o));
+    std::fs::write(&log, "[{\"start_time\": 1,").unwrap();
+    let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("per_request_lifecycle_metrics.json"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -5,7 +5,10 @@
 //! ran; `profile.yaml`, what was asked, only when it is absent),
 //! `results/stage_N_lifecycle_metrics.json` per constant-rate stage and
 //! `summary_lifecycle_metrics.json`, and beside them `exp-config.yaml` (the
-//! serving limits). The metrics are summaries, so the run is summary-only.
+//! serving limits). The metrics are summaries; when the client also kept
+//! `results/per_request_lifecycle_metrics.json`, its send times and lengths
+//! replace the rebuilt ones, and its latencies become the run's per-request
+//! file.
 //!
 //! The trace is rebuilt from what the client sent, after inference-perf's
 //! source (kubernetes-sigs/inference-perf: `datagen/shared_prefix_datagen.py`
@@ -43,9 +46,10 @@ use aisim_replay::ReplaySpec;
 use serde_json::Value as Json;
 use serde_yaml_ng::Value as Yaml;
 
-use super::import::{trace_path, Imported};
+use super::import::{requests_path, trace_path, Imported};
 use super::measured::{Measured, MeasuredRun, Served, MEASURED_VERSION};
 use super::stats::Stats;
+use super::timed_request::{requests_text, TimedRequest};
 use super::FidelityError;
 
 /// Which part of the run to import.
@@ -382,16 +386,20 @@ pub fn read_inference_perf(
     let input = prompt_len.round().max(1.0) as u32;
     let system = ((prompts.system_len as f64) * prompt_len / configured).round() as u32;
     let pause = interval(&config);
-    let trace = shared_prefix_trace(
-        &prompts,
-        &loads,
-        &counts,
-        &tails,
-        pause,
-        input,
-        system.min(input),
-        block_size,
-    );
+    let system_share = system.min(input) as f64 / input as f64;
+    // The client's own log of every request, when it kept one: the real
+    // send times and lengths, and each request's latencies.
+    let logged_path = results.join("per_request_lifecycle_metrics.json");
+    let logged = if logged_path.is_file() {
+        Some(read_logged(&logged_path, &counts, prompts.output_len)?)
+    } else {
+        None
+    };
+    let sends = match &logged {
+        Some(l) => l.sends.clone(),
+        None => rebuilt_sends(&loads, &counts, &tails, pause, input, prompts.output_len),
+    };
+    let trace = shared_prefix_trace(&prompts, &sends, system_share, block_size);
     let ttft = stats_ms(
         &metrics_path,
         &metrics,
@@ -423,6 +431,13 @@ pub fn read_inference_perf(
         );
     }
     apply_exp_config(dir, &mut spec)?;
+    // Per-request latencies when every measured request completed (a
+    // failed one has none, and the cohort is then the summary's alone).
+    let requests = logged.and_then(|l| {
+        let measured: Vec<TimedRequest> = l.timed[first..].iter().flatten().cloned().collect();
+        (measured.len() as u64 == measured_sent && l.streamed)
+            .then(|| (requests_path(out), requests_text(&measured)))
+    });
     let trace_path = trace_path(out);
     spec.workload = WorkloadSpec::Trace {
         path: PathBuf::from(trace_path.file_name().unwrap_or_default()),
@@ -436,12 +451,160 @@ pub fn read_inference_perf(
             name: name.to_string(),
             spec,
             measured,
-            requests: None,
+            requests: requests
+                .as_ref()
+                .map(|(p, _)| PathBuf::from(p.file_name().unwrap_or_default())),
             served: Served::HttpStreaming,
         },
         trace_path,
         trace,
-        requests: None,
+        requests,
+    })
+}
+
+/// One request of the client's `per_request_lifecycle_metrics.json` (its
+/// `RequestLifecycleMetric`, kubernetes-sigs/inference-perf
+/// `apis/base.py` and `reportgen/base.py` at 7de5ef2; the token times sit
+/// in `info` in clients of February 2026, in `info.response_metrics`
+/// later). Prompt and response texts are skipped unread.
+#[derive(Debug, serde::Deserialize)]
+struct Logged {
+    start_time: f64,
+    end_time: f64,
+    #[serde(default)]
+    info: Option<LoggedInfo>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct LoggedInfo {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    output_token_times: Option<Vec<f64>>,
+    #[serde(default)]
+    response_metrics: Option<LoggedResponse>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct LoggedResponse {
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    output_token_times: Option<Vec<f64>>,
+}
+
+/// What the client's log gives: per stage, every request as sent (from the
+/// first send), and the completed ones' times; `streamed` when every
+/// completed request has its first token's time.
+struct LoggedRun {
+    sends: Vec<Vec<Sent>>,
+    timed: Vec<Vec<TimedRequest>>,
+    streamed: bool,
+}
+
+/// Reads the client's log of every request, split into stages by send
+/// order and the stages' request counts (`counts`, from their metrics).
+fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun, FidelityError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| FidelityError::field(path, "(file)", e.to_string()))?;
+    let mut rows: Vec<Logged> =
+        serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
+            FidelityError::field(path, "(file)", aisim_core::text_file::json_error_text(&e))
+        })?;
+    let want: u64 = counts.iter().sum();
+    if rows.len() as u64 != want {
+        return Err(FidelityError::field(
+            path,
+            "(requests)",
+            format!(
+                "{} requests logged, but the stages' load_summary.count add up to {want}: the log is not this run's",
+                rows.len()
+            ),
+        ));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let field = |f: &str| format!("[{i}].{f}");
+        for (f, v) in [("start_time", r.start_time), ("end_time", r.end_time)] {
+            if !v.is_finite() {
+                return Err(FidelityError::field(
+                    path,
+                    field(f),
+                    format!("{v}: not a time"),
+                ));
+            }
+        }
+        if r.end_time < r.start_time {
+            return Err(FidelityError::field(
+                path,
+                field("end_time"),
+                format!("{}: before its start_time {}", r.end_time, r.start_time),
+            ));
+        }
+    }
+    rows.sort_by(|a, b| a.start_time.total_cmp(&b.start_time));
+    let t0 = rows.first().map_or(0.0, |r| r.start_time);
+    let mut sends = Vec::with_capacity(counts.len());
+    let mut timed = Vec::with_capacity(counts.len());
+    let mut streamed = true;
+    let mut rest = rows.iter().enumerate();
+    for &count in counts {
+        let (mut stage_sends, mut stage_timed) = (Vec::new(), Vec::new());
+        for (i, r) in rest.by_ref().take(count as usize) {
+            let info = r.info.as_ref();
+            let response = info.and_then(|x| x.response_metrics.as_ref());
+            let tokens = |v: Option<u64>| v.map(|n| n.min(u32::MAX as u64) as u32);
+            let input = tokens(info.and_then(|x| x.input_tokens)).filter(|&n| n > 0);
+            let output = tokens(
+                response
+                    .and_then(|x| x.output_tokens)
+                    .or(info.and_then(|x| x.output_tokens)),
+            )
+            .filter(|&n| n > 0)
+            .unwrap_or(output_len);
+            let Some(input) = input else {
+                return Err(FidelityError::field(
+                    path,
+                    format!("[{i}].info.input_tokens"),
+                    "missing or 0: each request's prompt length is needed",
+                ));
+            };
+            stage_sends.push(Sent {
+                at_s: r.start_time - t0,
+                input,
+                output,
+            });
+            if r.error.is_some() {
+                continue;
+            }
+            let times = response
+                .and_then(|x| x.output_token_times.as_ref())
+                .or(info.and_then(|x| x.output_token_times.as_ref()));
+            let first = times
+                .and_then(|t| t.first().copied())
+                .filter(|t| t.is_finite() && *t >= r.start_time && *t <= r.end_time);
+            streamed &= first.is_some();
+            stage_timed.push(TimedRequest {
+                line: i + 1,
+                id: format!("{i}"),
+                send_s: r.start_time - t0,
+                first_token_s: first.unwrap_or(r.end_time) - t0,
+                end_s: r.end_time - t0,
+                input_tokens: input,
+                output_tokens: output,
+                hash_ids: None,
+            });
+        }
+        sends.push(stage_sends);
+        timed.push(stage_timed);
+    }
+    Ok(LoggedRun {
+        sends,
+        timed,
+        streamed,
     })
 }
 
@@ -513,56 +676,88 @@ fn profile_timing_mut(spec: &mut ReplaySpec) -> Option<&mut String> {
     }
 }
 
-/// The requests of stages `0 ..= counts.len() − 1` as Mooncake JSONL:
-/// stage `s` sends `counts[s]` requests at exponential gaps rescaled to its
-/// duration, from a second after it starts; the next starts when the last
-/// is answered (`tails[s]`, its slowest request, s), `pause` and a second
-/// later. Request `k` of a stage sends prompt `order[k mod prompts]`, each
-/// prompt `input` tokens long, its first `system` shared within its group.
-#[allow(clippy::too_many_arguments)]
-fn shared_prefix_trace(
-    p: &PromptSet,
+/// One request of the trace: when it was sent (s, from the first stage's
+/// start), its prompt and output tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sent {
+    at_s: f64,
+    input: u32,
+    output: u32,
+}
+
+/// What a stage of the client's sends, rebuilt from its load (see the
+/// module's notes): `counts[s]` requests per stage at exponential gaps
+/// rescaled to its duration, the next stage after the last answer.
+fn rebuilt_sends(
     loads: &[StageLoad],
     counts: &[u64],
     tails: &[f64],
     pause: f64,
     input: u32,
-    system: u32,
-    block_size: u32,
-) -> String {
-    let n = p.groups * p.per_group;
-    let order = permutation(n);
-    let block = block_size.max(1) as u64;
-    let blocks = (input as u64).div_ceil(block);
-    let shared = system as u64 / block;
+    output: u32,
+) -> Vec<Vec<Sent>> {
     let mut rng = SplitMix(0x5eed_1f0a_7c3e_2b19);
-    let mut out = Vec::new();
     let mut start_s = 0.0f64;
+    let mut out = Vec::with_capacity(counts.len());
     for (s, &count) in counts.iter().enumerate() {
         let duration = loads[s].duration_s;
         let gaps: Vec<f64> = (0..count).map(|_| -(1.0 - rng.unit()).ln()).collect();
         let total: f64 = gaps.iter().sum();
         let scale = if total > 0.0 { duration / total } else { 0.0 };
         let mut at_s = start_s + 1.0;
-        for (k, gap) in gaps.iter().enumerate() {
-            at_s += gap * scale;
+        out.push(
+            gaps.iter()
+                .map(|gap| {
+                    at_s += gap * scale;
+                    Sent {
+                        at_s,
+                        input,
+                        output,
+                    }
+                })
+                .collect(),
+        );
+        start_s += 1.0 + duration + tails[s] + pause;
+    }
+    out
+}
+
+/// The shared-prefix trace of `sends` (per stage): request `k` of a stage
+/// sends prompt `order[k mod n]`, its group's system prompt
+/// (`system_share` of its tokens) in blocks shared by the group.
+fn shared_prefix_trace(
+    p: &PromptSet,
+    sends: &[Vec<Sent>],
+    system_share: f64,
+    block_size: u32,
+) -> String {
+    let n = p.groups * p.per_group;
+    let order = permutation(n);
+    let block = block_size.max(1) as u64;
+    // Block ids: a group's shared blocks below `n · stride`, then each
+    // prompt's own, `stride` apart (the longest prompt's blocks).
+    let longest = sends.iter().flatten().map(|r| r.input).max().unwrap_or(1) as u64;
+    let stride = longest.div_ceil(block).max(1);
+    let mut out = Vec::new();
+    for stage in sends {
+        for (k, r) in stage.iter().enumerate() {
             let prompt = order[(k as u64 % n) as usize];
             let group = prompt / p.per_group;
-            // Group blocks first (ids below n·blocks never clash with them),
-            // then the prompt's own.
+            let blocks = (r.input as u64).div_ceil(block);
+            let system = ((r.input as f64 * system_share).round() as u64).min(r.input as u64);
+            let shared = system / block;
             let ids: Vec<u64> = (0..blocks)
                 .map(|b| {
                     if b < shared {
-                        group * blocks + b
+                        group * stride + b
                     } else {
-                        n * blocks + prompt * blocks + b
+                        n * stride + prompt * stride + b
                     }
                 })
                 .collect();
-            write_mooncake_row(&mut out, at_s * 1e3, input, p.output_len, &ids, None, None)
+            write_mooncake_row(&mut out, r.at_s * 1e3, r.input, r.output, &ids, None, None)
                 .expect("writing to memory");
         }
-        start_s += 1.0 + duration + tails[s] + pause;
     }
     String::from_utf8(out).expect("the rows are ASCII")
 }
@@ -628,7 +823,8 @@ mod tests {
                 duration_s: 1.0,
             },
         ];
-        let text = shared_prefix_trace(&p, &loads, &[4, 4], &[0.5, 0.0], 1.0, 64, 32, 16);
+        let sends = rebuilt_sends(&loads, &[4, 4], &[0.5, 0.0], 1.0, 64, 8);
+        let text = shared_prefix_trace(&p, &sends, 0.5, 16);
         let rows: Vec<Json> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
