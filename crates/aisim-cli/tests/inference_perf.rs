@@ -101,6 +101,15 @@ fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The rows of a JSON-lines file.
+fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn a_stage_becomes_a_summary_only_run_over_http_with_the_earlier_stages_as_warm_up() {
     let dir = run_folder("ip-stage");
@@ -128,11 +137,7 @@ fn a_stage_becomes_a_summary_only_run_over_http_with_the_earlier_stages_as_warm_
     assert_eq!(spec["discipline"]["warmup_requests"], 20);
     // Both stages' requests, back to back, every prompt 133 tokens long;
     // request 10 repeats request 0's prompt whole (10 prompts).
-    let trace = std::fs::read_to_string(out(&dir).join("run.trace.jsonl")).unwrap();
-    let rows: Vec<Value> = trace
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_lines(&out(&dir).join("run.trace.jsonl"));
     assert_eq!(rows.len(), 40);
     // Stage 0's 20 requests from 1 s to its end at 5 s (exponential gaps
     // rescaled to its 4 s); stage 1 after stage 0's end, its slowest request
@@ -483,11 +488,7 @@ fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = read(&out(&dir).join("run.json"));
     assert_eq!(run["requests"], "run.requests.jsonl");
-    let trace = std::fs::read_to_string(out(&dir).join("run.trace.jsonl")).unwrap();
-    let rows: Vec<Value> = trace
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_lines(&out(&dir).join("run.trace.jsonl"));
     assert_eq!(rows.len(), 40);
     for (i, r) in rows.iter().enumerate() {
         let at = r["timestamp"].as_f64().unwrap();
@@ -496,11 +497,7 @@ fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
         assert_eq!(r["output_length"], 16);
     }
     // Stage 1's 20 requests, each its TTFT and E2E, in the generic shape.
-    let requests = std::fs::read_to_string(out(&dir).join("run.requests.jsonl")).unwrap();
-    let reqs: Vec<Value> = requests
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let reqs = read_lines(&out(&dir).join("run.requests.jsonl"));
     assert_eq!(reqs.len(), 20);
     for r in &reqs {
         let send = r["send_s"].as_f64().unwrap();

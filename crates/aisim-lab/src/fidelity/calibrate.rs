@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use aisim_core::profile::ComputedProfile;
-use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
+use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use serde::{Deserialize, Serialize};
 
 use super::json_file::read_json;
@@ -27,17 +27,12 @@ use aisim_replay::workload::load_trace;
 pub const FITTED_VERSION: u32 = 1;
 
 /// What calibration can fit: the physics coefficients
-/// ([`aisim_core::timing::COEFFICIENT_NAMES`]), then the time a request spends outside the
+/// ([`COEFFICIENT_NAMES`]), then the time a request spends outside the
 /// engine (`frontend_ms`, for runs served over HTTP).
-pub const FIT_NAMES: [&str; 7] = [
-    "compute",
-    "weights",
-    "kv",
-    "allreduce",
-    "pass_ms",
-    "request_ms",
-    "frontend_ms",
-];
+pub const FIT_NAMES: [&str; 7] = {
+    let c = COEFFICIENT_NAMES;
+    [c[0], c[1], c[2], c[3], c[4], c[5], "frontend_ms"]
+};
 /// Index of `frontend_ms` in [`FIT_NAMES`].
 const FRONTEND: usize = 6;
 
