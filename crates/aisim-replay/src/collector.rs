@@ -234,7 +234,7 @@ impl TraceCollector {
         // between tokens are the engine's.
         let fe = self.frontend_ns;
         if r.tokens == 0 {
-            let first = ends[0].0 + fe;
+            let first = ends[0].0.saturating_add(fe);
             if let Some(v) = &mut self.recent_ttft {
                 v.push(first.saturating_sub(r.planned_ns));
             }
@@ -242,7 +242,7 @@ impl TraceCollector {
             r.last_token_ns = first;
             rest = &ends[1..];
         }
-        let mut last = r.last_token_ns - fe;
+        let mut last = r.last_token_ns.saturating_sub(fe);
         if direct {
             if r.in_cohort {
                 for &SimTime(at) in rest {
@@ -257,7 +257,7 @@ impl TraceCollector {
                 last = at;
             }
         }
-        r.last_token_ns = last_end + fe;
+        r.last_token_ns = last_end.saturating_add(fe);
         r.tokens += ends.len() as u32;
     }
 
@@ -270,7 +270,7 @@ impl TraceCollector {
         // A completion reaches the client with its last token; a timeout or
         // a refusal is the client's own time.
         r.terminal_ns = if outcome == Outcome::Completed {
-            at.0 + self.frontend_ns
+            at.0.saturating_add(self.frontend_ns)
         } else {
             at.0
         };
