@@ -121,11 +121,17 @@ enum Command {
     Validate(commands::validate::ValidateArgs),
     /// Fit the physics timing model's coefficients to measured runs.
     ///
-    /// Replays the runs inside a bounded, deterministic Nelder-Mead search and
-    /// writes the coefficients --timing fitted:FILE reads.
+    /// Replays the runs inside a bounded, deterministic search (Nelder-Mead,
+    /// then Levenberg-Marquardt) whose score is the runs' misfit plus priors
+    /// that keep each coefficient near the physics; fits only the terms that
+    /// are a material share of the runs' time; refuses a fit under which a
+    /// run's load could not be carried; writes the coefficients --timing
+    /// fitted:FILE reads (docs/fidelity.md).
     ///
-    /// Example:
+    /// Examples:
     ///   aisim calibrate rtx4090.json pro6000.json --out fitted.json
+    ///   aisim calibrate stage0.json --holdout stage1.json --out fitted.json
+    ///   aisim calibrate a.json b.json c.json --cross-validate --out fitted.json
     #[command(verbatim_doc_comment)]
     Calibrate(commands::calibrate::CalibrateArgs),
     /// Two replay reports side by side: every figure with its delta.

@@ -512,6 +512,12 @@ fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
     let runfile = out(&dir).join("run.json");
     let o = aisim(&["validate", runfile.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The first stage of the two: the log's later stage is left out.
+    let o = import(&dir, &["--stage", "0", "--profile", "h100/mixtral-8x7b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_lines(&out(&dir).join("run.trace.jsonl"));
+    assert_eq!(rows.len(), 20);
+    assert_eq!(read_lines(&out(&dir).join("run.requests.jsonl")).len(), 20);
     // A failed request leaves the summary alone as the measurement.
     std::fs::write(&log, per_request_log(2).to_string()).unwrap();
     let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
@@ -540,7 +546,11 @@ fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
     std::fs::write(&log, no_len.to_string()).unwrap();
     let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("input_tokens"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[5].info.input_tokens"),
+        "the row's place in the file: {}",
+        stderr(&o)
+    );
     std::fs::write(&log, "[{\"start_time\": 1,").unwrap();
     let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
     assert_eq!(o.status.code(), Some(2));

@@ -267,13 +267,11 @@ impl TraceCollector {
         let Some(mut r) = self.live.remove(id) else {
             return false;
         };
-        // A completion reaches the client with its last token; a timeout or
-        // a refusal is the client's own time.
-        r.terminal_ns = if outcome == Outcome::Completed {
-            at.0.saturating_add(self.frontend_ns)
-        } else {
-            at.0
-        };
+        // Every end reaches the client the front end's time later: a
+        // completion with its last token, a refusal with its answer, and a
+        // timeout, armed that much early on the engine's clock, at the
+        // client's own deadline.
+        r.terminal_ns = at.0.saturating_add(self.frontend_ns);
         r.outcome = outcome;
         if let (Some(v), Outcome::Completed, 2..) = (&mut self.recent_tpot, outcome, r.tokens) {
             v.push((r.last_token_ns - r.first_token_ns) / u64::from(r.tokens - 1));

@@ -15,6 +15,21 @@ use crate::error::ReplayError;
 /// ms over ten stages of two models, median 25.2; docs/fidelity.md).
 pub const HTTP_STREAMING_FRONTEND_MS: f64 = 25.0;
 
+/// The longest time outside the engine a spec or a fit may give, ms (an hour).
+pub const MAX_FRONTEND_MS: f64 = 3.6e6;
+
+/// Why `ms` is not a time outside the engine (finite, 0 to
+/// [`MAX_FRONTEND_MS`]), if it is not.
+pub fn check_frontend_ms(ms: f64) -> Result<(), String> {
+    if ms.is_finite() && (0.0..=MAX_FRONTEND_MS).contains(&ms) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{ms}: must be a number of ms from 0 to 3,600,000 (an hour)"
+        ))
+    }
+}
+
 /// Where requests reach the engine from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,13 +89,16 @@ impl FrontendSpec {
         (self.ms() * 1e6).round() as u64
     }
 
-    /// A finite time of 0 or more, under an hour.
+    /// A finite time of 0 or more, at most [`MAX_FRONTEND_MS`]; none in
+    /// process.
     pub fn validate(&self) -> Result<(), ReplayError> {
         if let Some(ms) = self.request_ms {
-            if !(ms.is_finite() && (0.0..=3.6e6).contains(&ms)) {
+            check_frontend_ms(ms)
+                .map_err(|reason| ReplayError::spec("frontend.request_ms", reason))?;
+            if ms > 0.0 && self.served == Served::InProcess {
                 return Err(ReplayError::spec(
                     "frontend.request_ms",
-                    format!("{ms}: must be a number of ms from 0 to 3,600,000 (an hour)"),
+                    format!("{ms} ms with served in_process: an engine in process has no time outside it; give served http_streaming"),
                 ));
             }
         }

@@ -1190,6 +1190,15 @@ impl ReplaySpec {
         }
         self.router.validate()?;
         self.frontend.validate()?;
+        if let Some(t) = self.discipline.timeout_s {
+            let fe = self.frontend.ms();
+            if fe > 0.0 && t * 1e3 <= fe {
+                return Err(ReplayError::spec(
+                    "discipline.timeout_s",
+                    format!("{t} s is within the front end's {fe} ms outside the engine: no request could reach its client in time"),
+                ));
+            }
+        }
         check_positive("admission.speedup", self.admission.speedup)?;
         if self.admission.concurrency == Some(0) {
             return Err(ReplayError::spec(

@@ -79,28 +79,75 @@ fn a_streaming_server_defaults_to_its_measured_time_outside_the_engine() {
 }
 
 #[test]
-fn timeouts_are_the_clients_own_time() {
-    // Requests cut by a timeout end at the timeout, front end or not.
+fn the_timeout_is_the_clients_and_nothing_reaches_it_later() {
+    // A client gives up 0.5 s after sending: with 30 ms outside the engine,
+    // the engine has 470 ms, and every request ends for its client by 0.5 s.
     let mut base = trace_spec(fixture("traces/mooncake_small.jsonl"), 1, 400.0, 40.0);
     base.discipline = DisciplineSpec {
         timeout_s: Some(0.5),
         ..DisciplineSpec::default()
     };
-    let engine = served(&base, FrontendSpec::default());
-    let client = served(
-        &base,
+    for frontend in [
+        FrontendSpec::default(),
         FrontendSpec {
             served: Served::HttpStreaming,
-            request_ms: Some(3.0),
+            request_ms: Some(30.0),
         },
-    );
-    let cut = |o: &aisim_replay::ReplayOutput| {
-        o.records
-            .iter()
-            .filter(|r| r.outcome == aisim_replay::collector::Outcome::TimedOut)
-            .map(|r| (r.id, r.terminal_ns))
-            .collect::<Vec<_>>()
+    ] {
+        let out = served(&base, frontend);
+        let timeout_ns = 500_000_000u64;
+        let mut cut = 0;
+        for r in &out.records {
+            match r.outcome {
+                aisim_replay::collector::Outcome::TimedOut => {
+                    cut += 1;
+                    assert_eq!(r.terminal_ns, r.planned_ns + timeout_ns, "{frontend:?}");
+                    if r.tokens > 0 {
+                        assert!(r.last_token_ns <= r.terminal_ns, "{frontend:?} {r:?}");
+                    }
+                }
+                aisim_replay::collector::Outcome::Completed => {
+                    assert!(
+                        r.terminal_ns - r.planned_ns <= timeout_ns,
+                        "{frontend:?} {r:?}"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert!(cut > 0, "the fixture times requests out");
+    }
+    // A front end as long as the timeout leaves the engine no time: refused.
+    let mut spec = base.clone();
+    spec.frontend = FrontendSpec {
+        served: Served::HttpStreaming,
+        request_ms: Some(500.0),
     };
-    assert!(!cut(&engine).is_empty(), "the fixture times requests out");
-    assert_eq!(cut(&engine), cut(&client));
+    let e = spec.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("discipline.timeout_s") && e.contains("500"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_engine_in_process_has_no_time_outside_it() {
+    let e = FrontendSpec {
+        served: Served::InProcess,
+        request_ms: Some(5.0),
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("frontend.request_ms") && e.contains("in_process"),
+        "{e}"
+    );
+    // 0 is what in process means, and is accepted.
+    FrontendSpec {
+        served: Served::InProcess,
+        request_ms: Some(0.0),
+    }
+    .validate()
+    .unwrap();
 }

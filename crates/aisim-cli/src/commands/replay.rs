@@ -23,7 +23,7 @@ use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{anyhow_of, input, CliError};
 use crate::output::{check_paths, stdout_taker, HtmlArgs, OutputArgs, Target};
-use aisim_lab::jobs::timing_form::{fitted_frontend_ms, timing_flags, timing_in};
+use aisim_lab::jobs::timing_form::{apply_frontend, timing_flags, timing_in};
 use aisim_replay::frontend::Served;
 
 /// Requests the router queue holds unless `--router-queue-capacity` says.
@@ -456,22 +456,12 @@ impl ReplayArgs {
                 *field = flag;
             }
         }
-        if let Some(f) = self.frontend {
-            spec.frontend.served = match f {
-                FrontendArg::InProcess => Served::InProcess,
-                FrontendArg::HttpStreaming => Served::HttpStreaming,
-            };
-        }
-        // A fit on runs served over HTTP carries their time outside the
-        // engine, for replays of such a server.
-        let fitted_ms = if spec.frontend.served == Served::InProcess {
-            None
-        } else {
-            fitted_frontend_ms(self.timing.as_deref()).map_err(anyhow_of)?
-        };
-        if let Some(ms) = self.frontend_ms.or(fitted_ms) {
-            spec.frontend.request_ms = Some(ms);
-        }
+        let served = self.frontend.map(|f| match f {
+            FrontendArg::InProcess => Served::InProcess,
+            FrontendArg::HttpStreaming => Served::HttpStreaming,
+        });
+        apply_frontend(&mut spec, served, self.frontend_ms, self.timing.as_deref())
+            .map_err(anyhow_of)?;
         self.check_effects(&spec)?;
         // The spec keeps only what was set: the profile's engine facts are
         // applied when a run is built (`Replayer::new`), so a sweep's base or
@@ -767,6 +757,11 @@ impl ReplayArgs {
                 "router.inner",
                 "--router-inner",
                 self.router_inner.is_some(),
+            ),
+            (
+                "frontend.request_ms",
+                "--frontend-ms",
+                self.frontend_ms.is_some(),
             ),
             ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
             ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),

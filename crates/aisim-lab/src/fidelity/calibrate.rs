@@ -19,6 +19,7 @@ use super::optimize::{levenberg_marquardt, nelder_mead, score, Problem};
 use super::request_times::MeasuredRequests;
 use super::validate::{compare, replay_output};
 use super::FidelityError;
+use aisim_replay::frontend::check_frontend_ms;
 use aisim_replay::record::RequestRecord;
 use aisim_replay::trace::TraceData;
 use aisim_replay::workload::load_trace;
@@ -33,6 +34,10 @@ pub const FIT_NAMES: [&str; 7] = {
     let c = COEFFICIENT_NAMES;
     [c[0], c[1], c[2], c[3], c[4], c[5], "frontend_ms"]
 };
+const _: () = assert!(
+    COEFFICIENT_NAMES.len() == 6,
+    "FIT_NAMES lists each coefficient"
+);
 /// Index of `frontend_ms` in [`FIT_NAMES`].
 const FRONTEND: usize = 6;
 
@@ -215,13 +220,8 @@ impl FittedFile {
             .validate("coefficients")
             .map_err(|e| FidelityError::field(path, "coefficients", e.to_string()))?;
         if let Some(ms) = f.frontend_ms {
-            if !(ms.is_finite() && ms >= 0.0) {
-                return Err(FidelityError::field(
-                    path,
-                    "frontend_ms",
-                    format!("{ms}: must be a finite number of ms, 0 or more"),
-                ));
-            }
+            check_frontend_ms(ms)
+                .map_err(|reason| FidelityError::field(path, "frontend_ms", reason))?;
         }
         Ok(f)
     }
@@ -258,8 +258,8 @@ pub fn runs_at(
         .map(|r| {
             let mut r = r.clone();
             r.spec.timing = physics_timing(&r, c)?;
-            if r.served != Served::InProcess && frontend_ms.is_some() {
-                r.spec.frontend.request_ms = frontend_ms;
+            if let Some(ms) = frontend_ms {
+                r.set_frontend_ms(ms);
             }
             Ok(r)
         })
@@ -328,9 +328,7 @@ fn replay_at(
     v: &Values,
     records: bool,
 ) -> Result<aisim_replay::ReplayOutput, FidelityError> {
-    if t.run.served != Served::InProcess {
-        t.run.spec.frontend.request_ms = Some(v[FRONTEND]);
-    }
+    t.run.set_frontend_ms(v[FRONTEND]);
     let timing = physics_timing(&t.run, coefficients_of(v))?;
     replay_output(&t.run, Some(&timing), records, t.trace.clone())
 }
@@ -514,7 +512,7 @@ fn mean_errors(targets: &mut [Target], v: &Values) -> Result<Vec<f64>, FidelityE
     for t in targets.iter_mut() {
         let report = replay_at(t, v, false)?.report;
         for (name, e) in summary_errors(&t.run, &report) {
-            if name.ends_with(" mean") && !name.starts_with("output_tok_s") {
+            if ["ttft_ms mean", "tpot_ms mean", "e2e_ms mean"].contains(&name.as_str()) {
                 out.push(e);
             }
         }
@@ -618,13 +616,14 @@ pub fn calibrate_observed(
         }
     }
     let http = runs.iter().any(|r| r.served != Served::InProcess);
-    let default_frontend = runs
-        .iter()
-        .find(|r| r.served != Served::InProcess)
-        .map_or(0.0, |r| r.served.default_ms());
+    let served = runs.iter().find(|r| r.served != Served::InProcess);
+    // The prior's centre is the default of where the runs were served; the
+    // start, what their replays use (their specs', else that default).
+    let default_frontend = served.map_or(0.0, |r| r.served.default_ms());
+    let own_frontend = served.and_then(MeasuredRun::frontend_ms).unwrap_or(0.0);
     let mut start: Values = [0.0; 7];
     start[..6].copy_from_slice(&options.start.to_array());
-    start[FRONTEND] = options.start_frontend_ms.unwrap_or(default_frontend);
+    start[FRONTEND] = options.start_frontend_ms.unwrap_or(own_frontend);
     let mut centre: Values = [0.0; 7];
     centre[..6].copy_from_slice(&PhysicsCoefficients::default().to_array());
     centre[FRONTEND] = default_frontend;

@@ -391,7 +391,20 @@ pub fn read_inference_perf(
     // send times and lengths, and each request's latencies.
     let logged_path = results.join("per_request_lifecycle_metrics.json");
     let logged = if logged_path.is_file() {
-        Some(read_logged(&logged_path, &counts, prompts.output_len)?)
+        // The log holds every stage's requests, the later ones too.
+        let all: Vec<u64> = (0..loads.len())
+            .map(|s| {
+                Ok(if s <= last {
+                    counts[s]
+                } else {
+                    stage_facts(s)?.0
+                })
+            })
+            .collect::<Result<_, FidelityError>>()?;
+        let mut l = read_logged(&logged_path, &all, prompts.output_len)?;
+        l.sends.truncate(last + 1);
+        l.timed.truncate(last + 1);
+        Some(l)
     } else {
         None
     };
@@ -434,9 +447,12 @@ pub fn read_inference_perf(
     // Per-request latencies when every measured request completed (a
     // failed one has none, and the cohort is then the summary's alone).
     let requests = logged.and_then(|l| {
-        let measured: Vec<TimedRequest> = l.timed[first..].iter().flatten().cloned().collect();
-        (measured.len() as u64 == measured_sent && l.streamed)
-            .then(|| (requests_path(out), requests_text(&measured)))
+        let measured: Vec<LoggedTimes> = l.timed[first..].iter().flatten().cloned().collect();
+        let streamed = measured.iter().all(|r| r.first_token_s.is_some());
+        (measured.len() as u64 == measured_sent && streamed).then(|| {
+            let timed: Vec<TimedRequest> = measured.into_iter().map(|r| r.timed).collect();
+            (requests_path(out), requests_text(&timed))
+        })
     });
     let trace_path = trace_path(out);
     spec.workload = WorkloadSpec::Trace {
@@ -497,21 +513,28 @@ struct LoggedResponse {
     output_token_times: Option<Vec<f64>>,
 }
 
-/// What the client's log gives: per stage, every request as sent (from the
-/// first send), and the completed ones' times; `streamed` when every
-/// completed request has its first token's time.
+/// A completed request of the client's log: its times, and its first
+/// token's time when it was logged (streamed).
+#[derive(Debug, Clone)]
+struct LoggedTimes {
+    timed: TimedRequest,
+    first_token_s: Option<f64>,
+}
+
+/// What the client's log gives, per stage: every request as sent (from the
+/// first send), and the completed ones' times.
 struct LoggedRun {
     sends: Vec<Vec<Sent>>,
-    timed: Vec<Vec<TimedRequest>>,
-    streamed: bool,
+    timed: Vec<Vec<LoggedTimes>>,
 }
 
 /// Reads the client's log of every request, split into stages by send
-/// order and the stages' request counts (`counts`, from their metrics).
+/// order and the stages' request counts (`counts`, from their metrics, every
+/// stage of the run). Errors name a row by its place in the file.
 fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun, FidelityError> {
     let file = std::fs::File::open(path)
         .map_err(|e| FidelityError::field(path, "(file)", e.to_string()))?;
-    let mut rows: Vec<Logged> =
+    let rows: Vec<Logged> =
         serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
             FidelityError::field(path, "(file)", aisim_core::text_file::json_error_text(&e))
         })?;
@@ -526,7 +549,8 @@ fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun
             ),
         ));
     }
-    for (i, r) in rows.iter().enumerate() {
+    let mut rows: Vec<(usize, Logged)> = rows.into_iter().enumerate().collect();
+    for (i, r) in &rows {
         let field = |f: &str| format!("[{i}].{f}");
         for (f, v) in [("start_time", r.start_time), ("end_time", r.end_time)] {
             if !v.is_finite() {
@@ -545,12 +569,15 @@ fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun
             ));
         }
     }
-    rows.sort_by(|a, b| a.start_time.total_cmp(&b.start_time));
-    let t0 = rows.first().map_or(0.0, |r| r.start_time);
+    rows.sort_by(|a, b| {
+        a.1.start_time
+            .total_cmp(&b.1.start_time)
+            .then(a.0.cmp(&b.0))
+    });
+    let t0 = rows.first().map_or(0.0, |r| r.1.start_time);
     let mut sends = Vec::with_capacity(counts.len());
     let mut timed = Vec::with_capacity(counts.len());
-    let mut streamed = true;
-    let mut rest = rows.iter().enumerate();
+    let mut rest = rows.iter();
     for &count in counts {
         let (mut stage_sends, mut stage_timed) = (Vec::new(), Vec::new());
         for (i, r) in rest.by_ref().take(count as usize) {
@@ -586,26 +613,24 @@ fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun
             let first = times
                 .and_then(|t| t.first().copied())
                 .filter(|t| t.is_finite() && *t >= r.start_time && *t <= r.end_time);
-            streamed &= first.is_some();
-            stage_timed.push(TimedRequest {
-                line: i + 1,
-                id: format!("{i}"),
-                send_s: r.start_time - t0,
-                first_token_s: first.unwrap_or(r.end_time) - t0,
-                end_s: r.end_time - t0,
-                input_tokens: input,
-                output_tokens: output,
-                hash_ids: None,
+            stage_timed.push(LoggedTimes {
+                first_token_s: first,
+                timed: TimedRequest {
+                    line: i + 1,
+                    id: format!("{i}"),
+                    send_s: r.start_time - t0,
+                    first_token_s: first.unwrap_or(r.end_time) - t0,
+                    end_s: r.end_time - t0,
+                    input_tokens: input,
+                    output_tokens: output,
+                    hash_ids: None,
+                },
             });
         }
         sends.push(stage_sends);
         timed.push(stage_timed);
     }
-    Ok(LoggedRun {
-        sends,
-        timed,
-        streamed,
-    })
+    Ok(LoggedRun { sends, timed })
 }
 
 /// The serving limits of `exp-config.yaml`, when there is one: tensor

@@ -90,16 +90,30 @@ pub struct MeasuredRun {
 }
 
 impl MeasuredRun {
-    /// The run's spec as it is replayed against its measurement: a run
-    /// served over HTTP whose spec says nothing of a front end gets that
-    /// front end's default, so its TTFT and E2E are the client's, as
-    /// measured.
+    /// The run's spec as it is replayed against its measurement: served
+    /// where it was measured, so a run served over HTTP gets that front
+    /// end's time outside the engine (its spec's, else the default), and its
+    /// TTFT and E2E are the client's, as measured.
     pub fn replay_spec(&self) -> ReplaySpec {
         let mut spec = self.spec.clone();
-        if spec.frontend.served == Served::InProcess && spec.frontend.request_ms.is_none() {
+        if spec.frontend.served == Served::InProcess {
             spec.frontend.served = self.served;
         }
         spec
+    }
+
+    /// The time outside the engine its replay uses, ms; `None` in process.
+    pub fn frontend_ms(&self) -> Option<f64> {
+        (self.served != Served::InProcess).then(|| self.replay_spec().frontend.ms())
+    }
+
+    /// Replays it with `ms` outside the engine, when it was served over
+    /// HTTP (in process there is none).
+    pub fn set_frontend_ms(&mut self, ms: f64) {
+        if self.served != Served::InProcess {
+            self.spec.frontend.served = self.served;
+            self.spec.frontend.request_ms = Some(ms);
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use crate::fidelity::calibrate::{
 };
 use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
-use crate::fidelity::measured::{MeasuredRun, Served};
+use crate::fidelity::measured::MeasuredRun;
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
 
 /// `aisim validate RUN.json...` (the runs required).
@@ -81,8 +81,8 @@ fn with_timing(
         {
             run.spec.timing = t;
         }
-        if let (Some(ms), false) = (frontend, run.served == Served::InProcess) {
-            run.spec.frontend.request_ms = Some(ms);
+        if let Some(ms) = frontend {
+            run.set_frontend_ms(ms);
         }
     }
     Ok(runs)

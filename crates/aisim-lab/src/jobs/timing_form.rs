@@ -129,6 +129,30 @@ pub fn fitted_frontend_ms(timing: Option<&str>) -> Result<Option<f64>, JobError>
     }
 }
 
+/// The front end `--frontend SERVED` and `--frontend-ms MS` set over
+/// `spec`'s: where requests come from, and the time outside the engine,
+/// which is `ms` when given, else a `--timing fitted:FILE`'s fitted one for a
+/// server that has a front end, else the spec's (or its default).
+pub fn apply_frontend(
+    spec: &mut aisim_replay::ReplaySpec,
+    served: Option<aisim_replay::frontend::Served>,
+    ms: Option<f64>,
+    timing: Option<&str>,
+) -> Result<(), JobError> {
+    if let Some(s) = served {
+        spec.frontend.served = s;
+    }
+    let fitted = if spec.frontend.served == aisim_replay::frontend::Served::InProcess {
+        None
+    } else {
+        fitted_frontend_ms(timing)?
+    };
+    if let Some(ms) = ms.or(fitted) {
+        spec.frontend.request_ms = Some(ms);
+    }
+    Ok(())
+}
+
 /// The coefficients of `--timing physics` (the defaults) or `fitted:FILE`,
 /// where the profile comes from elsewhere (the fleet's pools).
 pub fn physics_coefficients(s: &str) -> Result<PhysicsCoefficients, JobError> {

@@ -149,7 +149,11 @@ impl<'a> Front<'a> {
             latest: SimTime::ZERO,
             stop_at: d.max_sim_time_s.map(|s| SimTime(ms_to_duration(s * 1e3).0)),
             last_root_planned: SimTime::ZERO,
-            timeout: d.timeout_s.map(|s| ms_to_duration(s * 1e3)),
+            // The client's timeout, on the engine's clock: what the engine
+            // finishes later than this reaches the client after it gave up.
+            timeout: d
+                .timeout_s
+                .map(|s| SimDuration(ms_to_duration(s * 1e3).0.saturating_sub(spec.frontend.ns()))),
             warmup_s: SimTime(ms_to_duration(d.warmup_s * 1e3).0),
             workload,
         }
