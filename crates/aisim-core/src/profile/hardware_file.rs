@@ -80,16 +80,28 @@ mod tests {
         );
         // The mixed-pass factor: 1 when absent, kept when given, 1 to 10.
         let mut with = serde_json::to_value(h100).unwrap();
-        assert!(with.get("mixed_pass_kv_factor").is_none(), "1 is not written");
-        assert_eq!(HardwareSpec::find("rtx4090").unwrap().mixed_pass_kv_factor, 1.96);
+        assert!(
+            with.get("mixed_pass_kv_factor").is_none(),
+            "1 is not written"
+        );
+        assert_eq!(
+            HardwareSpec::find("rtx4090").unwrap().mixed_pass_kv_factor,
+            1.96
+        );
         with["mixed_pass_kv_factor"] = serde_json::json!(1.4);
         std::fs::write(&path, with.to_string()).unwrap();
-        assert_eq!(HardwareSpec::from_file(&path).unwrap().mixed_pass_kv_factor, 1.4);
+        assert_eq!(
+            HardwareSpec::from_file(&path).unwrap().mixed_pass_kv_factor,
+            1.4
+        );
         for v in [0.5, 11.0] {
             with["mixed_pass_kv_factor"] = serde_json::json!(v);
             std::fs::write(&path, with.to_string()).unwrap();
             let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
-            assert!(e.contains("mixed_pass_kv_factor") && e.contains("from 1"), "{e}");
+            assert!(
+                e.contains("mixed_pass_kv_factor") && e.contains("from 1"),
+                "{e}"
+            );
         }
         std::fs::write(&path, r#"{"name": "x"}"#).unwrap();
         let e = HardwareSpec::from_file(&path).unwrap_err().to_string();
