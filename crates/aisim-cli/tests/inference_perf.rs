@@ -512,6 +512,27 @@ fn a_per_request_log_gives_the_real_send_times_lengths_and_latencies() {
     let runfile = out(&dir).join("run.json");
     let o = aisim(&["validate", runfile.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fitted = out(&dir).join("fitted.json");
+    let o = aisim(&[
+        "calibrate",
+        runfile.to_str().unwrap(),
+        "--out",
+        fitted.to_str().unwrap(),
+        "--max-evaluations",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fit: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        fit["fit"]["fitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "pass_ms"),
+        "per-request data pin a per-pass constant: {fit}"
+    );
     // The first stage of the two: the log's later stage is left out.
     let o = import(&dir, &["--stage", "0", "--profile", "h100/mixtral-8x7b"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
