@@ -1,6 +1,6 @@
 //! Numeric flags of every subcommand: a negative value is a value, not an
 //! unknown flag, so it reaches the flag's own check (`--workers -1` is
-//! "invalid value '-1' for '--workers': must be a whole number, 0 or more",
+//! "invalid value '-1' for '--workers': `-1` is negative: a count is expected",
 //! not clap's "unexpected argument" with a misleading tip).
 
 use std::any::TypeId;
@@ -42,14 +42,23 @@ fn number_checks(arg: Arg) -> Arg {
 
 /// A whole number in `T`'s range, by the readers' rule (`300`, `300.0` and
 /// `3e2` are 300; `1e300` is out of range, not "not a whole number"), with
-/// the reason when it is not.
+/// the reason when it is not. The reason names no lower bound: this parser
+/// serves every count flag, and a flag's own least value (`--workers` 1) is
+/// checked where it is used, so "0 or more" would be false for some.
 pub fn whole<T: TryFrom<i128> + Unsigned>(s: &str) -> Result<T, String> {
     let number = Number::of_text(s.trim())
-        .ok_or_else(|| format!("must be a whole number, 0 or more (e.g. 8), not `{s}`"))?;
-    let v = number
-        .whole(0, T::LARGEST as i128)
-        .map_err(|e| e.to_string())?;
-    T::try_from(v).map_err(|_| format!("`{s}` is out of range (allowed: 0 ..= {})", T::LARGEST))
+        .ok_or_else(|| format!("must be a whole number (e.g. 8), not `{s}`"))?;
+    let v = number.whole(0, T::LARGEST as i128).map_err(|e| {
+        let e = e.to_string();
+        if e.contains("is negative") {
+            format!("`{}` is negative: a count is expected", s.trim())
+        } else if e.contains("out of range") {
+            format!("`{}` is out of range (at most {})", s.trim(), T::LARGEST)
+        } else {
+            e
+        }
+    })?;
+    T::try_from(v).map_err(|_| format!("`{s}` is out of range (at most {})", T::LARGEST))
 }
 
 /// The largest value of each unsigned type, widened (std has no trait for it).
@@ -73,8 +82,8 @@ mod tests {
             let parsed = whole::<u32>(&v.to_string());
             match u32::try_from(v) {
                 Ok(n) => prop_assert_eq!(parsed, Ok(n)),
-                Err(_) if v < 0 => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is negative (allowed: 0 ..= 4294967295)")),
-                Err(_) => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is out of range (allowed: 0 ..= 4294967295)")),
+                Err(_) if v < 0 => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is negative: a count is expected")),
+                Err(_) => prop_assert_eq!(parsed.unwrap_err(), format!("`{v}` is out of range (at most 4294967295)")),
             }
         }
 
@@ -99,19 +108,19 @@ mod tests {
         assert_eq!(whole::<u64>("1e6"), Ok(1_000_000));
         assert_eq!(
             whole::<u32>("-1").unwrap_err(),
-            "`-1` is negative (allowed: 0 ..= 4294967295)"
+            "`-1` is negative: a count is expected"
         );
         assert_eq!(
             whole::<u8>("256").unwrap_err(),
-            "`256` is out of range (allowed: 0 ..= 255)"
+            "`256` is out of range (at most 255)"
         );
         assert_eq!(
             whole::<u64>("99999999999999999999").unwrap_err(),
-            "`1e20` is out of range (allowed: 0 ..= 18446744073709551615)"
+            "`99999999999999999999` is out of range (at most 18446744073709551615)"
         );
         assert_eq!(
             whole::<u32>("1e300").unwrap_err(),
-            "`1e300` is out of range (allowed: 0 ..= 4294967295)"
+            "`1e300` is out of range (at most 4294967295)"
         );
         assert_eq!(
             whole::<u32>("1.5").unwrap_err(),
