@@ -14,7 +14,7 @@ use aisim_core::timing::{PhysicsCoefficients, TimingSpec, COEFFICIENT_NAMES};
 use serde::{Deserialize, Serialize};
 
 use super::json_file::read_json;
-use super::measured::{MeasuredRun, Served};
+use super::measured::MeasuredRun;
 use super::optimize::{levenberg_marquardt, nelder_mead, score, Problem};
 use super::request_times::MeasuredRequests;
 use super::validate::{compare, replay_output};
@@ -63,7 +63,7 @@ const ROBUST_SCALE: f64 = 0.05;
 /// much as its summary; wider, the fit leans on the summary alone and the
 /// coefficients that trade against each other on average drift (a fit on
 /// the RTX PRO 6000 run's first 150 requests then missed its last 150 by
-/// 7.5 % in mean E2E, against 3 % at this width).
+/// 8.7 % in mean E2E, against 3 % at this width).
 const REQUEST_WIDTH: f64 = 0.05;
 /// The prior's width of a scale, in log space: a factor 1.5 is one width.
 /// The attainable rates the zero-shot model assumes are met to within
@@ -120,7 +120,7 @@ impl CalibrateOptions {
             || profiles.iter().any(|p| p.serving().tp > 1);
         let moe = profiles.iter().any(|p| p.model().moe.is_some());
         let per_request = runs.iter().any(|r| r.requests.is_some());
-        let http = runs.iter().any(|r| r.served != Served::InProcess);
+        let http = runs.iter().any(|r| !r.served.is_in_process());
         CalibrateOptions {
             fit: FIT_NAMES
                 .iter()
@@ -615,8 +615,8 @@ pub fn calibrate_observed(
             }
         }
     }
-    let http = runs.iter().any(|r| r.served != Served::InProcess);
-    let served = runs.iter().find(|r| r.served != Served::InProcess);
+    let served = runs.iter().find(|r| !r.served.is_in_process());
+    let http = served.is_some();
     // The prior's centre is the default of where the runs were served; the
     // start, what their replays use (their specs', else that default).
     let default_frontend = served.map_or(0.0, |r| r.served.default_ms());

@@ -145,20 +145,33 @@ fn yaml_count(path: &Path, v: &Yaml, field: &str) -> Result<u64, FidelityError> 
     Ok(x as u64)
 }
 
-fn prompt_set(path: &Path, config: &Yaml) -> Result<PromptSet, FidelityError> {
-    match yaml_at(config, "data.type").and_then(Yaml::as_str) {
-        Some("shared_prefix") => {}
-        other => {
-            return Err(FidelityError::field(
-                path,
-                "data.type",
-                format!(
-                    "{}: only shared_prefix prompts can be rebuilt as a trace (the prompts of other data types are not in the run's files)",
-                    other.unwrap_or("missing")
-                ),
-            ))
-        }
+/// `field` of `config` must name `want`: anything else cannot be rebuilt,
+/// for the reason `why`.
+fn require_kind(
+    path: &Path,
+    config: &Yaml,
+    field: &str,
+    want: &str,
+    why: &str,
+) -> Result<(), FidelityError> {
+    match yaml_at(config, field).and_then(Yaml::as_str) {
+        Some(kind) if kind == want => Ok(()),
+        other => Err(FidelityError::field(
+            path,
+            field,
+            format!("{}: {why}", other.unwrap_or("missing")),
+        )),
     }
+}
+
+fn prompt_set(path: &Path, config: &Yaml) -> Result<PromptSet, FidelityError> {
+    require_kind(
+        path,
+        config,
+        "data.type",
+        "shared_prefix",
+        "only shared_prefix prompts can be rebuilt as a trace (the prompts of other data types are not in the run's files)",
+    )?;
     let p = "data.shared_prefix";
     let sp = yaml_at(config, p).ok_or_else(|| FidelityError::field(path, p, "missing"))?;
     // What a trace cannot show: growing sessions, lengths that vary.
@@ -234,19 +247,13 @@ fn interval(config: &Yaml) -> f64 {
 }
 
 fn stages(path: &Path, config: &Yaml) -> Result<Vec<StageLoad>, FidelityError> {
-    match yaml_at(config, "load.type").and_then(Yaml::as_str) {
-        Some("constant") => {}
-        other => {
-            return Err(FidelityError::field(
-                path,
-                "load.type",
-                format!(
-                    "{}: only constant-rate stages are rebuilt (evenly spaced arrivals)",
-                    other.unwrap_or("missing")
-                ),
-            ))
-        }
-    }
+    require_kind(
+        path,
+        config,
+        "load.type",
+        "constant",
+        "only constant-rate stages are rebuilt",
+    )?;
     let list = yaml_at(config, "load.stages")
         .and_then(Yaml::as_sequence)
         .filter(|l| !l.is_empty())

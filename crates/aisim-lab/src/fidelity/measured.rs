@@ -85,7 +85,7 @@ pub struct MeasuredRun {
     /// Where the measurement was taken: the engine in process (the
     /// default), or a server over HTTP, whose TTFT holds time outside the
     /// engine (request parsing, tokenization, streaming).
-    #[serde(skip_serializing_if = "is_in_process")]
+    #[serde(skip_serializing_if = "Served::is_in_process")]
     pub served: Served,
 }
 
@@ -96,7 +96,7 @@ impl MeasuredRun {
     /// TTFT and E2E are the client's, as measured.
     pub fn replay_spec(&self) -> ReplaySpec {
         let mut spec = self.spec.clone();
-        if spec.frontend.served == Served::InProcess {
+        if spec.frontend.served.is_in_process() {
             spec.frontend.served = self.served;
         }
         spec
@@ -104,13 +104,13 @@ impl MeasuredRun {
 
     /// The time outside the engine its replay uses, ms; `None` in process.
     pub fn frontend_ms(&self) -> Option<f64> {
-        (self.served != Served::InProcess).then(|| self.replay_spec().frontend.ms())
+        (!self.served.is_in_process()).then(|| self.replay_spec().frontend.ms())
     }
 
     /// Replays it with `ms` outside the engine, when it was served over
     /// HTTP (in process there is none).
     pub fn set_frontend_ms(&mut self, ms: f64) {
-        if self.served != Served::InProcess {
+        if !self.served.is_in_process() {
             self.spec.frontend.served = self.served;
             self.spec.frontend.request_ms = Some(ms);
         }
@@ -118,10 +118,6 @@ impl MeasuredRun {
 }
 
 const TOP_FIELDS: [&str; 6] = ["version", "name", "spec", "measured", "requests", "served"];
-
-fn is_in_process(s: &Served) -> bool {
-    *s == Served::InProcess
-}
 
 fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
     match v.as_f64() {

@@ -142,7 +142,7 @@ pub fn apply_frontend(
     if let Some(s) = served {
         spec.frontend.served = s;
     }
-    let fitted = if spec.frontend.served == aisim_replay::frontend::Served::InProcess {
+    let fitted = if spec.frontend.served.is_in_process() {
         None
     } else {
         fitted_frontend_ms(timing)?
