@@ -83,7 +83,7 @@ fn json_shapes_scripts_rely_on() {
         assert!(v["rows"][0].get(key).is_some(), "tok-per-watt.rows.{key}");
     }
     let v = json(&[
-        "pareto", "--cdf", "lmsys", "--lam", "100", "--format", "json",
+        "pareto", "--cdf", "lmsys", "--lam", "100", "--sizing-model", "slots", "--format", "json",
     ]);
     assert_eq!(v["recommended"]["b_short"], 8192);
 }
@@ -555,7 +555,8 @@ fn disagg_verify_engine_marks_splits_and_recommends_by_the_replay() {
     let rows = v["engine"]["verified"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     let meets: Vec<bool> = rows.iter().map(|r| r["meets"].as_bool().unwrap()).collect();
-    assert_eq!(meets, [false, true, true]);
+    // The cheapest feasible splits: 1 + 2, 1 + 3, 2 + 2 (too little decode).
+    assert_eq!(meets, [false, true, false]);
     for key in ["ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms"] {
         assert!(rows[0][key].is_number(), "{key}");
     }
@@ -571,6 +572,11 @@ fn disagg_verify_engine_marks_splits_and_recommends_by_the_replay() {
     assert!(table.contains("Engine check"), "{table}");
     assert!(
         table.contains("recommended (engine check): none of the 1 replayed splits"),
+        "{table}"
+    );
+    // The analytic best the replay fails is never shown as feasible.
+    assert!(
+        table.contains("(the engine check: no (TTFT), not feasible)"),
         "{table}"
     );
     // Without the check the recommendation is the analytic best.
@@ -596,16 +602,20 @@ fn disagg_verify_engine_replays_two_profiles_and_recommends_by_them() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["engine"]["verified"].as_array().unwrap();
-    let marked: Vec<(u64, bool)> = rows
+    let marked: Vec<(u64, u64, bool)> = rows
         .iter()
         .map(|r| {
             (
+                r["split"]["n_prefill"].as_u64().unwrap(),
                 r["split"]["n_decode"].as_u64().unwrap(),
                 r["meets"].as_bool().unwrap(),
             )
         })
         .collect();
-    assert_eq!(marked, [(3, false), (4, false), (5, true), (6, true)]);
+    assert_eq!(
+        marked,
+        [(1, 3, false), (1, 4, false), (2, 3, false), (1, 5, true)]
+    );
     assert_eq!(v["recommended"]["n_decode"], 5);
     assert_eq!(v["recommended_by"], "engine");
 }

@@ -36,6 +36,7 @@ fn main() {
         gpu_short: Arc::clone(&a100),
         gpu_long: Arc::clone(&a100),
         method: CalibrationMethod::Exact,
+        model: aisim_fleet::pool_model::SizingModel::Slots,
         seed: 42,
     };
     let p = planner("azure", 200.0);

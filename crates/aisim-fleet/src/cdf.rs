@@ -1,6 +1,12 @@
-//! Length distributions as CDFs of total tokens (input + output) per request.
+//! Length distributions as CDFs of total tokens (input + output) per request,
+//! and, for a trace, its requests' joint input and output lengths.
 
 use std::path::Path;
+use std::sync::Arc;
+
+use aisim_replay::workload::random::uniform_int;
+use aisim_replay::workload::synthetic::{sample_cdf_total, split_total};
+use rand_pcg::Pcg64;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +20,38 @@ pub struct Cdf {
     pub name: String,
     /// Strictly increasing `t`, non-decreasing `F` in [0, 1], last `F` = 1.
     pub points: Vec<(u64, f64)>,
+    /// A trace's requests as `(input, output)` tokens (each at least 1),
+    /// sorted by total: when present they, not the points and the 80/20
+    /// split, are the workload (`F` is their exact empirical CDF).
+    #[serde(skip)]
+    pub pairs: Option<Arc<[(u32, u32)]>>,
+}
+
+/// Where a workload's input and output lengths come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthSource {
+    /// A trace's own `(input, output)` pairs.
+    TracePairs,
+    /// A total-length CDF split 80 % input / 20 % output (the reference's rule).
+    Split80_20,
+}
+
+impl LengthSource {
+    /// What it means, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LengthSource::TracePairs => "each request's input and output lengths from the trace",
+            LengthSource::Split80_20 => {
+                "total lengths from the CDF, split 80 % input / 20 % output"
+            }
+        }
+    }
+}
+
+/// Total tokens of a pair.
+fn total(p: &(u32, u32)) -> u64 {
+    p.0 as u64 + p.1 as u64
 }
 
 #[derive(Deserialize)]
@@ -133,7 +171,11 @@ impl Cdf {
                 format!("the last F is {last}, it must be 1"),
             ));
         }
-        Ok(Cdf { name, points })
+        Ok(Cdf {
+            name,
+            points,
+            pairs: None,
+        })
     }
 
     /// A built-in CDF (`azure`, `lmsys`, `agent_heavy`).
@@ -160,28 +202,138 @@ impl Cdf {
         Cdf::new(path.display().to_string(), &raw)
     }
 
-    /// The total-token CDF of a trace any replay reader understands: 50
-    /// quantile points, the last at F = 1.
+    /// The workload of a trace any replay reader understands: its requests'
+    /// `(input, output)` pairs (each at least 1 token), and 50 quantile points
+    /// of their totals (the last at F = 1) for summaries.
     pub fn from_trace(path: &Path) -> Result<Cdf, FleetError> {
         let trace = aisim_replay::trace::read_trace(path, None, None)?;
-        let mut totals: Vec<u64> = trace
+        let pairs: Vec<(u32, u32)> = trace
             .records
             .iter()
-            .map(|r| (r.input_length as u64 + r.output_length as u64).max(1))
+            .map(|r| (r.input_length.max(1), r.output_length.max(1)))
             .collect();
-        totals.sort_unstable();
-        let n = totals.len();
+        Cdf::from_pairs(format!("trace:{}", path.display()), pairs)
+    }
+
+    /// A workload of `(input, output)` pairs (an error when there are none).
+    pub fn from_pairs(name: String, mut pairs: Vec<(u32, u32)>) -> Result<Cdf, FleetError> {
+        if pairs.is_empty() {
+            return Err(FleetError::BadCdf {
+                source_name: name,
+                index: 0,
+                reason: "the trace has no requests".into(),
+            });
+        }
+        pairs.sort_unstable_by_key(|p| (total(p), p.0));
+        let n = pairs.len();
         let mut raw: Vec<(f64, f64)> = Vec::new();
         for q in 1..=50 {
             let f = q as f64 / 50.0;
             let idx = ((f * n as f64).ceil() as usize).clamp(1, n) - 1;
-            let t = totals[idx] as f64;
+            let t = total(&pairs[idx]) as f64;
             match raw.last_mut() {
                 Some(last) if last.0 >= t => last.1 = f,
                 _ => raw.push((t, f)),
             }
         }
-        Cdf::new(format!("trace:{}", path.display()), &raw)
+        let mut cdf = Cdf::new(name, &raw)?;
+        cdf.pairs = Some(pairs.into());
+        Ok(cdf)
+    }
+
+    /// Where the lengths come from.
+    pub fn length_source(&self) -> LengthSource {
+        if self.pairs.is_some() {
+            LengthSource::TracePairs
+        } else {
+            LengthSource::Split80_20
+        }
+    }
+
+    /// The pairs with a total in `lo ..= hi` (sorted by total, so a slice).
+    fn pairs_between(&self, lo: u64, hi: u64) -> Option<&[(u32, u32)]> {
+        let pairs = self.pairs.as_deref()?;
+        let a = pairs.partition_point(|p| total(p) < lo);
+        let b = pairs.partition_point(|p| total(p) <= hi);
+        Some(&pairs[a..b.max(a)])
+    }
+
+    /// A request's `(input, output)` tokens with a total clamped to
+    /// `lo ..= hi` as calibration does: a pair drawn uniformly among the
+    /// trace's pairs in that range (the nearest to it when none lies there),
+    /// or a total from the points split 80/20.
+    pub fn sample_lengths(&self, lo: u64, hi: u64, rng: &mut Pcg64) -> (u32, u32) {
+        match self.pairs_between(lo, hi) {
+            Some(within) if !within.is_empty() => {
+                within[uniform_int(rng, 0, within.len() as u64 - 1) as usize]
+            }
+            Some(_) => {
+                let pairs = self.pairs.as_deref().expect("pairs");
+                let i = pairs
+                    .partition_point(|p| total(p) < lo)
+                    .min(pairs.len() - 1);
+                pairs[i]
+            }
+            None => split_total(sample_cdf_total(&self.points, lo, hi, rng)),
+        }
+    }
+
+    /// Mean input and output tokens: the pairs' own, or 80/20 of the mean
+    /// total (interval midpoints).
+    pub fn mean_lengths(&self) -> (f64, f64) {
+        match self.pairs.as_deref() {
+            Some(pairs) => {
+                let n = pairs.len() as f64;
+                let (i, o) = pairs
+                    .iter()
+                    .fold((0.0, 0.0), |(i, o), p| (i + p.0 as f64, o + p.1 as f64));
+                (i / n, o / n)
+            }
+            None => {
+                let m = self.mean_mid();
+                (0.8 * m, 0.2 * m)
+            }
+        }
+    }
+
+    /// The share of requests whose total exceeds `max`.
+    pub fn share_above(&self, max: u64) -> f64 {
+        1.0 - self.eval(max as f64)
+    }
+
+    /// Requests of a trace whose total exceeds `max`; `None` for a CDF.
+    pub fn count_above(&self, max: u64) -> Option<u64> {
+        let pairs = self.pairs.as_deref()?;
+        Some((pairs.len() - pairs.partition_point(|p| total(p) <= max)) as u64)
+    }
+
+    /// The workload up to `max` total tokens, renormalized (a point is added
+    /// at `max` where it falls inside an interval); itself when nothing lies
+    /// above, `None` when nothing lies at or below.
+    pub fn up_to(&self, max: u64) -> Option<Cdf> {
+        if self.share_above(max) <= 0.0 {
+            return Some(self.clone());
+        }
+        if let Some(within) = self.pairs_between(0, max) {
+            let name = format!("{}[≤{max}]", self.name);
+            return Cdf::from_pairs(name, within.to_vec()).ok();
+        }
+        let top = self.eval(max as f64);
+        if top <= 0.0 {
+            return None;
+        }
+        let mut points: Vec<(u64, f64)> = self
+            .points
+            .iter()
+            .filter(|p| p.0 < max)
+            .map(|&(t, f)| (t, f / top))
+            .collect();
+        points.push((max, 1.0));
+        Some(Cdf {
+            name: format!("{}[≤{max}]", self.name),
+            points,
+            pairs: None,
+        })
     }
 
     /// Resolves `NAME`, `FILE` or `trace:FILE`.
@@ -208,9 +360,14 @@ impl Cdf {
     }
 
     /// `F(t)`: 0 for t ≤ 0, linear from (0, 0) through the points, 1 past the end.
+    /// For a trace, the exact share of its pairs with a total of at most `t`.
     pub fn eval(&self, t: f64) -> f64 {
         if t <= 0.0 {
             return 0.0;
+        }
+        if let Some(pairs) = self.pairs.as_deref() {
+            let below = pairs.partition_point(|p| (total(p) as f64) <= t);
+            return below as f64 / pairs.len() as f64;
         }
         let (mut pt, mut pf) = (0.0, 0.0);
         for &(x, f) in &self.points {
@@ -233,6 +390,9 @@ impl Cdf {
     /// last of their F values. `None` when no point lies at or below `b` or
     /// they carry no probability.
     pub fn short_part(&self, b: u64) -> Option<Cdf> {
+        if let Some(within) = self.pairs_between(0, b) {
+            return Cdf::from_pairs(format!("{}[≤{b}]", self.name), within.to_vec()).ok();
+        }
         let pts: Vec<(u64, f64)> = self.points.iter().copied().filter(|p| p.0 <= b).collect();
         let top = pts.last()?.1;
         if top <= 0.0 {
@@ -241,12 +401,18 @@ impl Cdf {
         Some(Cdf {
             name: format!("{}[≤{b}]", self.name),
             points: pts.into_iter().map(|(t, f)| (t, f / top)).collect(),
+            pairs: None,
         })
     }
 
     /// The part above `cut`: the points with `t > cut`, `F' = (F − F(cut)) / (1 − F(cut))`
     /// clipped to [0, 1], the last forced to 1. `None` when nothing lies above.
     pub fn long_part(&self, cut: f64) -> Option<Cdf> {
+        if let Some(pairs) = self.pairs.as_deref() {
+            let from = pairs.partition_point(|p| (total(p) as f64) <= cut);
+            let name = format!("{}[>{cut}]", self.name);
+            return Cdf::from_pairs(name, pairs[from..].to_vec()).ok();
+        }
         let base = self.eval(cut);
         if base >= 1.0 {
             return None;
@@ -261,6 +427,7 @@ impl Cdf {
         Some(Cdf {
             name: format!("{}[>{cut}]", self.name),
             points: pts,
+            pairs: None,
         })
     }
 

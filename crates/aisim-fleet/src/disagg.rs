@@ -77,9 +77,9 @@ pub struct DisaggReport {
     pub gpu_decode: String,
     /// Cheapest feasible split.
     pub best: Option<DisaggPoint>,
-    /// Feasible splits not dominated in (cost, TTFT).
+    /// Feasible splits not dominated in (cost, TTFT, TPOT).
     pub points: Vec<DisaggPoint>,
-    /// Aggregated baselines: each profile alone serving prefill and decode.
+    /// Aggregated baselines: each distinct profile alone serving prefill and decode.
     pub aggregated: Vec<AggregatedBaseline>,
     /// The engine check (`--verify engine`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -202,6 +202,15 @@ pub fn disagg(
     decode: &dyn GpuProfile,
     p: &DisaggParams,
 ) -> Result<DisaggReport, FleetError> {
+    Ok(sweep(prefill, decode, p)?.0)
+}
+
+/// The report and every feasible split, cheapest first (then the faster).
+fn sweep(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+) -> Result<(DisaggReport, Vec<DisaggPoint>), FleetError> {
     p.validate(prefill, decode)?;
     let isl = p.mean_isl.round().max(1.0) as u32;
     let osl = p.mean_osl.round().max(1.0) as u32;
@@ -242,17 +251,29 @@ pub fn disagg(
                 .then(b.system_rps.total_cmp(&a.system_rps))
         })
         .map(|d| (*d).clone());
-    // Pareto set over (cost, rate): no other feasible split is cheaper and faster.
+    // Pareto set over (cost, TTFT, TPOT): no other feasible split is no
+    // dearer, no slower in either, and better in one. (A split's spare rate
+    // is not a goal once it covers λ: with the model's TTFT and TPOT the same
+    // for every split, the set is the cheapest ones.)
+    let dominates = |o: &DisaggPoint, d: &DisaggPoint| {
+        let no_worse =
+            o.cost_per_hr <= d.cost_per_hr && o.ttft_ms <= d.ttft_ms && o.tpot_ms <= d.tpot_ms;
+        let better =
+            o.cost_per_hr < d.cost_per_hr || o.ttft_ms < d.ttft_ms || o.tpot_ms < d.tpot_ms;
+        no_worse && better
+    };
     let points = feasible
         .iter()
-        .filter(|d| {
-            !feasible
-                .iter()
-                .any(|o| o.cost_per_hr < d.cost_per_hr && o.system_rps >= d.system_rps)
-        })
+        .filter(|d| !feasible.iter().any(|o| dominates(o, d)))
         .map(|d| (*d).clone())
         .collect();
-    let aggregated = [prefill, decode]
+    // One row per distinct profile (the same profile on both sides is one baseline).
+    let profiles: &[&dyn GpuProfile] = if prefill.key() == decode.key() {
+        &[prefill]
+    } else {
+        &[prefill, decode]
+    };
+    let aggregated = profiles
         .iter()
         .map(|g| {
             let rate = g.throughput_rps(p.max_ctx, isl, osl);
@@ -265,7 +286,13 @@ pub fn disagg(
             }
         })
         .collect();
-    Ok(DisaggReport {
+    let mut cheapest: Vec<DisaggPoint> = feasible.into_iter().cloned().collect();
+    cheapest.sort_by(|a, b| {
+        a.cost_per_hr
+            .total_cmp(&b.cost_per_hr)
+            .then(b.system_rps.total_cmp(&a.system_rps))
+    });
+    let report = DisaggReport {
         schema_version: crate::SCHEMA_VERSION,
         params: *p,
         gpu_prefill: prefill.key().to_string(),
@@ -276,7 +303,8 @@ pub fn disagg(
         points,
         aggregated,
         engine: None,
-    })
+    };
+    Ok((report, cheapest))
 }
 
 impl DisaggVerifyParams {
@@ -417,7 +445,7 @@ pub fn verify_split(
     })
 }
 
-/// `disagg --verify engine`: the sweep, then its cheapest `v.top` Pareto
+/// `disagg --verify engine`: the sweep, then its cheapest `v.top` feasible
 /// splits replayed through the disaggregated runtime; the recommendation is
 /// the cheapest replayed split that meets both SLOs at P99 (none when none
 /// does).
@@ -428,16 +456,10 @@ pub fn disagg_verified(
     v: &DisaggVerifyParams,
 ) -> Result<DisaggReport, FleetError> {
     // `disagg` validates `p`; the sweep is bounded, so it may run first.
-    let mut r = disagg(prefill, decode, p)?;
+    let (mut r, cheapest) = sweep(prefill, decode, p)?;
     let kv_bytes_per_token = v.validate(prefill, decode)?;
-    let mut order: Vec<&DisaggPoint> = r.points.iter().collect();
-    order.sort_by(|a, b| {
-        a.cost_per_hr
-            .total_cmp(&b.cost_per_hr)
-            .then(b.system_rps.total_cmp(&a.system_rps))
-    });
-    let verified = order
-        .into_iter()
+    let verified = cheapest
+        .iter()
         .take(v.top)
         .map(|s| verify_split(s, prefill, decode, p, v, kv_bytes_per_token))
         .collect::<Result<Vec<_>, _>>()?;

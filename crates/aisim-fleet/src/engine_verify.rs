@@ -1,6 +1,7 @@
 //! `optimize --verify engine`: replays each pool of a candidate through the
 //! engine-level replay (token-level continuous batching, chunked prefill, KV
-//! paging), with requests drawn from the pool's slice of the CDF.
+//! paging), with requests drawn from the pool's slice of the workload (a
+//! trace's own pairs, or the CDF split 80/20).
 
 use aisim_core::profile::GpuProfile;
 use aisim_core::timing::{PhysicsCoefficients, TimingSpec};
@@ -42,13 +43,14 @@ pub fn pool_replay_spec(
                 points: pool.cdf.points.clone(),
                 min_tokens: pool.lo_clamp,
                 max_tokens: pool.pool_max as u64,
+                pairs: pool.cdf.pairs.as_deref().map(<[_]>::to_vec),
             }),
         }),
         topology: TopologySpec::Aggregated {
             workers: pool.size.n_gpus.max(1) as u32,
         },
         timing: profile_timing(profile, coefficients),
-        engine: profile_engine(profile, pool.cal.n_slots),
+        engine: profile_engine(profile, pool.model.max_num_seqs()),
         ..ReplaySpec::default()
     };
     engine_check(spec, n_req)

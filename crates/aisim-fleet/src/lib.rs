@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod calibrate;
 pub mod cdf;
 pub mod des;
@@ -25,6 +26,7 @@ pub mod mgc;
 pub mod optimize;
 pub mod pareto;
 pub mod plan;
+pub mod pool_model;
 pub mod power;
 pub mod reports;
 pub mod sizing;

@@ -67,6 +67,8 @@ pub struct OptimizeReport {
     pub recommended_by: &'static str,
     /// One pool for everything.
     pub baseline: Candidate,
+    /// What the plans were sized on, and the requests refused.
+    pub workload: crate::plan::WorkloadNote,
 }
 
 fn cheapest_ok(c: &[Candidate]) -> Option<Candidate> {
@@ -158,6 +160,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
         recommended,
         recommended_by,
         baseline: planner.one_pool().candidate,
+        workload: planner.workload_note(),
     })
 }
 

@@ -54,6 +54,8 @@ pub struct ParetoReport {
     pub recommended: Option<ParetoPoint>,
     /// What `recommended` is.
     pub recommendation: Recommendation,
+    /// What the plans were sized on, and the requests refused.
+    pub workload: crate::plan::WorkloadNote,
 }
 
 /// Whether `a` dominates `b` in (cost, worst P99): no worse in both, better in one.
@@ -128,6 +130,7 @@ pub fn pareto(planner: &Planner) -> Result<ParetoReport, FleetError> {
         candidates,
         recommended,
         recommendation,
+        workload: planner.workload_note(),
     })
 }
 
@@ -192,6 +195,7 @@ mod tests {
             gpu_short: resolve("h100"),
             gpu_long: resolve("a100"),
             method: crate::calibrate::CalibrationMethod::Exact,
+            model: crate::pool_model::SizingModel::Slots,
             seed: 42,
         };
         let r = pareto(&planner).unwrap();

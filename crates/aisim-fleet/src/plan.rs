@@ -6,12 +6,12 @@ use std::sync::Arc;
 use aisim_core::profile::GpuProfile;
 use serde::Serialize;
 
-use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
-use crate::cdf::Cdf;
+use crate::calibrate::{CalibrationMethod, ServiceModel};
+use crate::cdf::{Cdf, LengthSource};
 use crate::mgc::simulate_mgc;
+use crate::pool_model::{PoolModel, SizingModel, TtftFigure};
 use crate::sizing::{min_gpus_counted, pool_at, PoolSize, SizingTargets, MIN_RATE};
 use crate::validate;
-use crate::workload::{sample_total, split_lengths};
 use crate::FleetError;
 
 /// Below this share of traffic a long pool gets no GPUs.
@@ -34,6 +34,8 @@ pub struct Planner {
     pub gpu_long: Arc<dyn GpuProfile>,
     /// Exact or sampled calibration.
     pub method: CalibrationMethod,
+    /// The batch model (default) or the reference's slot model.
+    pub model: SizingModel,
     /// Seed of sampled calibration and simulation.
     pub seed: u64,
 }
@@ -43,8 +45,8 @@ pub struct Planner {
 pub struct PlannedPool {
     /// The size.
     pub size: PoolSize,
-    /// Its calibration.
-    pub cal: Calibration,
+    /// Its model (calibrated on its slice).
+    pub model: PoolModel,
     /// The CDF slice it serves.
     pub cdf: Cdf,
     /// Smallest length it serves.
@@ -93,6 +95,30 @@ pub struct Candidate {
     pub p99_interval_ms: Option<(crate::des::Interval, crate::des::Interval)>,
 }
 
+/// What a plan was sized on: where the lengths come from, the model, and the
+/// requests longer than every pool (refused, as an engine refuses a prompt
+/// beyond its maximum length, and not sized for).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadNote {
+    /// Where each request's input and output lengths come from.
+    pub lengths: LengthSource,
+    /// The sizing model.
+    pub sizing_model: SizingModel,
+    /// What the candidates' P99 TTFT figures are.
+    pub ttft_figure: TtftFigure,
+    /// How the model's expectations were computed.
+    pub calibration: CalibrationMethod,
+    /// Longest total (input + output) a pool serves, tokens (`--long-max-ctx`).
+    pub max_ctx: u32,
+    /// Share of requests longer than that: refused, not sized for.
+    pub refused_share: f64,
+    /// Their rate, req/s (the pools are sized for `lam` minus it).
+    pub refused_rps: f64,
+    /// How many of the trace's requests that is (a trace only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused_requests: Option<u64>,
+}
+
 /// A plan: the candidate row and its pools (for simulation).
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -116,6 +142,16 @@ impl Planner {
     pub fn validate_sizing(&self) -> Result<(), FleetError> {
         self.targets.validate()?;
         validate::context("--long-max-ctx", self.long_max_ctx, self.gpu_long.as_ref())?;
+        if self.cdf.up_to(self.long_max_ctx as u64).is_none() {
+            return Err(FleetError::invalid(
+                "--long-max-ctx",
+                self.long_max_ctx,
+                format!(
+                    "every request of {} is longer: no pool could serve any",
+                    self.cdf.name
+                ),
+            ));
+        }
         if let CalibrationMethod::Sampled(n) = self.method {
             validate::count("--samples", n, validate::MAX_REQUESTS)?;
         }
@@ -129,6 +165,29 @@ impl Planner {
         validate::context("--b-short", b_short as u32, self.gpu_short.as_ref())
     }
 
+    /// What the plans are sized on, and what is refused.
+    pub fn workload_note(&self) -> WorkloadNote {
+        let max = self.long_max_ctx as u64;
+        let share = self.cdf.share_above(max);
+        WorkloadNote {
+            lengths: self.cdf.length_source(),
+            sizing_model: self.model,
+            ttft_figure: self.model.ttft_figure(),
+            calibration: self.method,
+            max_ctx: self.long_max_ctx,
+            refused_share: share,
+            refused_rps: share * self.lam,
+            refused_requests: self.cdf.count_above(max),
+        }
+    }
+
+    /// The workload the pools serve (up to `long_max_ctx`) and its rate.
+    fn served(&self) -> (Cdf, f64) {
+        let max = self.long_max_ctx as u64;
+        let cdf = self.cdf.up_to(max).unwrap_or_else(|| self.cdf.clone());
+        (cdf, self.lam * (1.0 - self.cdf.share_above(max)))
+    }
+
     fn size(
         &self,
         cdf: Cdf,
@@ -137,12 +196,20 @@ impl Planner {
         lam: f64,
         profile: &dyn GpuProfile,
     ) -> PlannedPool {
-        let cal = calibrate(&cdf, lo, pool_max, profile, self.method, self.seed);
-        let (size, evaluations) = min_gpus_counted(lam, &cal, &self.targets);
+        let model = PoolModel::new(
+            self.model,
+            &cdf,
+            lo,
+            pool_max,
+            profile,
+            self.method,
+            self.seed,
+        );
+        let (size, evaluations) = min_gpus_counted(lam, &model, &self.targets);
         PlannedPool {
             size,
             evaluations,
-            cal,
+            model,
             cdf,
             lo_clamp: lo,
             pool_max,
@@ -153,21 +220,19 @@ impl Planner {
     /// with probability `p_compress` (compressed), the rest long. Crate-only:
     /// the entry points (optimize, pareto, whatif) validate its inputs first.
     pub(crate) fn two_pool(&self, b_short: u64, gamma: f64, p_compress: f64) -> Plan {
-        let alpha = self.cdf.eval(b_short as f64);
+        let (served, lam) = self.served();
+        let alpha = served.eval(b_short as f64);
         let cut = (gamma * b_short as f64).floor();
-        let borderline = (self.cdf.eval(gamma * b_short as f64) - alpha).max(0.0);
+        let borderline = (served.eval(gamma * b_short as f64) - alpha).max(0.0);
         let short_share = (alpha + p_compress * borderline).min(1.0);
-        let lam_s = short_share * self.lam;
-        let lam_l = (self.lam - lam_s).max(0.0);
-        let short_cdf = self
-            .cdf
-            .short_part(b_short)
-            .unwrap_or_else(|| self.cdf.clone());
+        let lam_s = short_share * lam;
+        let lam_l = (lam - lam_s).max(0.0);
+        let short_cdf = served.short_part(b_short).unwrap_or_else(|| served.clone());
         let short = self.size(short_cdf, 1, b_short as u32, lam_s, self.gpu_short.as_ref());
         let long = if 1.0 - short_share < MIN_LONG_SHARE || lam_l <= MIN_RATE {
             None
         } else {
-            self.cdf.long_part(cut).map(|c| {
+            served.long_part(cut).map(|c| {
                 self.size(
                     c,
                     (cut as u64).max(1),
@@ -206,13 +271,8 @@ impl Planner {
 
     /// One pool for everything (`b_short = long_max_ctx`), on the long pool's profile.
     pub(crate) fn one_pool(&self) -> Plan {
-        let pool = self.size(
-            self.cdf.clone(),
-            1,
-            self.long_max_ctx,
-            self.lam,
-            self.gpu_long.as_ref(),
-        );
+        let (served, lam) = self.served();
+        let pool = self.size(served, 1, self.long_max_ctx, lam, self.gpu_long.as_ref());
         let cost = pool.size.n_gpus as f64 * self.gpu_long.cost_per_hr();
         let candidate = Candidate {
             gamma: None,
@@ -222,7 +282,7 @@ impl Planner {
             total_gpus: pool.size.n_gpus,
             cost_per_hr: cost,
             annual_cost_kusd: cost * 8.76,
-            lam_short: self.lam,
+            lam_short: lam,
             lam_long: 0.0,
             p99_ttft_short_ms: pool.size.p99_ttft_ms,
             p99_ttft_long_ms: 0.0,
@@ -270,24 +330,31 @@ impl Planner {
             if pool.size.n_gpus == 0 {
                 return 0.0;
             }
-            let n_slots = pool.cal.n_slots;
-            let prefill_iter = profile.iter_n_s(1.0);
-            let r = simulate_mgc(
-                pool.size.lam,
-                pool.size.n_gpus * n_slots,
-                n_req,
-                n_req / 5,
-                seed,
-                |rng| {
-                    let total = sample_total(&pool.cdf, pool.lo_clamp, pool.pool_max as u64, rng);
-                    let (l_in, l_out) = split_lengths(total);
-                    let iters = (l_in as u64).div_ceil(profile.chunk().max(1) as u64);
-                    let s = (iters + l_out as u64) as f64
-                        * profile.iter_s(n_slots as f64, (l_in + l_out) as f64);
-                    (s, iters as f64 * prefill_iter)
+            let draw = |rng: &mut rand_pcg::Pcg64| {
+                pool.cdf
+                    .sample_lengths(pool.lo_clamp, pool.pool_max as u64, rng)
+            };
+            let (lam, n) = (pool.size.lam, pool.size.n_gpus);
+            match &pool.model {
+                PoolModel::Slots(cal) => {
+                    let model = ServiceModel::new(profile, cal.n_slots, pool.pool_max as u64);
+                    simulate_mgc(lam, n * cal.n_slots, n_req, n_req / 5, seed, |rng| {
+                        let (l_in, l_out) = draw(rng);
+                        model.cost(l_in, l_out)
+                    })
+                    .p99_ttft_ms
+                }
+                // The GPUs as servers of prompt work at the operating point.
+                PoolModel::Batch(b) => match b.state(lam / n as f64) {
+                    Some(st) => {
+                        simulate_mgc(lam, n, n_req, n_req / 5, seed, |rng| {
+                            b.cost(&st, draw(rng).0)
+                        })
+                        .p99_ttft_ms
+                    }
+                    None => f64::INFINITY,
                 },
-            );
-            r.p99_ttft_ms
+            }
         };
         let mut c = plan.candidate.clone();
         c.analytic_p99_ms = Some((c.p99_ttft_short_ms, c.p99_ttft_long_ms));
@@ -309,7 +376,7 @@ impl Planner {
 
     /// A pool's size at a given GPU count (for what-if tables).
     pub fn pool_at(&self, pool: &PlannedPool, n: u64) -> PoolSize {
-        pool_at(n, pool.size.lam, &pool.cal, self.targets.slo_ms)
+        pool_at(n, pool.size.lam, &pool.model, self.targets.slo_ms)
     }
 }
 
@@ -328,6 +395,7 @@ mod tests {
             gpu_short: a100.clone(),
             gpu_long: a100,
             method: CalibrationMethod::Exact,
+            model: SizingModel::Slots,
             seed: 42,
         };
         planner.validate().unwrap();

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use aisim_core::profile::{GpuProfile, ProfileOverride};
 use serde::Serialize;
 
-use crate::calibrate::{calibrate, CalibrationMethod};
-use crate::cdf::Cdf;
-use crate::erlang::p99_wait;
+use crate::calibrate::{calibrate, CalibrationMethod, ServiceModel};
+use crate::cdf::{Cdf, LengthSource};
+use crate::erlang::p99_wait_plus;
 use crate::mgc::simulate_mgc;
-use crate::sizing::{min_gpus, p99_ttft_ms, SizingTargets};
+use crate::pool_model::PoolModel;
+use crate::sizing::{min_gpus, SizingTargets};
 use crate::validate;
-use crate::workload::{sample_total, split_lengths};
 use crate::FleetError;
 
 /// The largest batch in `1..=max_batch` whose power stays within `target_w`
@@ -95,25 +95,30 @@ pub fn tok_per_watt(
     for &r in rho_sweep.unwrap_or_default() {
         validate::share("rho", r)?;
     }
-    // Whole tokens (azure: 325), as the reference computes it.
-    let mean_out = (0.2 * cdf.mean_mid()).floor();
+    // Whole tokens (azure: 325), as the reference computes it; a trace's own mean.
+    let mean_out = match cdf.length_source() {
+        LengthSource::TracePairs => cdf.mean_lengths().1,
+        LengthSource::Split80_20 => (0.2 * cdf.mean_mid()).floor(),
+    };
     let mut rows = Vec::new();
     for &p in profiles {
         let cal = calibrate(cdf, 1, max_ctx, p, CalibrationMethod::Exact, 0);
+        let (n_slots, mu_gpu) = (cal.n_slots, cal.mu_gpu);
+        let model = PoolModel::Slots(cal);
         let sizes: Vec<(u64, f64)> = match rho_sweep {
             None => {
-                let s = min_gpus(lam, &cal, targets);
+                let s = min_gpus(lam, &model, targets);
                 vec![(s.n_gpus, s.rho)]
             }
             Some(rhos) => rhos
                 .iter()
-                .map(|&r| ((lam / (r * cal.mu_gpu)).ceil().max(1.0) as u64, r))
+                .map(|&r| ((lam / (r * mu_gpu)).ceil().max(1.0) as u64, r))
                 .collect(),
         };
         for (n, rho) in sizes {
-            let n_active = rho * cal.n_slots as f64;
+            let n_active = rho * n_slots as f64;
             let watts = p.power().watts(n_active);
-            let tokens_per_s = cal.mu_gpu * rho * mean_out;
+            let tokens_per_s = mu_gpu * rho * mean_out;
             rows.push(TokPerWattRow {
                 gpu: p.key().to_string(),
                 n_gpus: n,
@@ -122,7 +127,7 @@ pub fn tok_per_watt(
                 tok_per_watt: tokens_per_s / watts,
                 watts_per_gpu: watts,
                 usd_per_mtok: p.cost_per_hr() / (tokens_per_s * 3600.0) * 1e6,
-                p99_ttft_ms: p99_ttft_ms(n, lam, &cal),
+                p99_ttft_ms: model.true_p99_ttft_s(n, lam) * 1e3,
             });
         }
     }
@@ -219,10 +224,15 @@ pub fn grid_flex(
         let watts = profile.power().watts(cap as f64);
         let capped = ProfileOverride::batch_cap(Arc::clone(profile), cap, max_ctx);
         let cal = calibrate(cdf, 1, max_ctx, &capped, CalibrationMethod::Exact, 0);
-        let wait = p99_wait(n_gpus * cap, lam, cal.mu_gpu / cap as f64, cal.cv2);
-        let p99 = (wait + cal.mean_prefill_s) * 1e3;
+        let p99 = p99_wait_plus(
+            n_gpus * cap,
+            lam,
+            cal.mu_gpu / cap as f64,
+            cal.cv2,
+            &cal.prefill,
+        ) * 1e3;
         let sim = (verify_requests > 0).then(|| {
-            let prefill_iter = capped.iter_n_s(1.0);
+            let model = ServiceModel::new(&capped, cap, max_ctx as u64);
             simulate_mgc(
                 lam,
                 n_gpus * cap,
@@ -230,11 +240,8 @@ pub fn grid_flex(
                 verify_requests / 5,
                 seed,
                 |rng| {
-                    let (l_in, l_out) = split_lengths(sample_total(cdf, 1, max_ctx as u64, rng));
-                    let iters = (l_in as u64).div_ceil(capped.chunk().max(1) as u64);
-                    let s = (iters + l_out as u64) as f64
-                        * capped.iter_s(cap as f64, (l_in + l_out) as f64);
-                    (s, iters as f64 * prefill_iter)
+                    let (l_in, l_out) = cdf.sample_lengths(1, max_ctx as u64, rng);
+                    model.cost(l_in, l_out)
                 },
             )
             .p99_ttft_ms

@@ -160,6 +160,9 @@ pub struct WhatIfReport {
     pub candidates: Vec<WhatIfRow>,
     /// Profiles side by side (with `--gpu-compare`).
     pub gpu_compare: Vec<GpuCompareRow>,
+    /// What the plans were sized on, and the requests refused (the refused
+    /// rate is that of the first rate; it scales with the rate).
+    pub workload: crate::plan::WorkloadNote,
 }
 
 /// The cheapest SLO-meeting configuration per rate, and profiles side by side.
@@ -189,7 +192,8 @@ pub fn whatif(
     let compare_cals: Vec<_> = compare
         .iter()
         .map(|g| {
-            crate::calibrate::calibrate(
+            crate::pool_model::PoolModel::new(
+                base.model,
                 &base.cdf,
                 1,
                 base.long_max_ctx,
@@ -245,10 +249,16 @@ pub fn whatif(
             r
         }));
     }
+    let workload = Planner {
+        lam: lams.first().copied().unwrap_or(base.lam),
+        ..base.clone()
+    }
+    .workload_note();
     Ok(WhatIfReport {
         schema_version: crate::SCHEMA_VERSION,
         candidates,
         gpu_compare,
+        workload,
     })
 }
 

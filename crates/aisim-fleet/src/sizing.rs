@@ -2,8 +2,7 @@
 
 use serde::Serialize;
 
-use crate::calibrate::Calibration;
-use crate::erlang::p99_wait;
+use crate::pool_model::PoolModel;
 
 /// The targets a pool is sized for.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -35,7 +34,8 @@ pub struct PoolSize {
     pub lam: f64,
     /// Predicted P99 wait, ms.
     pub p99_wait_ms: f64,
-    /// Predicted P99 TTFT (wait + mean prefill), ms.
+    /// Predicted P99 TTFT, ms: the P99 of wait + prefill (each request's
+    /// prefill from the calibration's distribution, the wait by Kimura).
     pub p99_ttft_ms: f64,
     /// Utilization `λ / (n μ_gpu)`.
     pub rho: f64,
@@ -46,19 +46,13 @@ pub struct PoolSize {
 /// Below this rate (req/s) a pool gets no GPUs.
 pub const MIN_RATE: f64 = 0.01;
 
-/// P99 TTFT (ms) of `n` GPUs at rate `lam`.
-pub fn p99_ttft_ms(n: u64, lam: f64, cal: &Calibration) -> f64 {
-    let wait = p99_wait(
-        n.saturating_mul(cal.n_slots),
-        lam,
-        cal.mu_gpu / cal.n_slots as f64,
-        cal.cv2,
-    );
-    (wait + cal.mean_prefill_s) * 1e3
+/// P99 TTFT (ms) of `n` GPUs at rate `lam`: the P99 of wait + prefill.
+pub fn p99_ttft_ms(n: u64, lam: f64, model: &PoolModel) -> f64 {
+    model.p99_ttft_s(n, lam) * 1e3
 }
 
 /// The size of a pool at a given GPU count.
-pub fn pool_at(n: u64, lam: f64, cal: &Calibration, slo_ms: f64) -> PoolSize {
+pub fn pool_at(n: u64, lam: f64, model: &PoolModel, slo_ms: f64) -> PoolSize {
     if n == 0 {
         return PoolSize {
             n_gpus: 0,
@@ -69,13 +63,13 @@ pub fn pool_at(n: u64, lam: f64, cal: &Calibration, slo_ms: f64) -> PoolSize {
             slo_met: lam <= MIN_RATE,
         };
     }
-    let ttft = p99_ttft_ms(n, lam, cal);
+    let ttft = p99_ttft_ms(n, lam, model);
     PoolSize {
         n_gpus: n,
         lam,
-        p99_wait_ms: ttft - cal.mean_prefill_s * 1e3,
+        p99_wait_ms: model.p99_wait_s(n, lam) * 1e3,
         p99_ttft_ms: ttft,
-        rho: lam / (n as f64 * cal.mu_gpu),
+        rho: lam / (n as f64 * model.mu_gpu()),
         slo_met: ttft <= slo_ms,
     }
 }
@@ -122,39 +116,40 @@ pub fn first_ok(lo: u64, max: u64, mut ok: impl FnMut(u64) -> bool) -> (Option<u
 }
 
 /// Fewest GPUs meeting the TTFT target at rate `lam` (and the utilization cap),
-/// searching upward from `max(1, ceil(λ/μ_gpu) + 1)`. aisim sizes for the TTFT
-/// (wait + mean prefill) the SLO is about, where the reference compares the wait
-/// alone. When even an idle pool's prefill exceeds the target, the count that
-/// keeps the queue stable is returned with `slo_met = false`.
-pub fn min_gpus(lam: f64, cal: &Calibration, t: &SizingTargets) -> PoolSize {
-    min_gpus_counted(lam, cal, t).0
+/// searching upward from `max(1, ceil(λ/μ_gpu) + 1)`. aisim sizes for the
+/// P99 TTFT (of wait + prefill) the SLO is about, where the reference compares
+/// the wait alone. When even an idle pool's P99 prefill exceeds the target,
+/// the count that keeps the queue stable is returned with `slo_met = false`.
+pub fn min_gpus(lam: f64, model: &PoolModel, t: &SizingTargets) -> PoolSize {
+    min_gpus_counted(lam, model, t).0
 }
 
 /// [`min_gpus`] and the number of P99 evaluations its search made (at most
 /// [`MAX_EVALUATIONS`], whatever the rate).
-pub fn min_gpus_counted(lam: f64, cal: &Calibration, t: &SizingTargets) -> (PoolSize, u32) {
-    if lam <= MIN_RATE || cal.n_slots == 0 {
-        return (pool_at(0, lam, cal, t.slo_ms), 0);
+pub fn min_gpus_counted(lam: f64, model: &PoolModel, t: &SizingTargets) -> (PoolSize, u32) {
+    if lam <= MIN_RATE || !model.serves() {
+        return (pool_at(0, lam, model, t.slo_ms), 0);
     }
-    let start = ((lam / cal.mu_gpu).ceil() as u64).saturating_add(1).max(1);
+    let mu_gpu = model.mu_gpu();
+    let start = ((lam / mu_gpu).ceil() as u64).saturating_add(1).max(1);
     // Past an unreachable target (prefill alone too slow), the stable count stands.
-    let (mut n, evals) = if cal.mean_prefill_s * 1e3 > t.slo_ms {
+    let (mut n, evals) = if model.p99_prefill_s() * 1e3 > t.slo_ms {
         (start, 0)
     } else {
-        // The P99 falls as GPUs are added; a count whose slots overflow is never needed.
-        let max = u64::MAX / cal.n_slots.max(1);
+        // The P99 falls as GPUs are added; a count whose servers overflow is never needed.
+        let max = u64::MAX / model.servers_per_gpu().max(1);
         let (n, evals) = first_ok(start.min(max), max, |n| {
-            p99_ttft_ms(n, lam, cal) <= t.slo_ms
+            p99_ttft_ms(n, lam, model) <= t.slo_ms
         });
         (n.unwrap_or(max), evals)
     };
     if let Some(cap) = t.util_cap {
-        n = n.max((lam / (cap * cal.mu_gpu)).ceil() as u64);
+        n = n.max((lam / (cap * mu_gpu)).ceil() as u64);
     }
     if let Some(a) = t.availability {
         n = (n as f64 / a).ceil() as u64;
     }
-    (pool_at(n, lam, cal, t.slo_ms), evals)
+    (pool_at(n, lam, model, t.slo_ms), evals)
 }
 
 impl SizingTargets {
@@ -174,6 +169,7 @@ impl SizingTargets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibrate::Calibration;
     use proptest::prelude::*;
 
     /// The linear scan the search replaces.
@@ -193,15 +189,16 @@ mod tests {
 
         #[test]
         fn min_gpus_equals_the_linear_scan(lam in 0.5f64..400.0, slo in 20.0f64..2000.0, cv2 in 0.01f64..6.0) {
-            let cal = Calibration {
+            let cal = PoolModel::Slots(Calibration {
                 mean_service_s: 10.0,
                 cv2,
                 n_slots: 8,
                 mean_prefill_s: 0.015,
                 mu_gpu: 0.8,
-            };
+                prefill: vec![(0.015, 1.0)],
+            });
             let t = SizingTargets { slo_ms: slo, util_cap: None, availability: None };
-            let start = ((lam / cal.mu_gpu).ceil() as u64 + 1).max(1);
+            let start = ((lam / cal.mu_gpu()).ceil() as u64 + 1).max(1);
             let want = linear(start, start + 100_000, |n| p99_ttft_ms(n, lam, &cal) <= slo);
             prop_assert_eq!(Some(min_gpus(lam, &cal, &t).n_gpus), want);
         }
@@ -209,13 +206,14 @@ mod tests {
 
     #[test]
     fn a_billion_requests_per_second_is_sized_in_few_evaluations() {
-        let cal = Calibration {
+        let cal = PoolModel::Slots(Calibration {
             mean_service_s: 13.3,
             cv2: 3.2,
             n_slots: 128,
             mean_prefill_s: 0.026,
             mu_gpu: 9.6,
-        };
+            prefill: vec![(0.026, 1.0)],
+        });
         let t = SizingTargets {
             util_cap: None,
             ..SizingTargets::default()

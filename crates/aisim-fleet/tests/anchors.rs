@@ -22,6 +22,7 @@ fn planner(cdf: &str, lam: f64, gpu: &str) -> Planner {
         gpu_short: Arc::clone(&p),
         gpu_long: p,
         method: CalibrationMethod::Exact,
+        model: aisim_fleet::pool_model::SizingModel::Slots,
         seed: 42,
     }
 }

@@ -177,6 +177,10 @@ pub struct TotalLengthCdf {
     pub min_tokens: u64,
     /// Largest total drawn.
     pub max_tokens: u64,
+    /// A trace's `(input, output)` pairs: when given, each first turn is one
+    /// of them drawn uniformly (the points and the 80/20 split unused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<Vec<(u32, u32)>>,
 }
 
 fn one() -> u32 {
@@ -1291,6 +1295,14 @@ impl ReplaySpec {
                             "workload.total_cdf",
                             "need 1 ≤ min_tokens ≤ max_tokens",
                         ));
+                    }
+                    if let Some(pairs) = &c.pairs {
+                        if pairs.is_empty() || pairs.iter().any(|p| p.0 == 0 || p.1 == 0) {
+                            return Err(ReplayError::spec(
+                                "workload.total_cdf.pairs",
+                                "need at least one pair, each of at least 1 input and 1 output token",
+                            ));
+                        }
                     }
                 }
                 if s.prefix_groups > 0 && s.prefix_tokens == 0 {

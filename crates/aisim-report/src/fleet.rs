@@ -1,10 +1,12 @@
 //! Fleet reports as tables.
 
+use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::des::{DesMetrics, Interval, RouterSpec};
-use aisim_fleet::disagg::DisaggReport;
+use aisim_fleet::disagg::{DisaggPoint, DisaggReport};
 use aisim_fleet::optimize::OptimizeReport;
 use aisim_fleet::pareto::{ParetoReport, Recommendation};
-use aisim_fleet::plan::Candidate;
+use aisim_fleet::plan::{Candidate, WorkloadNote};
+use aisim_fleet::pool_model::SizingModel;
 use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
 use aisim_fleet::reports::{CompareRoutersReport, SimulateReport, WhatIfReport};
 
@@ -50,14 +52,63 @@ fn candidates_headed(title: &str, cs: &[&Candidate], header: [&str; 10]) -> Stri
     t.render()
 }
 
+/// What a plan was sized on, and what it refused, as lines ending in a blank one.
+fn workload_lines(w: &WorkloadNote) -> String {
+    let model = match w.sizing_model {
+        SizingModel::Batch => "the batch model (GPUs running continuous batching, as the replay's engines)",
+        SizingModel::Slots => "the slot model (KV slots at the pool's maximum context, as the reference fleet simulator)",
+    };
+    let mut out = format!(
+        "Lengths: {}.\nSized with {}; {} calibration; P99 columns: {}.\n",
+        w.lengths.describe(),
+        model,
+        match w.calibration {
+            CalibrationMethod::Exact => "exact".to_string(),
+            CalibrationMethod::Sampled(n) => format!("sampled ({n} draws)"),
+        },
+        w.ttft_figure.describe()
+    );
+    if w.refused_share > 0.0 {
+        let count = w
+            .refused_requests
+            .map_or(String::new(), |n| format!("{n} requests, "));
+        out += &format!(
+            "Refused: {count}{} % of them ({} req/s), are longer than --long-max-ctx {} tokens; no pool serves them and none is sized for them.\n",
+            num(100.0 * w.refused_share, 2),
+            sig(w.refused_rps),
+            w.max_ctx
+        );
+    }
+    out + "\n"
+}
+
+/// A rate with three significant digits.
+fn sig(x: f64) -> String {
+    let digits = if x == 0.0 || !x.is_finite() {
+        0
+    } else {
+        (2 - x.abs().log10().floor() as i32).clamp(0, 9) as usize
+    };
+    num(x, digits)
+}
+
+/// The name of the check that simulates a model's queue.
+fn simulated_check(w: &WorkloadNote) -> &'static str {
+    match w.sizing_model {
+        SizingModel::Batch => "M/G/c simulation of the GPUs' prompt work",
+        SizingModel::Slots => "slot-level M/G/c simulation",
+    }
+}
+
 /// `optimize`.
 pub fn render_optimize(r: &OptimizeReport) -> String {
     let mut out = format!(
-        "Fleet optimization: {} at {} req/s, P99 TTFT SLO {} ms, b_short {}\n\n",
+        "Fleet optimization: {} at {} req/s, P99 TTFT SLO {} ms, b_short {}\n",
         r.cdf, r.lam, r.slo_ms, r.params.b_short
     );
+    out += &workload_lines(&r.workload);
     out += &candidates(
-        "Analytic sweep (Erlang-C + Kimura, exact calibration)",
+        "Analytic sweep (Erlang-C + Kimura)",
         &r.candidates.iter().collect::<Vec<_>>(),
     );
     out += "\n";
@@ -74,7 +125,8 @@ pub fn render_optimize(r: &OptimizeReport) -> String {
     }
     out += &candidates_headed(
         &format!(
-            "Verified by slot-level M/G/c simulation ({} requests per pool, {})",
+            "Verified by {} ({} requests per pool, {})",
+            simulated_check(&r.workload),
             r.params.n_sim_req,
             if r.params.seeds > 1 {
                 format!("seeds {} to {}", r.seed, r.seed + r.params.seeds - 1)
@@ -159,12 +211,27 @@ pub fn render_pareto(r: &ParetoReport) -> String {
         ),
         (None, _) => "no threshold and not the baseline meets the SLO\n".to_string(),
     };
-    format!("{}\n{rec}", t.render())
+    format!("{}{}\n{rec}", workload_lines(&r.workload), t.render())
 }
 
 /// `disagg`.
 pub fn render_disagg(r: &DisaggReport) -> String {
-    let mut t = Table::new([
+    // The engine check's verdict on a split, when it replayed it.
+    let verdict = |p: &DisaggPoint| -> Option<&'static str> {
+        let c = r
+            .engine
+            .as_ref()?
+            .verified
+            .iter()
+            .find(|c| (c.split.n_prefill, c.split.n_decode) == (p.n_prefill, p.n_decode))?;
+        Some(match (c.meets_ttft, c.meets_tpot) {
+            (true, true) => "yes",
+            (false, true) => "no (TTFT)",
+            (true, false) => "no (TPOT)",
+            (false, false) => "no (both)",
+        })
+    };
+    let mut header = vec![
         "n_prefill",
         "n_decode",
         "GPUs",
@@ -173,13 +240,18 @@ pub fn render_disagg(r: &DisaggReport) -> String {
         "TPOT ms",
         "$/hr",
         "$K/yr",
-    ])
-    .titled(format!(
-        "Disaggregated splits ({} prefill, {} decode) meeting the SLOs, Pareto set",
-        r.gpu_prefill, r.gpu_decode
+    ];
+    if r.engine.is_some() {
+        header.push("engine check");
+    }
+    let mut t = Table::new(header).titled(format!(
+        "Disaggregated splits ({} prefill, {} decode) meeting the SLOs by the analytic model, Pareto set{}",
+        r.gpu_prefill,
+        r.gpu_decode,
+        if r.engine.is_some() { " (the engine check decides)" } else { "" }
     ));
     for p in &r.points {
-        t.row([
+        let mut row = vec![
             p.n_prefill.to_string(),
             p.n_decode.to_string(),
             p.total_gpus.to_string(),
@@ -188,7 +260,11 @@ pub fn render_disagg(r: &DisaggReport) -> String {
             num(p.tpot_ms, 1),
             num(p.cost_per_hr, 2),
             num(p.annual_cost_kusd, 1),
-        ]);
+        ];
+        if r.engine.is_some() {
+            row.push(verdict(p).unwrap_or("not replayed").to_string());
+        }
+        t.row(row);
     }
     let mut a =
         Table::new(["aggregated on", "GPUs", "$/hr", "per-GPU rps"]).titled("Aggregated baselines");
@@ -202,14 +278,19 @@ pub fn render_disagg(r: &DisaggReport) -> String {
     }
     let best = match &r.best {
         Some(b) => format!(
-            "best: {} + {} = {} GPUs, {:.1} req/s, TTFT {:.0} ms, TPOT {:.0} ms, ${:.0}K/yr\n",
+            "best by the analytic model: {} + {} = {} GPUs, {:.1} req/s, TTFT {:.0} ms, TPOT {:.0} ms, ${:.0}K/yr{}\n",
             b.n_prefill,
             b.n_decode,
             b.total_gpus,
             b.system_rps,
             b.ttft_ms,
             b.tpot_ms,
-            b.annual_cost_kusd
+            b.annual_cost_kusd,
+            match verdict(b) {
+                Some("yes") => " (the engine check agrees)".to_string(),
+                Some(v) => format!(" (the engine check: {v}, not feasible)"),
+                None => String::new(),
+            }
         ),
         None => "no split meets the SLOs within the limits\n".to_string(),
     };
@@ -448,7 +529,7 @@ pub fn render_whatif(r: &WhatIfReport) -> String {
         out += "\n";
         out += &g.render();
     }
-    out
+    workload_lines(&r.workload) + &out
 }
 
 /// `tok-per-watt`.

@@ -25,6 +25,7 @@ fn planner(cdf: &str, lam: f64, short: &str, long: &str) -> Planner {
         gpu_short: resolve_profile(short).unwrap(),
         gpu_long: resolve_profile(long).unwrap(),
         method: CalibrationMethod::Exact,
+        model: aisim_fleet::pool_model::SizingModel::Slots,
         seed: 42,
     }
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use aisim_lab::jobs::fleet::{
     self as jobs, Calibration, CompareRoutersRequest, DesRequest, DisaggRequest, DisaggVerify,
     GridFlexRequest, OptimizeRequest, ParetoRequest, PlanRequest, Router, RunRequest,
-    SimulateFleetRequest, SimulateRequest, SizingRequest, TokPerWattRequest, Verify, WhatIfRequest,
+    SimulateFleetRequest, SimulateRequest, SizingModel, SizingRequest, TokPerWattRequest, Verify,
+    WhatIfRequest,
 };
 use aisim_lab::jobs::Version;
 use clap::{Args, ValueEnum};
@@ -17,6 +18,14 @@ use crate::output::{check_paths, HtmlArgs, OutputArgs};
 enum CalibrationArg {
     Exact,
     Sampled,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum SizingModelArg {
+    /// GPUs running continuous batching, as the replay's engines do
+    Batch,
+    /// The reference fleet simulator's KV slots at the pool's maximum context
+    Slots,
 }
 
 /// Workload, target and pools shared by the fleet commands.
@@ -51,6 +60,11 @@ pub struct PlanArgs {
 /// How the analytic sizing is done (the commands that size pools).
 #[derive(Debug, Args)]
 pub struct SizingArgs {
+    /// The sizing model: GPUs running continuous batching as the replay's
+    /// engines do (batch), or the reference fleet simulator's KV slots at the
+    /// pool's maximum context (slots)
+    #[arg(long, value_enum, default_value_t = SizingModelArg::Batch)]
+    sizing_model: SizingModelArg,
     /// Calibration: exact expectation, or a Monte-Carlo estimate.
     #[arg(long, value_enum, default_value_t = CalibrationArg::Exact)]
     calibration: CalibrationArg,
@@ -83,6 +97,10 @@ impl PlanArgs {
 impl SizingArgs {
     fn request(&self) -> SizingRequest {
         SizingRequest {
+            model: match self.sizing_model {
+                SizingModelArg::Batch => SizingModel::Batch,
+                SizingModelArg::Slots => SizingModel::Slots,
+            },
             calibration: match self.calibration {
                 CalibrationArg::Exact => Calibration::Exact,
                 CalibrationArg::Sampled => Calibration::Sampled,

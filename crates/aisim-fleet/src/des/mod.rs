@@ -33,7 +33,7 @@ pub use router::{build_router, PoolView, Route, Router, RouterSpec};
 
 use crate::cdf::Cdf;
 use crate::validate::{self, MAX_GPUS};
-use crate::workload::{exponential, gamma, sample_category, sample_total, split_lengths};
+use crate::workload::{exponential, gamma, sample_category};
 use crate::{percentile, FleetError};
 
 /// Arrival process of a generated workload.
@@ -83,7 +83,7 @@ pub fn generate(
                 (None, Arrivals::Gamma(b)) => t + gamma(&mut rng, *b, 1.0 / (lam * b)),
                 _ => t + exponential(&mut rng, lam),
             };
-            let (l_in, l_out) = split_lengths(sample_total(cdf, 1, cdf.max_len(), &mut rng));
+            let (l_in, l_out) = cdf.sample_lengths(1, cdf.max_len(), &mut rng);
             FleetRequest {
                 arrival_s: t,
                 l_in,

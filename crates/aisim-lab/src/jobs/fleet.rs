@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aisim_core::profile::{resolve_profile, GpuProfile};
 use aisim_fleet::calibrate::CalibrationMethod;
-use aisim_fleet::cdf::Cdf;
+use aisim_fleet::cdf::{Cdf, LengthSource};
 use aisim_fleet::des::{generate, Arrivals, DesConfig, InstancePick, PoolSpec, RouterSpec};
 use aisim_fleet::disagg::{
     disagg as disagg_plan, disagg_verified, DisaggParams, DisaggReport, DisaggVerifyParams,
@@ -18,6 +18,7 @@ use aisim_fleet::fleet_file::FleetPlan;
 use aisim_fleet::optimize::{optimize as optimize_plan, OptimizeParams, OptimizeReport};
 use aisim_fleet::pareto::{pareto as pareto_plan, ParetoReport};
 use aisim_fleet::plan::Planner;
+pub use aisim_fleet::pool_model::SizingModel;
 use aisim_fleet::power::{grid_flex as flex, tok_per_watt as per_watt};
 use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
 use aisim_fleet::reports::{
@@ -95,6 +96,10 @@ pub enum Calibration {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SizingRequest {
+    /// The model pools are sized with: `batch` (GPUs running continuous
+    /// batching, as the replay's engines) or `slots` (the reference fleet
+    /// simulator's KV slots).
+    pub model: SizingModel,
     /// Calibration: exact expectation, or a Monte-Carlo estimate.
     pub calibration: Calibration,
     /// Samples of the sampled calibration [default: 3000].
@@ -116,6 +121,7 @@ impl PlanRequest {
 
     /// The planner; without sizing, the default targets and exact calibration.
     fn planner(&self, sizing: Option<&SizingRequest>) -> Result<Planner, JobError> {
+        let model = sizing.map_or(SizingModel::default(), |z| z.model);
         let (method, util_cap, availability) = match sizing {
             Some(z) => {
                 no_effect(
@@ -143,6 +149,7 @@ impl PlanRequest {
             gpu_short: profile(&self.gpu_short)?,
             gpu_long: profile(&self.gpu_long)?,
             method,
+            model,
             seed: self.seed.unwrap_or(DEFAULT_SEED),
         };
         planner.validate()?;
@@ -358,12 +365,16 @@ impl Default for DisaggRequest {
 /// Runs `disagg`.
 pub fn disagg(a: &DisaggRequest) -> Result<DisaggReport, JobError> {
     let cdf = Cdf::resolve(&a.cdf)?;
-    let mean = cdf.mean_upper();
+    // A trace's own mean lengths; a CDF's mean total split 75/25 (the reference's rule).
+    let (isl, osl) = match cdf.length_source() {
+        LengthSource::TracePairs => cdf.mean_lengths(),
+        LengthSource::Split80_20 => (0.75 * cdf.mean_upper(), 0.25 * cdf.mean_upper()),
+    };
     let p = DisaggParams {
         lam: a.lam,
         max_ctx: a.max_ctx,
-        mean_isl: a.mean_isl.unwrap_or(0.75 * mean),
-        mean_osl: a.mean_osl.unwrap_or(0.25 * mean),
+        mean_isl: a.mean_isl.unwrap_or(isl),
+        mean_osl: a.mean_osl.unwrap_or(osl),
         slo_ttft_ms: a.slo_ttft,
         slo_tpot_ms: a.slo_tpot,
         max_prefill: a.max_prefill,

@@ -10,7 +10,7 @@ use super::clock::{checked_ms, ms_to_duration, CLOCK_RANGE};
 use super::random::{exponential, gamma, standard_normal, uniform_int};
 use super::source::{Offer, Workload};
 use crate::error::ReplayError;
-use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec};
+use crate::spec::{ArrivalSpec, LengthSpec, SyntheticSpec, TotalLengthCdf};
 use crate::trace::float;
 
 /// Ids of shared prefixes live in their own range so they never collide with
@@ -177,6 +177,9 @@ impl Workload for SyntheticWorkload {
         self.next_arrival_s += gap;
         self.next_at = self.planned_next();
         let (input, output) = match &self.spec.total_cdf {
+            Some(TotalLengthCdf {
+                pairs: Some(pairs), ..
+            }) => pairs[uniform_int(&mut self.rng, 0, pairs.len() as u64 - 1) as usize],
             Some(c) => split_total(sample_cdf_total(
                 &c.points,
                 c.min_tokens,

@@ -1,0 +1,168 @@
+//! What sizing needs to know about a pool, by model: the reference's slot
+//! model (every KV slot at the pool's maximum context is a server) or the
+//! batch model (every GPU runs continuous batching, [`crate::batch`]).
+
+use aisim_core::profile::GpuProfile;
+use aisim_core::EngineConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::batch::BatchModel;
+use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
+use crate::cdf::Cdf;
+use crate::erlang::{p99_wait, p99_wait_plus};
+
+/// Which model sizes pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SizingModel {
+    /// Every GPU a server running continuous batching, as the replay's
+    /// engines do (the default: it agrees with the replay).
+    #[default]
+    Batch,
+    /// Every KV slot at the pool's maximum context a server (the reference
+    /// fleet simulator's model, kept to reproduce its results).
+    Slots,
+}
+
+impl SizingModel {
+    /// Its name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SizingModel::Batch => "batch",
+            SizingModel::Slots => "slots",
+        }
+    }
+
+    /// What its P99 TTFT figures are.
+    pub fn ttft_figure(self) -> TtftFigure {
+        match self {
+            SizingModel::Batch => TtftFigure::P99OfWaitPlusPrefill,
+            SizingModel::Slots => TtftFigure::P99WaitPlusMeanPrefill,
+        }
+    }
+}
+
+/// What an analytic "P99 TTFT" figure is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TtftFigure {
+    /// The 99th percentile of each request's wait plus its own prefill.
+    P99OfWaitPlusPrefill,
+    /// The 99th percentile of the wait plus the mean prefill (the reference
+    /// fleet simulator's figure; below the true P99 when prefills vary).
+    P99WaitPlusMeanPrefill,
+}
+
+impl TtftFigure {
+    /// Its meaning, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TtftFigure::P99OfWaitPlusPrefill => "P99 of wait + prefill",
+            TtftFigure::P99WaitPlusMeanPrefill => {
+                "P99 wait + mean prefill (the reference's figure, not a P99 of TTFT)"
+            }
+        }
+    }
+}
+
+/// A pool's workload on its profile, in one model.
+#[derive(Debug, Clone)]
+pub enum PoolModel {
+    /// The slot model's calibration.
+    Slots(Calibration),
+    /// The batch model.
+    Batch(BatchModel),
+}
+
+impl PoolModel {
+    /// The model of the slice of `cdf` between `lo` and `pool_max` on `profile`.
+    pub fn new(
+        model: SizingModel,
+        cdf: &Cdf,
+        lo: u64,
+        pool_max: u32,
+        profile: &dyn GpuProfile,
+        method: CalibrationMethod,
+        seed: u64,
+    ) -> PoolModel {
+        match model {
+            SizingModel::Slots => {
+                PoolModel::Slots(calibrate(cdf, lo, pool_max, profile, method, seed))
+            }
+            SizingModel::Batch => {
+                PoolModel::Batch(BatchModel::new(cdf, lo, pool_max, profile, method, seed))
+            }
+        }
+    }
+
+    /// Requests per second one GPU sustains.
+    pub fn mu_gpu(&self) -> f64 {
+        match self {
+            PoolModel::Slots(c) => c.mu_gpu,
+            PoolModel::Batch(b) => b.mu_gpu,
+        }
+    }
+
+    /// Queue servers per GPU (slots, or 1).
+    pub fn servers_per_gpu(&self) -> u64 {
+        match self {
+            PoolModel::Slots(c) => c.n_slots,
+            PoolModel::Batch(_) => 1,
+        }
+    }
+
+    /// Whether a GPU can serve a request at all.
+    pub fn serves(&self) -> bool {
+        self.servers_per_gpu() > 0 && self.mu_gpu() > 0.0
+    }
+
+    /// The TTFT figure (s) of `n` GPUs at `lam` req/s that sizing holds
+    /// against the SLO: in the batch model the P99 of wait + prefill; in the
+    /// slot model the reference's figure, the P99 wait plus the mean prefill
+    /// (kept so the reference's results reproduce; [`TtftFigure`] names it).
+    pub fn p99_ttft_s(&self, n: u64, lam: f64) -> f64 {
+        match self {
+            PoolModel::Slots(c) => self.p99_wait_s(n, lam) + c.mean_prefill_s,
+            PoolModel::Batch(b) => b.p99_ttft_s(n, lam),
+        }
+    }
+
+    /// The P99 of wait + prefill (s), in either model.
+    pub fn true_p99_ttft_s(&self, n: u64, lam: f64) -> f64 {
+        match self {
+            PoolModel::Slots(c) => {
+                let mu = c.mu_gpu / c.n_slots as f64;
+                p99_wait_plus(n.saturating_mul(c.n_slots), lam, mu, c.cv2, &c.prefill)
+            }
+            PoolModel::Batch(b) => b.p99_ttft_s(n, lam),
+        }
+    }
+
+    /// P99 wait (s) of `n` GPUs at `lam` req/s.
+    pub fn p99_wait_s(&self, n: u64, lam: f64) -> f64 {
+        match self {
+            PoolModel::Slots(c) => {
+                let mu = c.mu_gpu / c.n_slots as f64;
+                p99_wait(n.saturating_mul(c.n_slots), lam, mu, c.cv2)
+            }
+            PoolModel::Batch(b) => b.p99_wait_s(n, lam),
+        }
+    }
+
+    /// An idle pool's TTFT figure (s): no GPU count does better.
+    pub fn p99_prefill_s(&self) -> f64 {
+        match self {
+            PoolModel::Slots(c) => c.mean_prefill_s,
+            PoolModel::Batch(b) => b.p99_prefill_s(),
+        }
+    }
+
+    /// The running sequences an engine check gives each worker: the slots,
+    /// or the engine's default `max_num_seqs`.
+    pub fn max_num_seqs(&self) -> u64 {
+        match self {
+            PoolModel::Slots(c) => c.n_slots,
+            PoolModel::Batch(_) => EngineConfig::default().max_num_seqs as u64,
+        }
+    }
+}
