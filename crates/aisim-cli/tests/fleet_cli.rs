@@ -83,7 +83,15 @@ fn json_shapes_scripts_rely_on() {
         assert!(v["rows"][0].get(key).is_some(), "tok-per-watt.rows.{key}");
     }
     let v = json(&[
-        "pareto", "--cdf", "lmsys", "--lam", "100", "--sizing-model", "slots", "--format", "json",
+        "pareto",
+        "--cdf",
+        "lmsys",
+        "--lam",
+        "100",
+        "--sizing-model",
+        "slots",
+        "--format",
+        "json",
     ]);
     assert_eq!(v["recommended"]["b_short"], 8192);
 }

@@ -384,6 +384,58 @@ impl Planner {
 mod tests {
     use super::*;
 
+    fn planner_of(cdf: Cdf, lam: f64) -> Planner {
+        let h100 = aisim_core::profile::resolve_profile("h100/llama-3.1-8b").unwrap();
+        Planner {
+            cdf,
+            lam,
+            targets: SizingTargets::default(),
+            long_max_ctx: 65536,
+            gpu_short: h100.clone(),
+            gpu_long: h100,
+            method: CalibrationMethod::Exact,
+            model: SizingModel::Batch,
+            seed: 42,
+        }
+    }
+
+    #[test]
+    fn requests_longer_than_every_pool_are_refused_and_counted() {
+        let mut pairs = vec![(1000, 100); 9];
+        pairs.push((100_000, 10));
+        let p = planner_of(Cdf::from_pairs("t".into(), pairs).unwrap(), 10.0);
+        p.validate().unwrap();
+        let w = p.workload_note();
+        assert_eq!(w.lengths, LengthSource::TracePairs);
+        assert_eq!(w.refused_requests, Some(1));
+        assert!((w.refused_share - 0.1).abs() < 1e-12);
+        assert!((w.refused_rps - 1.0).abs() < 1e-12);
+        // The pools serve the other nine tenths.
+        let one = p.one_pool();
+        assert!((one.candidate.lam_short - 9.0).abs() < 1e-12);
+        assert_eq!(one.short.cdf.pairs.as_deref().map(<[_]>::len), Some(9));
+        // A CDF: the share above the limit, a point added at the limit.
+        let cdf = Cdf::new("c", &[(1000.0, 0.5), (100_000.0, 1.0)]).unwrap();
+        let p = planner_of(cdf, 10.0);
+        let w = p.workload_note();
+        let want = 1.0 - (0.5 + 0.5 * (65536.0 - 1000.0) / 99_000.0);
+        assert!(
+            (w.refused_share - want).abs() < 1e-12,
+            "{}",
+            w.refused_share
+        );
+        assert_eq!(w.refused_requests, None);
+        let served = p.served().0;
+        assert_eq!(served.points.last(), Some(&(65536, 1.0)));
+        // Nothing at or below the limit: an error naming the flag.
+        let p = planner_of(
+            Cdf::from_pairs("t".into(), vec![(100_000, 10)]).unwrap(),
+            1.0,
+        );
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("--long-max-ctx") && e.contains("longer"), "{e}");
+    }
+
     #[test]
     fn a_billion_requests_per_second_sizes_every_gamma_in_few_evaluations() {
         let a100 = aisim_core::profile::resolve_profile("a100").unwrap();
