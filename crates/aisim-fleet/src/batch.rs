@@ -29,7 +29,7 @@ use aisim_core::EngineConfig;
 use crate::calibrate::CalibrationMethod;
 use crate::calibrate::{for_each_request, ChunkCosts};
 use crate::cdf::Cdf;
-use crate::erlang::{p99_wait, p99_wait_plus};
+use crate::erlang::{p99_of_atoms, p99_wait, p99_wait_plus};
 
 /// Bisection and search steps of the operating point and the capacity.
 const STEPS: u32 = 100;
@@ -267,14 +267,7 @@ impl BatchModel {
             .map(|&(k, pr, _)| (self.costs.first_s(k, iter), pr))
             .collect();
         atoms.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut above = 1.0;
-        for &(t, pr) in &atoms {
-            above -= pr;
-            if above <= 0.01 + 1e-12 {
-                return t;
-            }
-        }
-        atoms.last().map_or(0.0, |a| a.0)
+        p99_of_atoms(&atoms)
     }
 
     /// A request's `(prompt work, own prefill)` seconds at an operating point.

@@ -32,21 +32,6 @@ pub struct Calibration {
     pub prefill: Vec<(f64, f64)>,
 }
 
-impl Calibration {
-    /// The P99 of the prefill time alone (an idle pool's P99 TTFT), seconds:
-    /// the smallest atom with at most 1 % of requests above it.
-    pub fn p99_prefill_s(&self) -> f64 {
-        let mut above = 1.0;
-        for &(t, pr) in &self.prefill {
-            above -= pr;
-            if above <= 0.01 + 1e-12 {
-                return t;
-            }
-        }
-        self.prefill.last().map_or(0.0, |a| a.0)
-    }
-}
-
 /// How the expectations are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]

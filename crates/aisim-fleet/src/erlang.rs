@@ -111,6 +111,19 @@ pub fn p99_wait_plus(c: u64, lam: f64, mu: f64, cv2: f64, prefill: &[(f64, f64)]
     hi
 }
 
+/// The P99 of a distribution of atoms `(value, probability)` sorted by
+/// value: the smallest value with at most 1 % of the probability above it.
+pub fn p99_of_atoms(atoms: &[(f64, f64)]) -> f64 {
+    let mut above = 1.0;
+    for &(t, pr) in atoms {
+        above -= pr;
+        if above <= 0.01 + 1e-12 {
+            return t;
+        }
+    }
+    atoms.last().map_or(0.0, |a| a.0)
+}
+
 /// Mean wait in M/M/c: `C / (cμ − λ)`.
 pub fn mean_wait_mmc(c: u64, lam: f64, mu: f64) -> f64 {
     let capacity = c as f64 * mu;
