@@ -81,7 +81,7 @@ pub fn table(t: &Table) -> String {
     for row in t.rows() {
         out.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            let class = if i > 0 && crate::table::is_numeric(c) {
+            let class = if i > 0 && t.aligns_right(c) {
                 " class=\"num\""
             } else {
                 ""
