@@ -85,7 +85,7 @@ pub fn spec_table(c: &Comparison) -> Option<Table> {
         return None;
     }
     let mut t = Table::new(["field", "A", "B"])
-        .titled("Spec differences (spec fields that differ between the runs; `-`: absent)")
+        .titled("Spec differences (`-`: absent)")
         .as_text();
     for d in &c.spec_differences {
         t.row([d.field.clone(), spec_value(&d.a), spec_value(&d.b)]);
