@@ -3,6 +3,7 @@
 //! runs), then the headline figures with their deltas; `--all` gives every
 //! figure of both runs.
 
+use aisim_core::number::NOISE;
 pub use aisim_lab::compare::{compare, Comparison, MetricDelta, SpecDifference};
 use serde_json::Value;
 
@@ -66,6 +67,8 @@ fn cell(v: Option<f64>) -> String {
 }
 
 fn signed(v: Option<f64>, digits: usize, unit: &str) -> String {
+    // Noise around zero is no change, not `-0.000`.
+    let v = v.map(|x| if x.abs() < NOISE { 0.0 } else { x });
     v.map_or_else(|| "-".to_string(), |x| format!("{x:+.digits$}{unit}"))
 }
 

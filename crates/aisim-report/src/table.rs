@@ -158,9 +158,12 @@ pub fn opt_sig(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), sig)
 }
 
-/// A number with `digits` decimals.
+/// A number with `digits` decimals (noise around zero, under
+/// `aisim_core::number::NOISE`, is 0: never `-0.000`).
 pub fn num(v: f64, digits: usize) -> String {
-    if v.is_nan() {
+    if v.abs() < aisim_core::number::NOISE {
+        format!("{:.digits$}", 0.0)
+    } else if v.is_nan() {
         "-".to_string()
     } else if v.is_infinite() {
         if v > 0.0 {
@@ -192,5 +195,11 @@ mod tests {
         assert_eq!(first.render(), "cut  kW\n---  ----\n 5%   1.0\n10%  12.5\n");
         assert_eq!(num(f64::INFINITY, 1), "inf");
         assert_eq!(num(2.0 / 3.0, 3), "0.667");
+        assert_eq!(num(-1.4e-17, 3), "0.000", "noise is 0, not -0.000");
+        assert_eq!(num(-0.0004, 3), "-0.000", "a value is kept");
+        assert_eq!(sig(0.1 + 0.2 - 0.3), "0");
+        assert_eq!(sig(2.390_000_224_147_084_6), "2.39");
+        assert_eq!(sig(f64::NAN), "-");
+        assert_eq!(opt_sig(None), "-");
     }
 }
