@@ -954,3 +954,40 @@ fn the_load_planner_runs_from_flags_and_its_timeline_is_in_the_json() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(without_host(&stdout(&o)), without_host(&stdout(&again)));
 }
+
+/// Human output rounds to meaningful digits; JSON keeps the full value.
+#[test]
+fn tables_round_floats_and_json_keeps_them() {
+    let args = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "20",
+        "--timing",
+        "fixed:20.123456789,5.000000001",
+        "--timeout",
+        "2.0000000001",
+    ];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let line = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name}: {table}"))
+            .to_string()
+    };
+    assert!(
+        line("timing ").ends_with("fixed: 20.12 ms prefill, 5 ms decode"),
+        "{table}"
+    );
+    assert!(
+        line("timeout / drain ").ends_with("2 s / until done"),
+        "{table}"
+    );
+    let o = aisim(&[&args[..], &["--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["spec"]["timing"]["prefill_ms"], 20.123456789);
+    assert_eq!(json["spec"]["discipline"]["timeout_s"], 2.0000000001);
+}
