@@ -991,3 +991,70 @@ fn tables_round_floats_and_json_keeps_them() {
     assert_eq!(json["spec"]["timing"]["prefill_ms"], 20.123456789);
     assert_eq!(json["spec"]["discipline"]["timeout_s"], 2.0000000001);
 }
+
+/// Commands that write files say on stderr what they wrote (the file, how
+/// many rows or runs); stdout keeps what it carried.
+#[test]
+fn gen_trace_and_sweep_merge_say_what_they_wrote() {
+    let dir = temp_dir("said");
+    let trace = dir.join("t.jsonl");
+    let o = aisim(&[
+        "gen-trace",
+        "--requests",
+        "7",
+        "--turns",
+        "3",
+        "--think-ms",
+        "10",
+        "--out",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = std::fs::read_to_string(&trace).unwrap().lines().count();
+    assert_eq!(rows, 21);
+    assert_eq!(
+        stderr(&o),
+        format!("wrote 21 requests in 7 sessions to {}\n", trace.display())
+    );
+    // On stdout the trace alone; the note on stderr.
+    let o = aisim(&["gen-trace", "--requests", "5"]);
+    assert_eq!(stdout(&o).lines().count(), 5);
+    assert_eq!(stderr(&o), "wrote 5 requests to stdout\n");
+    // A sweep merged: its runs, plan and files.
+    let (plan, runs) = (dir.join("plan.jsonl"), dir.join("runs"));
+    let (plan, runs) = (plan.to_str().unwrap(), runs.to_str().unwrap());
+    for args in [
+        &[
+            "sweep",
+            "plan",
+            &fixture("sweep/ci-grid.toml"),
+            "--out",
+            plan,
+        ][..],
+        &["sweep", "run", plan, "--out", runs, "--quiet"][..],
+    ] {
+        assert!(aisim(args).status.success(), "{args:?}");
+    }
+    let (results, csv) = (dir.join("r.jsonl"), dir.join("r.csv"));
+    let o = aisim(&[
+        "sweep",
+        "merge",
+        runs,
+        "--out",
+        results.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let digest = std::fs::read_to_string(&results).unwrap();
+    let first: serde_json::Value = serde_json::from_str(digest.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "merged 8 runs of plan {} into {}, the CSV to {}\n",
+            first["plan"].as_str().unwrap(),
+            results.display(),
+            csv.display()
+        )
+    );
+}
