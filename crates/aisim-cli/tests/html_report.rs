@@ -380,6 +380,13 @@ fn the_compare_page_overlays_both_runs() {
     for name in ["A: completed requests", "B: completed requests"] {
         assert!(html.contains(&format!("<title>{name}</title>")), "{name}");
     }
+    // Each run named by what differs in its spec, not by what they share.
+    assert!(
+        html.contains("<title>aisim compare: A (topology.workers 2, discipline.timeout_s -) vs B (topology.workers 4, discipline.timeout_s 3.0)</title>"),
+        "{}",
+        &html[..html.find("</title>").unwrap()]
+    );
+    assert!(html.contains("<tr><td>topology.workers</td><td>2</td><td>4</td></tr>"));
     // The discipline warning, and the table of every figure with its deltas.
     assert!(html.contains("warning: the disciplines differ"));
     assert!(html.contains("<th>B - A</th><th>change</th>"));
