@@ -134,13 +134,16 @@ enum Command {
     ///   aisim calibrate a.json b.json c.json --cross-validate --out fitted.json
     #[command(verbatim_doc_comment)]
     Calibrate(commands::calibrate::CalibrateArgs),
-    /// Two replay reports side by side: every figure with its delta.
+    /// Two replay reports side by side: what differs in their specs, and the figures with their deltas.
     ///
-    /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). Each
-    /// figure outside `host`, `spec` and `workers` is shown for both runs with
-    /// B - A and the change in %; a warning says when the runs' disciplines
-    /// or workloads differ. --html FILE draws both runs on the same charts
-    /// (their CDFs through each report's percentiles) above the same table.
+    /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). The
+    /// table leads with the spec fields that differ between the runs, then
+    /// the headline figures of both runs with B - A and the change in %
+    /// (--all: every figure outside `host`, `spec` and `workers`; JSON has
+    /// them all); a warning says when the runs' disciplines or workloads
+    /// differ. --html FILE names each run by its spec differences and draws
+    /// both runs on the same charts (their CDFs through each report's
+    /// percentiles) around the same tables.
     ///
     /// Example:
     ///   aisim replay --out a.json && aisim replay --workers 8 --out b.json

@@ -1,10 +1,19 @@
-//! The progress bars on a terminal: a replay's requests and a sweep's runs,
-//! fed by the libraries' own progress (a replay's observer, a sweep's
-//! per-run callback), drawn on stderr only when it is a terminal.
+//! The progress bars on a terminal: a replay's requests, a sweep's runs and
+//! a calibration's replays, fed by the libraries' own progress (a replay's
+//! observer, a sweep's per-run callback, a calibration's progress), drawn
+//! on stderr only when it is a terminal.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
+use aisim_core::number::{rounded, HUMAN_DIGITS};
+use aisim_lab::fidelity::calibrate::CalibrationProgress;
 use aisim_replay::runtime::ReplayObserver;
+
+/// The bar's rate to its significant digits (`97804/s`, not indicatif's
+/// `97,804.2286/s`).
+fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{}/s", rounded(state.per_sec(), HUMAN_DIGITS));
+}
 
 /// Shows dispatched requests on stderr.
 #[derive(Debug)]
@@ -18,9 +27,10 @@ impl ProgressBarObserver {
         let bar = ProgressBar::new(0);
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} replaying {pos}/{len} requests [{elapsed_precise}] {per_sec}",
+                "{spinner} replaying {pos}/{len} requests [{elapsed_precise}] {rate}",
             )
-            .expect("valid template"),
+            .expect("valid template")
+            .with_key("rate", rate),
         );
         ProgressBarObserver { bar }
     }
@@ -71,5 +81,60 @@ impl SweepBar {
     /// Clears the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// A calibration's replays of its runs, and the line of each stage above
+/// the bar, on stderr (neither when it is not a terminal).
+#[derive(Debug)]
+pub struct CalibrateBar {
+    bar: ProgressBar,
+}
+
+impl CalibrateBar {
+    /// A spinner, then a bar whose length the first replay sets.
+    pub fn new() -> CalibrateBar {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} calibrate [{elapsed_precise}]")
+                .expect("valid template"),
+        );
+        CalibrateBar { bar }
+    }
+
+    /// Shows what the calibration told.
+    pub fn observe(&self, p: CalibrationProgress) {
+        match p {
+            CalibrationProgress::Replays { done, budget } => {
+                if self.bar.length() == Some(0) {
+                    self.bar.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} calibrate: {pos}/{len} replays of the runs at most [{elapsed_precise}]",
+                        )
+                        .expect("valid template"),
+                    );
+                }
+                self.bar.set_length(u64::from(budget));
+                self.bar.set_position(u64::from(done));
+            }
+            // A line names runs (user text) on a terminal.
+            CalibrationProgress::Stage(line) => {
+                self.bar
+                    .println(aisim_core::safe_text::terminal_safe(&format!(
+                        "calibrate: {line}"
+                    )))
+            }
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Default for CalibrateBar {
+    fn default() -> Self {
+        Self::new()
     }
 }

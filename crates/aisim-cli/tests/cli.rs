@@ -954,3 +954,107 @@ fn the_load_planner_runs_from_flags_and_its_timeline_is_in_the_json() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(without_host(&stdout(&o)), without_host(&stdout(&again)));
 }
+
+/// Human output rounds to meaningful digits; JSON keeps the full value.
+#[test]
+fn tables_round_floats_and_json_keeps_them() {
+    let args = [
+        "replay",
+        "--synthetic",
+        "--requests",
+        "20",
+        "--timing",
+        "fixed:20.123456789,5.000000001",
+        "--timeout",
+        "2.0000000001",
+    ];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let line = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name}: {table}"))
+            .to_string()
+    };
+    assert!(
+        line("timing ").ends_with("fixed: 20.12 ms prefill, 5 ms decode"),
+        "{table}"
+    );
+    assert!(
+        line("timeout / drain ").ends_with("2 s / until done"),
+        "{table}"
+    );
+    let o = aisim(&[&args[..], &["--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["spec"]["timing"]["prefill_ms"], 20.123456789);
+    assert_eq!(json["spec"]["discipline"]["timeout_s"], 2.0000000001);
+}
+
+/// Commands that write files say on stderr what they wrote (the file, how
+/// many rows or runs); stdout keeps what it carried.
+#[test]
+fn gen_trace_and_sweep_merge_say_what_they_wrote() {
+    let dir = temp_dir("said");
+    let trace = dir.join("t.jsonl");
+    let o = aisim(&[
+        "gen-trace",
+        "--requests",
+        "7",
+        "--turns",
+        "3",
+        "--think-ms",
+        "10",
+        "--out",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = std::fs::read_to_string(&trace).unwrap().lines().count();
+    assert_eq!(rows, 21);
+    assert_eq!(
+        stderr(&o),
+        format!("wrote 21 requests in 7 sessions to {}\n", trace.display())
+    );
+    // On stdout the trace alone; the note on stderr.
+    let o = aisim(&["gen-trace", "--requests", "5"]);
+    assert_eq!(stdout(&o).lines().count(), 5);
+    assert_eq!(stderr(&o), "wrote 5 requests to stdout\n");
+    // A sweep merged: its runs, plan and files.
+    let (plan, runs) = (dir.join("plan.jsonl"), dir.join("runs"));
+    let (plan, runs) = (plan.to_str().unwrap(), runs.to_str().unwrap());
+    for args in [
+        &[
+            "sweep",
+            "plan",
+            &fixture("sweep/ci-grid.toml"),
+            "--out",
+            plan,
+        ][..],
+        &["sweep", "run", plan, "--out", runs, "--quiet"][..],
+    ] {
+        assert!(aisim(args).status.success(), "{args:?}");
+    }
+    let (results, csv) = (dir.join("r.jsonl"), dir.join("r.csv"));
+    let o = aisim(&[
+        "sweep",
+        "merge",
+        runs,
+        "--out",
+        results.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let digest = std::fs::read_to_string(&results).unwrap();
+    let first: serde_json::Value = serde_json::from_str(digest.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "merged 8 runs of plan {} into {}, the CSV to {}\n",
+            first["plan"].as_str().unwrap(),
+            results.display(),
+            csv.display()
+        )
+    );
+}

@@ -74,10 +74,99 @@ fn deltas_are_b_minus_a_and_differing_disciplines_are_warned_about() {
     );
     // The table says it too, above the figures.
     let o = aisim(&["compare", &a, &b]);
+    let table = stdout(&o);
+    let warning = table
+        .find("warning: the disciplines differ")
+        .expect("warned");
+    assert!(warning < table.find("Headline figures").unwrap(), "{table}");
+}
+
+#[test]
+fn the_table_leads_with_the_spec_differences_then_the_headline_figures() {
+    let dir = temp_dir("compare-spec");
+    let base = ["--synthetic", "--requests", "200"];
+    let a = report(&dir, "a.json", &[&base[..], &["--workers", "2"]].concat());
+    let b = report(
+        &dir,
+        "b.json",
+        &[&base[..], &["--workers", "3", "--router", "least_loaded"]].concat(),
+    );
+    let c = comparison(&a, &b);
+    // Field by field, both values, in the JSON.
+    assert_eq!(
+        c["spec_differences"],
+        serde_json::json!([
+            {"field": "router.policy", "a": "round_robin", "b": "least_loaded"},
+            {"field": "topology.workers", "a": 2, "b": 3},
+        ])
+    );
+    let all_metrics = c["metrics"].as_array().unwrap().len();
+    let o = aisim(&["compare", &a, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let lines: Vec<&str> = table.lines().collect();
+    // The runs, then what differs between their specs, then the figures.
+    assert_eq!(&lines[..2], [format!("A: {a}"), format!("B: {b}")]);
+    assert!(lines[3].starts_with("Spec differences"), "{table}");
+    let row = |field: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{field} ")))
+            .unwrap_or_else(|| panic!("no {field} row: {table}"))
+            .split_whitespace()
+            .collect()
+    };
+    assert_eq!(
+        row("router.policy"),
+        ["router.policy", "round_robin", "least_loaded"]
+    );
+    assert_eq!(row("topology.workers"), ["topology.workers", "2", "3"]);
+    let headline = lines.iter().position(|l| *l == "Headline figures").unwrap();
     assert!(
-        stdout(&o).starts_with("warning: the disciplines differ"),
+        headline
+            > lines
+                .iter()
+                .position(|l| l.starts_with("topology.workers"))
+                .unwrap()
+    );
+    // The headline: a few figures, among them TTFT p99 and the GPUs.
+    let figures: Vec<&str> = lines[headline + 3..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(figures.len() < 40, "{figures:?}");
+    for f in [
+        "latency.ttft_ms.p99",
+        "latency.tpot_ms.p99",
+        "pools.workers.gpus",
+        "outcomes.completed",
+    ] {
+        assert!(figures.contains(&f), "{f}: {figures:?}");
+    }
+    assert_eq!(row("pools.workers.gpus")[1..3], ["2", "3"]);
+    let more = all_metrics - figures.len();
+    assert!(
+        table.contains(&format!("\n{more} more figures ("))
+            && table.ends_with("--all shows every figure\n"),
+        "{table}"
+    );
+    // --all: every figure, one row each.
+    let o = aisim(&["compare", &a, &b, "--all"]);
+    let every = stdout(&o);
+    let start = every.find("Every figure\n").expect("titled");
+    assert_eq!(every[start..].lines().count(), 3 + all_metrics, "{every}");
+    assert!(every.contains("\nlatency.itl_ms.p999 "), "{every}");
+    // Identical specs say so.
+    let o = aisim(&["compare", &a, &a]);
+    assert!(
+        stdout(&o).contains("\nSpec differences: none (the two specs are identical)\n"),
         "{}",
         stdout(&o)
+    );
+    assert_eq!(
+        comparison(&a, &a)["spec_differences"],
+        serde_json::json!([])
     );
 }
 

@@ -74,6 +74,7 @@ fn import_validate_calibrate_round_trip() {
     for _ in 0..2 {
         let o = aisim(&["calibrate", &run, "--out", f, "--max-evaluations", "60"]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stderr(&o), "", "no progress off a terminal");
         assert!(stdout(&o).contains("calibrated MAPE"), "{}", stdout(&o));
         seen.push(std::fs::read_to_string(&fitted).unwrap());
     }
@@ -258,8 +259,10 @@ fn import_and_plan_say_what_they_wrote() {
     let (run, o) = import_as(&dir, "said", &[]);
     assert!(
         stderr(&o).contains(&format!(
-            "wrote the measured run said (6 requests) to {}",
-            run.display()
+            "wrote the measured run `said` (6 requests) to {}, its trace {} and per-request file {} beside it",
+            run.display(),
+            dir.join("said.trace.jsonl").display(),
+            dir.join("said.requests.jsonl").display()
         )),
         "{}",
         stderr(&o)
@@ -381,5 +384,92 @@ fn calibrate_reports_held_out_runs_and_leave_one_out_folds() {
         &["calibrate", &run, "--holdout", "nope.json", "--out", f],
         &["nope.json"],
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// On a terminal (a pty, through util-linux `script`), `calibrate` shows its
+/// replays of the runs and each stage on stderr. Skipped (with a note) where
+/// there is no `script`.
+#[test]
+fn calibrate_shows_its_replays_on_a_terminal() {
+    let script = Path::new("/usr/bin/script");
+    if !script.exists() {
+        eprintln!(
+            "skipped: no {} to give calibrate a terminal",
+            script.display()
+        );
+        return;
+    }
+    let dir = temp_dir("fidelity-terminal");
+    let run = import(&dir);
+    let fitted = dir.join("fitted.json");
+    let command = format!(
+        "'{}' calibrate '{run}' --out '{}' --max-evaluations 30 > /dev/null",
+        env!("CARGO_BIN_EXE_aisim"),
+        fitted.display()
+    );
+    let o = std::process::Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let terminal = String::from_utf8_lossy(&o.stdout);
+    for said in [
+        "calibrate: zero-shot: mean absolute error",
+        "/30 replays of the runs at most",
+        "calibrate: Nelder-Mead: score",
+        "calibrate: calibrated: mean absolute error",
+    ] {
+        assert!(terminal.contains(said), "{said}: {terminal}");
+    }
+    assert!(fitted.is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The first word said twice in a row in `text`, one space apart (case
+/// aside; a table's columns, two spaces apart, are not a sentence).
+fn doubled_word(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    words
+        .windows(2)
+        .find(|w| {
+            w[0].len() > 1
+                && w[0].chars().all(char::is_alphabetic)
+                && w[0].eq_ignore_ascii_case(w[1])
+        })
+        .map(|w| w[0].to_string())
+}
+
+/// A run named `run` (the name people give one) is never "the run run": in
+/// what import, validate and calibrate say, and in their errors.
+#[test]
+fn a_run_named_run_reads_without_a_doubled_word() {
+    assert_eq!(doubled_word("the measured run run (6"), Some("run".into()));
+    assert_eq!(doubled_word("the measured run `run` (6"), None);
+    let dir = temp_dir("fidelity-run-run");
+    let run = import(&dir);
+    let (_, imported) = import_as(&dir, "run", &["--profile", "h100/llama-3.1-8b"]);
+    let fitted = dir.join("fitted.json");
+    let said = [
+        stderr(&imported),
+        stdout(&aisim(&["validate", &run])),
+        stdout(&aisim(&[
+            "calibrate",
+            &run,
+            "--out",
+            fitted.to_str().unwrap(),
+            "--max-evaluations",
+            "20",
+        ])),
+    ];
+    assert!(
+        said[0].contains("the measured run `run` (6 requests)"),
+        "{}",
+        said[0]
+    );
+    for text in &said {
+        assert!(!text.is_empty());
+        assert_eq!(doubled_word(text), None, "{text}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

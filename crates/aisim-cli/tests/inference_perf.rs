@@ -115,7 +115,13 @@ fn a_stage_becomes_a_summary_only_run_over_http_with_the_earlier_stages_as_warm_
     let dir = run_folder("ip-stage");
     let o = import(&dir, &["--stage", "1", "--profile", "h100/mixtral-8x7b"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("(20 requests)") && stderr(&o).contains("its trace beside it"));
+    let trace = out(&dir).join("run.trace.jsonl");
+    assert!(
+        stderr(&o).contains("(20 requests)")
+            && stderr(&o).ends_with(&format!("its trace {} beside it\n", trace.display())),
+        "{}",
+        stderr(&o)
+    );
     let run = read(&out(&dir).join("run.json"));
     assert_eq!(run["served"], "http_streaming");
     assert!(run.get("requests").is_none(), "summary-only");

@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 
+use aisim_lab::fidelity::calibrate::CalibrationProgress;
 use aisim_lab::jobs::{self, from_json, JobError};
 use common::*;
 use serde_json::json;
@@ -208,14 +209,25 @@ fn measured_import_validate_and_calibrate() {
         aisim_report::to_json(&c.fitted),
         std::fs::read_to_string(&fitted).unwrap()
     );
-    // The stages a terminal is told of, in order; the same fit.
-    let mut stages = Vec::new();
+    // The stages a terminal is told of, in order, and every replay of the
+    // search, counted up to the fit's evaluations out of its budget; the
+    // same fit.
+    let (mut stages, mut replays) = (Vec::new(), Vec::new());
     let observed = jobs::fidelity::calibrate_observed(
         &request(json!({"runs": [run], "max_evaluations": 30})),
-        &mut |line| stages.push(line),
+        &mut |p| match p {
+            CalibrationProgress::Stage(line) => stages.push(line),
+            CalibrationProgress::Replays { done, budget } => replays.push((done, budget)),
+        },
     )
     .unwrap();
     same(&observed.report, &printed);
+    let evaluations = observed.report.fit.evaluations;
+    assert!(evaluations > 1);
+    assert_eq!(
+        replays,
+        (1..=evaluations).map(|k| (k, 30)).collect::<Vec<_>>()
+    );
     assert!(
         stages
             .first()

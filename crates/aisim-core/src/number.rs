@@ -152,6 +152,56 @@ pub fn float(x: f64) -> String {
     }
 }
 
+/// Below this magnitude a figure in human output is floating-point noise
+/// around zero (what is left of a difference of two nearly equal doubles,
+/// 1.4e-17): no figure aisim reports (ms, tokens, rates, shares,
+/// coefficients) means anything there, and [`rounded`] shows it as `0`.
+pub const NOISE: f64 = 1e-9;
+
+/// The significant digits of human output (tables, HTML, progress,
+/// messages): [`rounded`]'s usual precision.
+pub const HUMAN_DIGITS: usize = 4;
+
+/// `x` for a person to read: `significant` significant digits but every
+/// digit before the point (97,804.2286 is `97804` at 4, 2.3900002 is
+/// `2.39`), trailing zeros dropped, noise around zero ([`NOISE`]) as `0`,
+/// the exponent form beyond 10^15, `inf`, `-inf` and `NaN` as such. JSON
+/// keeps the full value; this is for tables, pages and messages.
+pub fn rounded(x: f64, significant: usize) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x.abs() < NOISE {
+        return "0".into();
+    }
+    let significant = significant.max(1);
+    if x.abs() >= 1e15 {
+        let s = format!("{:.*e}", significant - 1, x);
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        return format!("{}e{exponent}", trim_zeros(mantissa));
+    }
+    let magnitude = x.abs().log10().floor() as i64;
+    let decimals = (significant as i64 - 1 - magnitude).max(0) as usize;
+    let s = trim_zeros(&format!("{x:.decimals$}")).to_string();
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// A decimal without the zeros (and point) that end its fraction.
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
 /// A value as an error message quotes it: floats through [`float`], so
 /// `1e308` is not three hundred digits; the rest as they display.
 pub trait Quoted {
@@ -195,6 +245,31 @@ impl fmt::Display for Number {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn human_figures_keep_their_meaningful_digits() {
+        for (x, want) in [
+            (2.3900002241470846, "2.39"),
+            (97_804.228_6, "97804"),
+            (0.000_005_322_610_499_292_057_5, "0.000005323"),
+            (0.000_000_000_000_000_013_877_787_807_814_457, "0"),
+            (-1.4e-17, "0"),
+            (0.0, "0"),
+            (-0.00004, "-0.00004"),
+            (9.99996, "10"),
+            (123.456_789, "123.5"),
+            (1.0, "1"),
+            (1e300, "1e300"),
+            (-2.5e16, "-2.5e16"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(rounded(x, HUMAN_DIGITS), want, "{x:e}");
+        }
+        assert_eq!(rounded(0.123_456, 2), "0.12");
+        assert_eq!(rounded(0.123_456, 0), "0.1", "at least one digit");
+    }
     use proptest::prelude::*;
 
     fn json(s: &str) -> Number {

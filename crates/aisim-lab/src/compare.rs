@@ -1,6 +1,7 @@
-//! `aisim compare`: two replay reports side by side, every figure with its
-//! absolute and relative delta. The figures are the report's own numbers,
-//! found by walking its JSON, so a metric added to the report is compared
+//! `aisim compare`: two replay reports side by side: the fields of their
+//! specs that differ, and every figure with its absolute and relative
+//! delta. Both are found by walking the JSON (the specs field by field, the
+//! reports' numbers), so a spec field or a metric added later is compared
 //! without being listed here. `aisim-report` renders the comparison.
 
 use std::path::{Path, PathBuf};
@@ -38,10 +39,73 @@ pub struct Comparison {
     pub a: String,
     /// The second run.
     pub b: String,
+    /// Every field of the two specs that differs, by dotted path, sorted
+    /// by path: what was changed between the runs.
+    #[serde(default)]
+    pub spec_differences: Vec<SpecDifference>,
     /// Differences that make the deltas less than like for like.
     pub warnings: Vec<String>,
     /// Every figure, sorted by its path.
     pub metrics: Vec<MetricDelta>,
+}
+
+/// A field of the spec that differs between the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecDifference {
+    /// Its dotted path in the spec (`topology.workers`, `router.policy`;
+    /// an array's elements by position: `pools.0.workers`).
+    pub field: String,
+    /// Its value in run A (`null`: absent, or null, in that spec).
+    pub a: Value,
+    /// Its value in run B.
+    pub b: Value,
+}
+
+/// The leaves on which `a` and `b` differ, by dotted path under `path`:
+/// two objects key by key (an absent key is `null`), two arrays of the same
+/// length element by element, anything else as a whole (an object against
+/// `null`: the part of the spec one run has and the other has not).
+fn value_differences(a: &Value, b: &Value, path: &str, out: &mut Vec<SpecDifference>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    if let (Value::Array(xs), Value::Array(ys)) = (a, b) {
+        if xs.len() == ys.len() {
+            for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+                value_differences(x, y, &join(&i.to_string()), out);
+            }
+            return;
+        }
+    }
+    if let (Value::Object(ma), Value::Object(mb)) = (a, b) {
+        let mut keys: Vec<&String> = ma.keys().chain(mb.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            let (x, y) = (
+                ma.get(key).unwrap_or(&Value::Null),
+                mb.get(key).unwrap_or(&Value::Null),
+            );
+            value_differences(x, y, &join(key), out);
+        }
+    } else if a != b {
+        out.push(SpecDifference {
+            field: path.to_string(),
+            a: a.clone(),
+            b: b.clone(),
+        });
+    }
+}
+
+/// The fields of the specs `a` and `b` (as JSON) that differ.
+pub fn spec_differences(a: &Value, b: &Value) -> Vec<SpecDifference> {
+    let mut out = Vec::new();
+    value_differences(a, b, "", &mut out);
+    out
 }
 
 /// One figure of both runs.
@@ -204,6 +268,7 @@ pub fn compare(a: &ReplayReport, a_name: &str, b: &ReplayReport, b_name: &str) -
         schema_version: aisim_replay::SCHEMA_VERSION,
         a: a_name.to_string(),
         b: b_name.to_string(),
+        spec_differences: spec_differences(&va["spec"], &vb["spec"]),
         warnings,
         metrics,
     }
@@ -269,4 +334,58 @@ fn read_report(path: &Path) -> Result<ReplayReport, JobError> {
         None => return Err(not_a_report("no `schema_version`".into())),
     }
     serde_json::from_value(value).map_err(|e| not_a_report(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(a: Value, b: Value) -> Vec<(String, Value, Value)> {
+        spec_differences(&a, &b)
+            .into_iter()
+            .map(|d| (d.field, d.a, d.b))
+            .collect()
+    }
+
+    #[test]
+    fn specs_differ_field_by_field() {
+        let a = json!({"seed": 1, "router": {"policy": "kv", "temperature": 0.0},
+                       "topology": {"kind": "aggregated", "workers": 2}, "sla": {}, "list": [1, 2]});
+        let b = json!({"seed": 1, "router": {"policy": "round_robin", "temperature": 0.0},
+                       "topology": {"kind": "aggregated", "workers": 4},
+                       "sla": {"ttft_ms": 500.0}, "list": [1, 3], "extra": null});
+        assert_eq!(
+            fields(a.clone(), b),
+            [
+                ("list.1".into(), json!(2), json!(3)),
+                ("router.policy".into(), json!("kv"), json!("round_robin")),
+                ("sla.ttft_ms".into(), Value::Null, json!(500.0)),
+                ("topology.workers".into(), json!(2), json!(4)),
+            ]
+        );
+        assert_eq!(fields(a.clone(), a), []);
+        // An object against nothing: as a whole.
+        assert_eq!(
+            fields(
+                json!({"t": {"kind": "x"}}),
+                json!({"t": {"kind": "y", "p": {"q": 1}}})
+            ),
+            [
+                ("t.kind".into(), json!("x"), json!("y")),
+                ("t.p".into(), Value::Null, json!({"q": 1})),
+            ]
+        );
+        // Arrays of different lengths, and a value against an object, as wholes.
+        assert_eq!(
+            fields(
+                json!({"l": [1], "o": 3}),
+                json!({"l": [1, 2], "o": {"k": 1}})
+            ),
+            [
+                ("l".into(), json!([1]), json!([1, 2])),
+                ("o".into(), json!(3), json!({"k": 1})),
+            ]
+        );
+    }
 }

@@ -4,7 +4,7 @@ use aisim_lab::fidelity::calibrate::FIT_NAMES;
 use aisim_lab::fidelity::validate::{RunValidation, ValidationReport};
 use aisim_lab::jobs::fidelity::CalibrationReport;
 
-use crate::table::Table;
+use crate::table::{sig, Table};
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "n/a".into(), |x| format!("{x:.digits$}"))
@@ -64,9 +64,11 @@ pub fn render_calibration(r: &CalibrationReport) -> String {
     let values = f.coefficients.to_array();
     for (i, name) in FIT_NAMES.iter().enumerate() {
         let value = match values.get(i) {
-            Some(v) => format!("{v:.4}"),
+            // To their significant digits: a request overhead of 5e-6 ms
+            // is not 0.0000, nor is noise of 1e-17 a value.
+            Some(v) => sig(*v),
             None => match f.frontend_ms {
-                Some(v) => format!("{v:.2}"),
+                Some(v) => sig(v),
                 None => continue,
             },
         };

@@ -5,7 +5,7 @@ use aisim_core::timing::TimingSpec;
 use aisim_replay::spec::TopologySpec;
 use aisim_replay::ReplayReport;
 
-use crate::table::{num, opt_num, Table};
+use crate::table::{num, opt_num, sig, Table};
 
 fn inf_cell(v: Option<f64>, count: u64, digits: usize) -> String {
     // In the offered view a null percentile over a non-empty set means "never finished".
@@ -94,8 +94,8 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
                 "{}: {} B/token over {} GB/s + {} ms",
                 t.mode,
                 t.bytes_per_token.unwrap_or_default(),
-                t.gb_s,
-                t.latency_ms
+                sig(t.gb_s),
+                sig(t.latency_ms)
             ),
         ]);
     }
@@ -122,10 +122,10 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
                 "{}..={} workers, a tick every {} s, startup {} s; targets: p90 {} {} ms, {} waiting a worker",
                 p.min_workers,
                 p.max_workers,
-                p.tick_s,
-                p.startup_s,
+                sig(p.tick_s),
+                sig(p.startup_s),
                 p.target.metric(),
-                p.target.ms(),
+                sig(p.target.ms()),
                 p.queue_depth
             ),
         ]);
@@ -161,7 +161,7 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
             opt_s(r.discipline.timeout_s),
             r.discipline
                 .drain_s
-                .map_or("until done".to_string(), |d| format!("{d} s"))
+                .map_or("until done".to_string(), |d| format!("{} s", sig(d)))
         ),
     ]);
     run.row(["percentiles", r.discipline.percentile_estimator.as_str()]);
@@ -427,7 +427,11 @@ fn timing_name(t: &TimingSpec) -> String {
         TimingSpec::Fixed {
             prefill_ms,
             decode_ms,
-        } => format!("fixed: {prefill_ms} ms prefill, {decode_ms} ms decode"),
+        } => format!(
+            "fixed: {} ms prefill, {} ms decode",
+            sig(*prefill_ms),
+            sig(*decode_ms)
+        ),
         TimingSpec::Iteration { profile } => format!("iteration model of profile {profile}"),
         TimingSpec::Table { path } => format!("table {}", path.display()),
         TimingSpec::Physics {
@@ -437,7 +441,12 @@ fn timing_name(t: &TimingSpec) -> String {
             let c = coefficients;
             format!(
                 "physics model of profile {profile} (compute {}, weights {}, kv {}, allreduce {}, {} ms/pass, {} ms/request)",
-                c.compute, c.weights, c.kv, c.allreduce, c.pass_ms, c.request_ms
+                sig(c.compute),
+                sig(c.weights),
+                sig(c.kv),
+                sig(c.allreduce),
+                sig(c.pass_ms),
+                sig(c.request_ms)
             )
         }
         TimingSpec::Layers { dir, .. } => format!("layer profiles in {}", dir.display()),
@@ -450,5 +459,5 @@ fn percent(share: f64) -> String {
 }
 
 fn opt_s(v: Option<f64>) -> String {
-    v.map_or("none".to_string(), |s| format!("{s} s"))
+    v.map_or("none".to_string(), |s| format!("{} s", sig(s)))
 }

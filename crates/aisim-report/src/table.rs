@@ -6,6 +6,8 @@ use aisim_core::safe_text::terminal_safe;
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     title: Option<String>,
+    /// Every cell left-aligned, numbers too (a column of mixed values).
+    text: bool,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
@@ -32,6 +34,7 @@ impl Table {
     {
         Table {
             title: None,
+            text: false,
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
         }
@@ -42,6 +45,18 @@ impl Table {
         let title = terminal_safe(&title.into()).into_owned();
         self.title = Some(title);
         self
+    }
+
+    /// The same table with every cell left-aligned as text: for columns
+    /// that mix numbers and words (a spec's values).
+    pub fn as_text(mut self) -> Table {
+        self.text = true;
+        self
+    }
+
+    /// Whether `cell` is right-aligned as a number.
+    pub fn aligns_right(&self, cell: &str) -> bool {
+        !self.text && is_numeric(cell)
     }
 
     /// The title, if any.
@@ -101,7 +116,7 @@ impl Table {
                 }
                 // Numbers right-aligned in every column, the first too (a
                 // split's GPU count, a power cut), so their digits line up.
-                if is_numeric(c) {
+                if self.aligns_right(c) {
                     l.push_str(&" ".repeat(pad));
                     l.push_str(c);
                 } else {
@@ -127,9 +142,28 @@ pub fn opt_num(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| num(x, digits))
 }
 
-/// A number with `digits` decimals.
-pub fn num(v: f64, digits: usize) -> String {
+/// A number for a person to read: its significant digits
+/// (`aisim_core::number::rounded` at `HUMAN_DIGITS`), noise around zero as
+/// `0`, `-` when there is none (NaN).
+pub fn sig(v: f64) -> String {
     if v.is_nan() {
+        "-".to_string()
+    } else {
+        aisim_core::number::rounded(v, aisim_core::number::HUMAN_DIGITS)
+    }
+}
+
+/// [`sig`], or `-` when there is no value.
+pub fn opt_sig(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), sig)
+}
+
+/// A number with `digits` decimals (noise around zero, under
+/// `aisim_core::number::NOISE`, is 0: never `-0.000`).
+pub fn num(v: f64, digits: usize) -> String {
+    if v.abs() < aisim_core::number::NOISE {
+        format!("{:.digits$}", 0.0)
+    } else if v.is_nan() {
         "-".to_string()
     } else if v.is_infinite() {
         if v > 0.0 {
@@ -161,5 +195,11 @@ mod tests {
         assert_eq!(first.render(), "cut  kW\n---  ----\n 5%   1.0\n10%  12.5\n");
         assert_eq!(num(f64::INFINITY, 1), "inf");
         assert_eq!(num(2.0 / 3.0, 3), "0.667");
+        assert_eq!(num(-1.4e-17, 3), "0.000", "noise is 0, not -0.000");
+        assert_eq!(num(-0.0004, 3), "-0.000", "a value is kept");
+        assert_eq!(sig(0.1 + 0.2 - 0.3), "0");
+        assert_eq!(sig(2.390_000_224_147_084_6), "2.39");
+        assert_eq!(sig(f64::NAN), "-");
+        assert_eq!(opt_sig(None), "-");
     }
 }

@@ -63,7 +63,8 @@ fn sweep_html_skeleton() {
         ..Slo::default()
     };
     let page = aisim_report::html::render_sweep_html(&results, Some(&slo));
-    // The page's structure: headings, chart titles and the table's header.
+    // The page's structure: headings, chart titles, the series (lines, and
+    // dots at a categorical axis's named ticks) and the table's header.
     let skeleton: Vec<&str> = page
         .lines()
         .filter(|l| {
@@ -71,6 +72,7 @@ fn sweep_html_skeleton() {
                 || l.starts_with("<figcaption")
                 || l.starts_with("<tr><th")
                 || l.starts_with("<p")
+                || l.starts_with("<g class")
         })
         .collect();
     insta::assert_snapshot!(skeleton.join("\n"));

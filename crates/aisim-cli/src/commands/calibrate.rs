@@ -1,6 +1,5 @@
 //! `aisim calibrate`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use aisim_lab::jobs::fidelity::{self as jobs, CalibrateRequest, Calibrated};
@@ -9,6 +8,7 @@ use clap::Args;
 
 use crate::exit::{input, job, CliError};
 use crate::output::{Format, OutputArgs, Target};
+use crate::progress::CalibrateBar;
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -49,13 +49,8 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
     // The start's fitted file may be refitted in place (written whole).
     let inputs: Vec<PathBuf> = args.runs.iter().chain(&args.holdout).cloned().collect();
     super::validate::check_run_outputs(&inputs, None, &[("--out", Some(&args.out))])?;
-    // The search takes seconds: a terminal is told of each stage.
-    let terminal = std::io::stderr().is_terminal();
-    let mut stage = |line: String| {
-        if terminal {
-            crate::output::note(format_args!("calibrate: {line}"));
-        }
-    };
+    // The search takes seconds: a terminal sees its replays and each stage.
+    let bar = CalibrateBar::new();
     let request = CalibrateRequest {
         version: Version::CURRENT,
         runs: args.runs,
@@ -65,8 +60,9 @@ pub fn run(args: CalibrateArgs) -> Result<(), CliError> {
         holdout: args.holdout,
         cross_validate: args.cross_validate,
     };
-    let Calibrated { report, fitted } =
-        jobs::calibrate_observed(&request, &mut stage).map_err(job)?;
+    let calibrated = jobs::calibrate_observed(&request, &mut |p| bar.observe(p));
+    bar.finish();
+    let Calibrated { report, fitted } = calibrated.map_err(job)?;
     args.out.write(
         "the fitted coefficients",
         aisim_report::to_json(&fitted).as_bytes(),

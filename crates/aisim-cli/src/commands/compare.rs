@@ -18,6 +18,9 @@ pub struct CompareArgs {
     /// The second run's JSON report.
     #[arg(value_name = "B.json")]
     b: PathBuf,
+    /// Every figure of the report in the table, not only the headline ones (JSON has them all).
+    #[arg(long)]
+    all: bool,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -52,7 +55,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         .write(|| aisim_report::html::render_compare_html(&comparison, &a, &b))?;
     args.output.emit_beside(
         other_on_stdout,
-        || aisim_report::compare::render_comparison(&comparison),
+        || aisim_report::compare::render_comparison(&comparison, args.all),
         &aisim_report::to_json(&comparison),
     )
 }

@@ -38,8 +38,10 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
     let target = args.out.unwrap_or(Target::Stdout);
     let mut w = SyntheticWorkload::new(synthetic, args.seed, 1.0);
     let mut failure = None;
+    let (mut rows, mut sessions) = (0u64, 0u64);
     let written = target.stream("the trace", |mut sink| {
         let mut write = |o: &aisim_replay::workload::Offer, ts_ms: f64| {
+            rows += 1;
             let r = &o.request;
             write_mooncake_row(
                 &mut sink,
@@ -52,6 +54,7 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
             )
         };
         while let Some(root) = w.next_root() {
+            sessions += 1;
             let mut ts = root.request.arrival.as_ms_f64();
             write(&root, ts)?;
             let mut prev = root;
@@ -71,6 +74,20 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
     });
     match failure {
         Some(e) => Err(input(e)),
-        None => written,
+        None => {
+            written?;
+            // Say what was written, on stderr (stdout may be the trace).
+            let to = match &target {
+                Target::File(p) => p.display().to_string(),
+                Target::Stdout => "stdout".into(),
+            };
+            let turns = if rows > sessions {
+                format!(" in {sessions} sessions")
+            } else {
+                String::new()
+            };
+            crate::output::note(format_args!("wrote {rows} requests{turns} to {to}"));
+            Ok(())
+        }
     }
 }

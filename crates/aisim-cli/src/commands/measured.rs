@@ -126,11 +126,15 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
         stage: a.stage,
     })
     .map_err(job)?;
-    Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
-    let beside = match i.requests.is_some() {
-        true => "its trace and per-request file beside it",
-        false => "its trace beside it",
+    let beside = match &i.requests {
+        Some((path, _)) => format!(
+            "its trace {} and per-request file {} beside it",
+            i.trace_path.display(),
+            path.display()
+        ),
+        None => format!("its trace {} beside it", i.trace_path.display()),
     };
+    Target::File(i.trace_path).write("the trace", i.trace.as_bytes())?;
     if let Some((path, text)) = i.requests {
         Target::File(path).write("the per-request file", text.as_bytes())?;
     }
@@ -141,7 +145,8 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
     // What was written must read back: it is checked as any run is.
     let run = MeasuredRun::from_file(&a.out).map_err(input)?;
     crate::output::note(format_args!(
-        "wrote the measured run {} ({} requests) to {}, {beside}",
+        // The name in quotes: a run named `run` is not "the run run".
+        "wrote the measured run `{}` ({} requests) to {}, {beside}",
         run.name,
         run.measured.offered.or(run.measured.completed).unwrap_or(0),
         a.out.display()

@@ -375,6 +375,28 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
             aisim_report::sweep::render_best(&results, best, basis, &slo).as_bytes(),
         )?;
     }
-    tracing::info!(runs = results.len(), plan = %results[0].plan, "merged");
+    // Say what was written, on stderr.
+    let name = |t: &Target| match t {
+        Target::File(p) => p.display().to_string(),
+        Target::Stdout => "stdout".into(),
+    };
+    let mut also: Vec<String> = Vec::new();
+    also.extend(
+        args.csv
+            .as_ref()
+            .map(|t| format!(", the CSV to {}", name(t))),
+    );
+    also.extend(
+        args.html
+            .as_ref()
+            .map(|t| format!(", the page to {}", name(t))),
+    );
+    crate::output::note(format_args!(
+        "merged {} runs of plan {} into {}{}",
+        results.len(),
+        results[0].plan,
+        name(&args.out),
+        also.concat()
+    ));
     Ok(())
 }

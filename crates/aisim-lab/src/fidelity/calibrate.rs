@@ -239,7 +239,7 @@ pub fn physics_timing(
             coefficients: c,
         }),
         None => Err(FidelityError::Field {
-            path: format!("run {}", run.name).into(),
+            path: format!("run `{}`", run.name).into(),
             field: "spec.timing".into(),
             reason: "calibration fits the physics model: give the run a `physics` timing with a profile (HARDWARE/MODEL)".into(),
         }),
@@ -464,14 +464,34 @@ impl Space {
 }
 
 /// The fit as a minimization problem over [`Space`]'s coordinates.
-struct Fitting<'t> {
+struct Fitting<'t, 'o> {
     space: Space,
     prior: Prior,
     targets: &'t mut [Target],
     evaluations: u32,
+    /// Most evaluations the search may make.
+    budget: u32,
+    /// Told of each evaluation and stage.
+    observe: &'o mut dyn FnMut(CalibrationProgress),
 }
 
-impl Problem for Fitting<'_> {
+/// What a calibration tells its observer as it goes (the search takes
+/// seconds; a terminal shows it going).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CalibrationProgress {
+    /// A stage of the search ended: what it did, as a line of text.
+    Stage(String),
+    /// `done` replays of the set of runs so far, of at most `budget` (the
+    /// search may stop before, when it no longer improves).
+    Replays {
+        /// Replays made.
+        done: u32,
+        /// Most replays the search may make.
+        budget: u32,
+    },
+}
+
+impl Problem for Fitting<'_, '_> {
     fn clamp(&self, x: &mut [f64]) {
         for (v, &i) in x.iter_mut().zip(&self.space.index) {
             let (lo, hi) = if is_overhead(i) {
@@ -499,7 +519,12 @@ impl Problem for Fitting<'_> {
     fn residuals(&mut self, x: &[f64]) -> Result<Vec<f64>, FidelityError> {
         self.evaluations += 1;
         let v = self.space.values(x);
-        residuals(self.targets, &v, &self.prior)
+        let out = residuals(self.targets, &v, &self.prior);
+        (self.observe)(CalibrationProgress::Replays {
+            done: self.evaluations,
+            budget: self.budget.max(self.evaluations),
+        });
+        out
     }
 }
 
@@ -561,7 +586,7 @@ fn check_capacity(targets: &mut [Target], v: &Values) -> Result<(), FidelityErro
             if done < want {
                 return Err(FidelityError::Overloaded {
                     reason: format!(
-                        "under it the simulated server completes {done} of run {name}'s requests, the real one {want}"
+                        "under it the simulated server completes {done} of run `{name}`'s requests, the real one {want}"
                     ),
                 });
             }
@@ -581,7 +606,7 @@ fn check_capacity(targets: &mut [Target], v: &Values) -> Result<(), FidelityErro
         if tail_ms > allowed_ms {
             return Err(FidelityError::Overloaded {
                 reason: format!(
-                    "under it the simulated server of run {name} ends {tail_ms:.0} ms after the last arrival, beyond the {allowed_ms:.0} ms the measured E2E allows: it cannot carry the load the real server carried"
+                    "under it the simulated server of run `{name}` ends {tail_ms:.0} ms after the last arrival, beyond the {allowed_ms:.0} ms the measured E2E allows: it cannot carry the load the real server carried"
                 ),
             });
         }
@@ -594,12 +619,13 @@ pub fn calibrate(runs: &[MeasuredRun], options: &CalibrateOptions) -> Result<Fit
     calibrate_observed(runs, options, &mut |_| {})
 }
 
-/// [`calibrate`], telling `stage` what each stage of the search did (a
-/// line of text: the search takes seconds, a terminal shows it going).
+/// [`calibrate`], telling `observe` of each replay of the runs and what
+/// each stage of the search did (the search takes seconds, a terminal
+/// shows it going).
 pub fn calibrate_observed(
     runs: &[MeasuredRun],
     options: &CalibrateOptions,
-    stage: &mut dyn FnMut(String),
+    observe: &mut dyn FnMut(CalibrationProgress),
 ) -> Result<Fit, FidelityError> {
     let mut candidates = Vec::new();
     for name in &options.fit {
@@ -673,16 +699,19 @@ pub fn calibrate_observed(
         },
         targets: &mut targets,
         evaluations: 0,
+        budget: options.max_evaluations,
+        observe,
     };
     let x0 = p.space.to_x(p.space.start);
     let start_objective = score(&p.residuals(&x0)?);
     let mut best = (x0, start_objective);
     let max = options.max_evaluations;
     let simplex_budget = (max as f64 * SIMPLEX_SHARE) as u32;
-    let mut tell = |method: &str, before: f64, best: f64, evaluations: u32| {
-        stage(format!(
-            "{method}: score {before:.6} -> {best:.6} after {evaluations} replays of the runs"
-        ))
+    let tell = |p: &mut Fitting, method: &str, before: f64, best: f64| {
+        (p.observe)(CalibrationProgress::Stage(format!(
+            "{method}: score {before:.6} -> {best:.6} after {} replays of the runs",
+            p.evaluations
+        )))
     };
     // Restarts from the best point rebuild a simplex that may have collapsed
     // (against a bound, or along a coordinate), until one no longer helps.
@@ -690,7 +719,7 @@ pub fn calibrate_observed(
         let before = best.1;
         let budget = simplex_budget - p.evaluations;
         best = nelder_mead(&mut p, best, budget)?;
-        tell("Nelder-Mead", before, best.1, p.evaluations);
+        tell(&mut p, "Nelder-Mead", before, best.1);
         if before - best.1 <= 1e-12 * before.max(1e-300) {
             break;
         }
@@ -699,7 +728,7 @@ pub fn calibrate_observed(
         let before = best.1;
         let budget = max - p.evaluations;
         best = levenberg_marquardt(&mut p, best, budget)?;
-        tell("Levenberg-Marquardt", before, best.1, p.evaluations);
+        tell(&mut p, "Levenberg-Marquardt", before, best.1);
     }
     let mut lo_hi = best.0.clone();
     let at_bounds = p
@@ -737,8 +766,11 @@ pub fn calibrate_observed(
         .map(|&i| FIT_NAMES[i].to_string())
         .collect();
     let evaluations = p.evaluations;
+    let observe = p.observe;
     check_capacity(&mut targets, &values)?;
-    stage("capacity guard: every run's load is carried".into());
+    observe(CalibrationProgress::Stage(
+        "capacity guard: every run's load is carried".into(),
+    ));
     Ok(Fit {
         at_bounds,
         coefficients: coefficients_of(&values),

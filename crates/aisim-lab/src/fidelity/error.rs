@@ -19,7 +19,7 @@ pub enum FidelityError {
         reason: String,
     },
     /// A run whose measurement holds nothing to compare with a replay.
-    #[error("run {run}: nothing to compare: {reason}")]
+    #[error("run `{run}`: nothing to compare: {reason}")]
     NothingToCompare {
         /// The run's name.
         run: String,

@@ -176,7 +176,7 @@ pub fn replay_output(
         if report.outcomes.offered != n {
             return Err(FidelityError::Field {
                 path: path.clone(),
-                field: format!("run {}: {field}", run.name),
+                field: format!("run `{}`: {field}", run.name),
                 reason: format!(
                     "{n} requests measured but the trace holds {}: the trace must be the measured workload",
                     report.outcomes.offered

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::timing_form::{fitted_frontend_ms, parse_timing, timing_flags};
 use super::{JobError, Version};
 use crate::fidelity::calibrate::{
-    calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, Fit, FittedFile,
-    FITTED_VERSION, FIT_NAMES,
+    calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
+    FittedFile, FITTED_VERSION, FIT_NAMES,
 };
 use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
@@ -77,7 +77,7 @@ fn with_timing(
     let frontend = fitted_frontend_ms(timing)?;
     for run in &mut runs {
         if let Some(t) = timing_flags(timing, profile, &run.spec.timing)
-            .map_err(|e| e.context(format!("run {}", run.name)))?
+            .map_err(|e| e.context(format!("run `{}`", run.name)))?
         {
             run.spec.timing = t;
         }
@@ -194,11 +194,13 @@ pub fn calibrate(r: &CalibrateRequest) -> Result<Calibrated, JobError> {
     calibrate_observed(r, &mut |_| {})
 }
 
-/// [`calibrate`], telling `stage` of each stage as it ends (the zero-shot
-/// validation, each round of the search, the calibrated validation).
+/// [`calibrate`], telling `observe` of each replay of the runs in a search
+/// (the fit's, then each fold's) and of each stage as it ends (the zero-shot
+/// validation, each round of the search, the calibrated validation, the
+/// held-out runs, each fold).
 pub fn calibrate_observed(
     r: &CalibrateRequest,
-    stage: &mut dyn FnMut(String),
+    observe: &mut dyn FnMut(CalibrationProgress),
 ) -> Result<Calibrated, JobError> {
     let started = Instant::now();
     let runs = read_runs(&r.runs)?;
@@ -249,17 +251,17 @@ pub fn calibrate_observed(
     }
     let start = (options.start, options.start_frontend_ms);
     let zero_shot = validate_runs(&runs_at(&runs, start.0, start.1)?, None)?;
-    stage(format!(
+    observe(CalibrationProgress::Stage(format!(
         "zero-shot: mean absolute error {} % over {} run(s)",
         overall(&zero_shot),
         runs.len()
-    ));
-    let fit = fit_runs_observed(&runs, &options, stage)?;
+    )));
+    let fit = fit_runs_observed(&runs, &options, observe)?;
     let calibrated = validate_runs(&runs_at(&runs, fit.coefficients, fit.frontend_ms)?, None)?;
-    stage(format!(
+    observe(CalibrationProgress::Stage(format!(
         "calibrated: mean absolute error {} %",
         overall(&calibrated)
-    ));
+    )));
     // A fitted file is usable only if the model accepts it.
     PhysicsTiming::new(
         &ComputedProfile::from_key(runs[0].spec.timing.profile_key().unwrap_or_default())?,
@@ -272,11 +274,11 @@ pub fn calibrate_observed(
                 zero_shot: validate_runs(&runs_at(&h, start.0, start.1)?, None)?,
                 calibrated: validate_runs(&runs_at(&h, fit.coefficients, fit.frontend_ms)?, None)?,
             };
-            stage(format!(
+            observe(CalibrationProgress::Stage(format!(
                 "held out: mean absolute error {} % zero-shot, {} % under the fit",
                 overall(&report.zero_shot),
                 overall(&report.calibrated)
-            ));
+            )));
             Some(report)
         }
     };
@@ -295,7 +297,13 @@ pub fn calibrate_observed(
             if !options.fit_given {
                 fold_options.fit = CalibrateOptions::for_runs(&others).fit;
             }
-            let (fit, refused) = match fit_runs_observed(&others, &fold_options, &mut |_| {}) {
+            // A fold's search shows its replays, not its stages.
+            let mut replays = |p: CalibrationProgress| {
+                if let CalibrationProgress::Replays { .. } = p {
+                    observe(p);
+                }
+            };
+            let (fit, refused) = match fit_runs_observed(&others, &fold_options, &mut replays) {
                 Ok(f) => (Some(f), None),
                 Err(e @ crate::fidelity::FidelityError::Overloaded { .. }) => {
                     (None, Some(e.to_string()))
@@ -310,7 +318,7 @@ pub fn calibrate_observed(
                 ),
                 None => None,
             };
-            stage(format!(
+            observe(CalibrationProgress::Stage(format!(
                 "cross-validation: {} left out, mean absolute error {} % zero-shot, {} under the fit on the others",
                 left.name,
                 overall(&zero),
@@ -318,7 +326,7 @@ pub fn calibrate_observed(
                     .as_ref()
                     .and_then(|c| c.mape_pct.get("overall"))
                     .map_or("refused".into(), |x| format!("{x:.2} %"))
-            ));
+            )));
             folds.push(Fold {
                 held_out: left.name.clone(),
                 zero_shot: zero.runs.into_iter().next().expect("one run validated"),

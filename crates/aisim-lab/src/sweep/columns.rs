@@ -7,15 +7,25 @@ use serde_json::Value;
 use super::result::{RunResult, Stat};
 use aisim_core::number::float;
 
-/// Column names and one row of cells per result (empty: no value).
+/// Column names and one row of cells per result (empty: no value), each
+/// figure in full (the CSV's form).
 pub fn columns(results: &[RunResult]) -> (Vec<String>, Vec<Vec<String>>) {
+    columns_with(results, float)
+}
+
+/// [`columns`] with each figure written by `num` (a table for a person
+/// rounds them; the counts and the axes' values are as given).
+pub fn columns_with(
+    results: &[RunResult],
+    num: fn(f64) -> String,
+) -> (Vec<String>, Vec<Vec<String>>) {
     let axes: Vec<String> = results
         .first()
         .map(|r| r.axes.0.iter().map(|(f, _)| f.clone()).collect())
         .unwrap_or_default();
     let mut header = vec!["id".to_string()];
     header.extend(axes.iter().cloned());
-    header.extend(figures(None).into_iter().map(|(name, _)| name));
+    header.extend(figures(None, num).into_iter().map(|(name, _)| name));
     let rows = results
         .iter()
         .map(|r| {
@@ -27,7 +37,7 @@ pub fn columns(results: &[RunResult]) -> (Vec<String>, Vec<Vec<String>>) {
                     .find(|(f, _)| f == a)
                     .map_or(String::new(), |(_, v)| cell(v))
             }));
-            row.extend(figures(Some(r)).into_iter().map(|(_, v)| v));
+            row.extend(figures(Some(r), num).into_iter().map(|(_, v)| v));
             row
         })
         .collect();
@@ -43,8 +53,8 @@ pub fn cell(v: &Value) -> String {
 }
 
 /// Each figure's column name and, for a result, its cell.
-fn figures(r: Option<&RunResult>) -> Vec<(String, String)> {
-    let num = |v: Option<f64>| v.map_or(String::new(), float);
+fn figures(r: Option<&RunResult>, write: fn(f64) -> String) -> Vec<(String, String)> {
+    let num = |v: Option<f64>| v.map_or(String::new(), write);
     let mut out = Vec::new();
     let mut stat = |name: &str, s: Option<&Stat>| {
         for (part, v) in [

@@ -22,7 +22,7 @@ mod runner;
 mod shard;
 mod traces;
 
-pub use columns::{cell, columns, to_csv};
+pub use columns::{cell, columns, columns_with, to_csv};
 pub use error::SweepError;
 pub use grid::{Axis, Base, Grid, Ordered, MAX_RUNS};
 pub use inputs::{Fingerprints, InputFile};

@@ -1,21 +1,15 @@
-//! The page of `aisim compare`: the warnings, both runs' charts overlaid,
-//! and the table of every figure with its deltas.
+//! The page of `aisim compare`: each run named by what differs in its spec,
+//! the spec differences, the warnings, both runs' charts overlaid, and the
+//! headline figures then every figure with its deltas.
 
 use aisim_replay::ReplayReport;
 
 use super::{page, replay_charts, Part, ReplayRun};
-use crate::compare::{comparison_table, Comparison};
-use crate::replay::name_of;
+use crate::compare::{comparison_table, headline, run_name, spec_table, Comparison, SAME_SPECS};
 
-fn describe(label: &str, path: &str, r: &ReplayReport) -> String {
-    format!(
-        "{label}: {path}, {} on {} x {} worker(s), {} dispatch.",
-        r.workload.source,
-        r.spec.workers(),
-        name_of(&r.spec.engine.backend),
-        name_of(&r.spec.dispatch),
-    )
-}
+/// Differing spec fields named in the page's title; the lines below it name
+/// them all.
+const IN_TITLE: usize = 3;
 
 /// The comparison `c` of reports `a` and `b` as one page. Reports read back
 /// from JSON keep no curves, so their CDFs are drawn through their
@@ -33,10 +27,15 @@ pub fn render_compare_html(c: &Comparison, a: &ReplayReport, b: &ReplayReport) -
             cdfs: None,
         },
     ];
+    let all = c.spec_differences.len();
     let mut parts = vec![
-        Part::Note(describe("A", &c.a, a)),
-        Part::Note(describe("B", &c.b, b)),
+        Part::Note(format!("A: {} ({}).", run_name(c, true, all), c.a)),
+        Part::Note(format!("B: {} ({}).", run_name(c, false, all), c.b)),
     ];
+    match spec_table(c) {
+        Some(t) => parts.push(Part::Table(t)),
+        None => parts.push(Part::Note(format!("{SAME_SPECS}."))),
+    }
     parts.extend(
         c.warnings
             .iter()
@@ -45,6 +44,11 @@ pub fn render_compare_html(c: &Comparison, a: &ReplayReport, b: &ReplayReport) -
     parts.push(Part::Note(
         "The latency curves pass through each report's percentiles (min, p50, p75, p90, p95, p99, p99.9, max): a report read back from JSON keeps no curve.".into(),
     ));
+    parts.push(Part::Heading("Headline figures".into()));
+    parts.push(Part::Table(comparison_table(
+        headline(c).into_iter(),
+        "B − A, and the change relative to A".into(),
+    )));
     parts.push(Part::Heading("Latency".into()));
     let charts = replay_charts(&runs);
     let (latency, rest) = charts.split_at(3.min(charts.len()));
@@ -53,8 +57,15 @@ pub fn render_compare_html(c: &Comparison, a: &ReplayReport, b: &ReplayReport) -
     parts.extend(rest.iter().cloned().map(Part::Chart));
     parts.push(Part::Heading("Every figure".into()));
     parts.push(Part::Table(comparison_table(
-        c,
+        c.metrics.iter(),
         "B − A, and the change relative to A".into(),
     )));
-    page(&format!("aisim compare: {} vs {}", c.a, c.b), &parts)
+    page(
+        &format!(
+            "aisim compare: A ({}) vs B ({})",
+            run_name(c, true, IN_TITLE),
+            run_name(c, false, IN_TITLE)
+        ),
+        &parts,
+    )
 }

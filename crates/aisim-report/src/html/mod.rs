@@ -29,7 +29,8 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #cc
 figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}\
 svg.chart{max-width:100%;height:auto;font-size:12px}\
 .plot{fill:#fff;stroke:#888}.grid{stroke:#e4e4e4}.tick,.legend{fill:#444}.label{fill:#222}\
-polyline.series{fill:none;stroke-width:1.6}\
+polyline.series{fill:none;stroke-width:1.6}.mark{stroke:#555;stroke-width:1.2;stroke-dasharray:5 4}.mark-label{fill:#333;paint-order:stroke;stroke:#fff;stroke-width:3px}\
+div.scroll{max-width:100%;overflow-x:auto}\
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}\
 caption{text-align:left;font-weight:600;padding:.3em 0}\
 th,td{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left}\
@@ -60,7 +61,12 @@ pub fn page(title: &str, parts: &[Part]) -> String {
             Part::Heading(h) => out.push_str(&format!("<h2>{}</h2>\n", escape(h))),
             Part::Note(n) => out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n))),
             Part::Chart(c) => out.push_str(&c.render()),
-            Part::Table(t) => out.push_str(&table(t)),
+            // A wide table scrolls within the page, not the page with it.
+            Part::Table(t) => {
+                out.push_str("<div class=\"scroll\">\n");
+                out.push_str(&table(t));
+                out.push_str("</div>\n");
+            }
         }
     }
     out.push_str("</body>\n</html>\n");
@@ -81,7 +87,7 @@ pub fn table(t: &Table) -> String {
     for row in t.rows() {
         out.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            let class = if i > 0 && crate::table::is_numeric(c) {
+            let class = if i > 0 && t.aligns_right(c) {
                 " class=\"num\""
             } else {
                 ""

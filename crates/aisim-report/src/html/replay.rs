@@ -3,7 +3,7 @@
 
 use aisim_core::summary::Summary;
 use aisim_replay::curves::{Cdf, ReportCdfs};
-use aisim_replay::timeseries::TimeSeries;
+use aisim_replay::timeseries::{TimeSeries, WorkerKv};
 use aisim_replay::ReplayReport;
 
 use super::svg::{Chart, Series};
@@ -97,13 +97,31 @@ fn bins_of(runs: &[ReplayRun]) -> String {
 }
 
 fn time_chart(title: &str, y_label: &str, bins: &str, series: Vec<Series>) -> Chart {
-    Chart {
-        title: format!("{title} ({bins})"),
-        x_label: "simulated time (s)".to_string(),
-        y_label: y_label.to_string(),
+    Chart::new(
+        &format!("{title} ({bins})"),
+        "simulated time (s)",
+        y_label,
         series,
-        y_range: None,
-    }
+    )
+}
+
+/// The worker of `ts` with the highest mean KV occupancy over the run
+/// (each bin weighted by its length; ties to the lower index).
+fn busiest(ts: &TimeSeries) -> Option<&WorkerKv> {
+    let mean = |w: &WorkerKv| -> f64 {
+        (0..ts.bins as usize)
+            .map(|i| w.mean_occupancy[i] * ts.bin_length_s(i))
+            .sum()
+    };
+    ts.kv
+        .shown
+        .iter()
+        .map(|w| (mean(w), w))
+        .fold(None, |best: Option<(f64, &WorkerKv)>, (m, w)| match best {
+            Some((b, _)) if b >= m => best,
+            _ => Some((m, w)),
+        })
+        .map(|(_, w)| w)
 }
 
 /// The charts of `runs`, each run's series overlaid on the same charts.
@@ -170,9 +188,17 @@ pub fn replay_charts(runs: &[ReplayRun]) -> Vec<Chart> {
             r.name("waiting (queue)"),
             over_time(ts, |i, _| ts.waiting_mean[i]),
         ));
-        for w in &ts.kv.shown {
+        // One run: each worker shown; several: each run's busiest, so the
+        // chart keeps a few lines that its legend tells apart.
+        let shown: Vec<&WorkerKv> = if runs.len() == 1 {
+            ts.kv.shown.iter().collect()
+        } else {
+            busiest(ts).into_iter().collect()
+        };
+        for w in shown {
+            let busiest = if runs.len() == 1 { "" } else { ", the busiest" };
             kv.push(Series::line(
-                r.name(&format!("worker {}", w.worker)),
+                r.name(&format!("worker {}{busiest}", w.worker)),
                 over_time(ts, |i, _| w.mean_occupancy[i] * 100.0),
             ));
         }

@@ -3,14 +3,14 @@
 //! and the highest, and the lowest among the runs meeting the SLOs when
 //! they are given), then every run in a table.
 
-use aisim_lab::sweep::{cell, columns, RunResult, Slo};
+use aisim_lab::sweep::{cell, columns_with, RunResult, Slo};
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::svg::{Chart, Series};
 use super::{page, Part};
-use crate::table::Table;
+use crate::table::{sig, Table};
 
 /// A figure the page draws: its title, unit and value in a run.
 struct Figure {
@@ -70,6 +70,8 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
         let at_value = by_value(results, |r| {
             r.axes.0.iter().find(|(f, _)| f == axis).map(|(_, v)| v)
         });
+        // Numbers on a numeric axis, joined; names (a router) at named
+        // ticks, as dots no line joins.
         let numeric = at_value.iter().all(|(v, _)| v.is_number());
         let x_of = |i: usize| {
             if numeric {
@@ -78,14 +80,15 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
                 i as f64
             }
         };
-        if !numeric {
-            let names: Vec<String> = at_value
-                .iter()
-                .enumerate()
-                .map(|(i, (v, _))| format!("{i} = {}", cell(v)))
-                .collect();
-            parts.push(Part::Note(format!("x positions: {}", names.join(", "))));
-        }
+        let categories =
+            (!numeric).then(|| at_value.iter().map(|(v, _)| cell(v)).collect::<Vec<_>>());
+        let series_of = |name: &str, points: Vec<(f64, f64)>| {
+            if numeric {
+                Series::line_points(name, points)
+            } else {
+                Series::points(name, points)
+            }
+        };
         for fig in &FIGURES {
             let mut low = Vec::new();
             let mut mid = Vec::new();
@@ -111,19 +114,21 @@ pub fn render_sweep_html(results: &[RunResult], slo: Option<&Slo>) -> String {
                 }
             }
             let mut series = vec![
-                Series::line("lowest", low),
-                Series::line("median", mid),
-                Series::line("highest", high),
+                series_of("lowest", low),
+                series_of("median", mid),
+                series_of("highest", high),
             ];
             if slo.is_some() {
-                series.push(Series::line("lowest meeting the SLOs", best_ok));
+                series.push(series_of("lowest meeting the SLOs", best_ok));
             }
             parts.push(Part::Chart(Chart {
-                title: format!("{} against {axis}", fig.title),
-                x_label: axis.clone(),
-                y_label: format!("{}, {}", fig.title, fig.unit),
-                series,
-                y_range: None,
+                x_categories: categories.clone(),
+                ..Chart::new(
+                    &format!("{} against {axis}", fig.title),
+                    axis,
+                    &format!("{}, {}", fig.title, fig.unit),
+                    series,
+                )
             }));
         }
     }
@@ -158,10 +163,10 @@ fn by_value<'a, T>(
     groups
 }
 
-/// Every run: its id, axes and figures (the CSV's columns), and whether it
-/// meets the SLOs.
+/// Every run: its id, axes and figures (the CSV's columns, the figures
+/// rounded to their significant digits), and whether it meets the SLOs.
 fn runs_table(results: &[RunResult], slo: Option<&Slo>) -> Table {
-    let (mut header, rows) = columns(results);
+    let (mut header, rows) = columns_with(results, sig);
     if slo.is_some() {
         header.insert(1, "meets SLOs".into());
     }
