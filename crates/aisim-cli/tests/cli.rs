@@ -269,9 +269,12 @@ fn the_block_size_keeps_the_kv_capacity_in_tokens_and_num_gpu_blocks_overrides_i
     };
     assert_eq!(pool(&[]), (1_048_576, 16_384));
     assert_eq!(pool(&["--block-size", "16"]), (1_048_576, 65_536));
+    // One default capacity in tokens on every backend.
+    assert_eq!(pool(&["--backend", "sglang"]), (1_048_576, 1_048_576));
+    assert_eq!(pool(&["--backend", "trtllm"]), (1_048_576, 32_768));
     assert_eq!(
-        pool(&["--backend", "sglang", "--block-size", "1"]),
-        (262_144, 262_144)
+        pool(&["--backend", "sglang", "--block-size", "64"]),
+        (1_048_576, 16_384)
     );
     assert_eq!(
         pool(&["--block-size", "16", "--num-gpu-blocks", "1000"]),

@@ -139,7 +139,7 @@ pub struct ReplayArgs {
     /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 1 sglang].
     #[arg(long)]
     block_size: Option<u32>,
-    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].
+    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; the capacity is 1048576 tokens on every backend, or the profile's].
     #[arg(long)]
     num_gpu_blocks: Option<u32>,
     /// Most running requests per rank [default: 256].
