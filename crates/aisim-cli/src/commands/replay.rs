@@ -157,13 +157,13 @@ pub struct ReplayArgs {
     /// vLLM preemption victim [default: lifo].
     #[arg(long, value_enum)]
     preemption: Option<PreemptionArg>,
-    /// Reject requests longer than this (prompt + output).
+    /// Reject requests longer than this (prompt + output) [default: the --profile model's maximum context, else none].
     #[arg(long)]
     max_model_len: Option<u32>,
     /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS, table:FILE, physics, fitted:FITTED.json or layers:DIR[,LAYERS] [default: polynomial].
     #[arg(long)]
     timing: Option<String>,
-    /// GPU profile (a100, h100/llama-3.1-70b/tp8, ...): alone, its iteration timing; with --timing physics or fitted:FILE, the physics model's; also sets the KV capacity and tp.
+    /// GPU profile (a100, h100/llama-3.1-70b/tp8, ...): alone, its iteration timing; with --timing physics or fitted:FILE, the physics model's; also sets the KV capacity, tp and (a HARDWARE/MODEL profile) --max-model-len.
     #[arg(long)]
     profile: Option<String>,
     /// Divide every pass time by this [default: 1.0].

@@ -276,6 +276,11 @@ impl GpuProfile for ComputedProfile {
     fn model_name(&self) -> Option<&str> {
         Some(&self.model.name)
     }
+    fn max_context(&self) -> Option<u32> {
+        // A context past u32 tokens is no limit a request can reach.
+        (self.model.max_position > 0)
+            .then(|| u32::try_from(self.model.max_position).unwrap_or(u32::MAX))
+    }
     fn kv_bytes_per_token(&self) -> Option<f64> {
         let per_gpu = self
             .model
