@@ -28,6 +28,11 @@ pub struct ReplayReport {
     pub policies: PolicyNames,
     /// Where the requests came from.
     pub workload: WorkloadInfo,
+    /// What the run was given that makes its figures doubtful, in words (a
+    /// fitted timing used with a profile it was not fitted on); absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The declared measurement discipline.
     pub discipline: DisciplineReport,
     /// Outcome counts over the measured cohort.
@@ -792,6 +797,7 @@ impl ReplayReport {
             spec: spec.clone(),
             policies: totals.policies.clone(),
             workload: WorkloadInfo { source: totals.source.clone(), skipped_rows: totals.skipped_rows, notes: totals.notes },
+            warnings: spec_warnings(spec),
             discipline: DisciplineReport {
                 cohort: format!(
                     "requests planned at or after {} s of trace time, excluding the first {} offered",
@@ -834,6 +840,26 @@ impl ReplayReport {
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }
+}
+
+/// The warnings a spec gives of itself: each pool's fitted timing used
+/// with a profile it was not fitted on (named by its spec field when the
+/// pool has a timing of its own), once each.
+pub fn spec_warnings(spec: &ReplaySpec) -> Vec<String> {
+    let mut warnings: Vec<String> = Vec::new();
+    for pool in spec.pools() {
+        if let Some(w) = pool.timing.fit_warning() {
+            let w = if pool.own_timing {
+                format!("{}: {w}", pool.timing_field())
+            } else {
+                w
+            };
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
 }
 
 impl ScalingReport {

@@ -57,6 +57,9 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
+    for w in &r.warnings {
+        run.row(["warning", w.as_str()]);
+    }
     if let [prefill, decode] = &r.pools[..] {
         run.row([
             "workers".to_string(),
@@ -433,6 +436,7 @@ fn timing_name(t: &TimingSpec) -> String {
         TimingSpec::Physics {
             profile,
             coefficients,
+            ..
         } => {
             let c = coefficients;
             format!(

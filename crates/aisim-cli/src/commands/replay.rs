@@ -1168,6 +1168,10 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         cdfs: args.html.html.is_some(),
         stream_records: args.per_request.is_some(),
     };
+    // Said before the run as well as in the report (`warnings`).
+    for w in aisim_replay::report::spec_warnings(&spec) {
+        tracing::warn!("{w}");
+    }
     let job = ReplayJob::new(spec, args.seeds, outputs).map_err(blamed)?;
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
         .then(crate::progress::ProgressBarObserver::new);
