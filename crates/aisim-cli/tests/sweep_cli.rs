@@ -589,7 +589,7 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
         "--html",
         s(&html),
         "--best",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "100",
     ]));
     let csv = std::fs::read_to_string(&csv).unwrap();
@@ -642,7 +642,7 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
         "--out",
         s(&dir.join("m.jsonl")),
         "--best",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "1",
     ]));
     assert!(
@@ -657,12 +657,12 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
             "--out - and --best would all write stdout",
         ),
         (
-            &["--out", "m.jsonl", "--sla-tpot-ms", "5"],
-            "--sla-* has no effect without --best or --html",
+            &["--out", "m.jsonl", "--slo-tpot-ms", "5"],
+            "--slo-*-ms has no effect without --best or --html",
         ),
         (
-            &["--out", "m.jsonl", "--best", "--sla-e2e-ms", "-1"],
-            "--sla-e2e-ms -1: must be a finite number above 0",
+            &["--out", "m.jsonl", "--best", "--slo-e2e-ms", "-1"],
+            "--slo-e2e-ms -1: must be a finite number above 0",
         ),
     ] {
         let mut all = vec!["sweep", "merge", s(&out)];

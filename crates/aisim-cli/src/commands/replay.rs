@@ -268,10 +268,10 @@ pub struct ReplayArgs {
     /// load planner: seconds from a scale-up decision until the new worker accepts requests [default: 30].
     #[arg(long, value_name = "S")]
     startup_s: Option<f64>,
-    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick (the aggregated or the prefill pool's), ms [default: --sla-ttft-ms, else 1000].
+    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick (the aggregated or the prefill pool's), ms [default: --slo-ttft-ms, else 1000].
     #[arg(long, value_name = "MS")]
     planner_ttft_ms: Option<f64>,
-    /// load planner, disaggregated: target for the p90 TPOT of the requests completed since the last tick (the decode pool's), ms [default: --sla-tpot-ms, else 100].
+    /// load planner, disaggregated: target for the p90 TPOT of the requests completed since the last tick (the decode pool's), ms [default: --slo-tpot-ms, else 100].
     #[arg(long, value_name = "MS")]
     planner_tpot_ms: Option<f64>,
     /// load planner: target for the waiting requests per accepting worker [default: 4].
@@ -300,13 +300,13 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "MS")]
     frontend_ms: Option<f64>,
     /// Goodput threshold on TTFT, ms.
-    #[arg(long)]
+    #[arg(long = "slo-ttft-ms", alias = "sla-ttft-ms", value_name = "MS")]
     sla_ttft_ms: Option<f64>,
     /// Goodput threshold on TPOT, ms.
-    #[arg(long)]
+    #[arg(long = "slo-tpot-ms", alias = "sla-tpot-ms", value_name = "MS")]
     sla_tpot_ms: Option<f64>,
     /// Goodput threshold on E2E, ms.
-    #[arg(long)]
+    #[arg(long = "slo-e2e-ms", alias = "sla-e2e-ms", value_name = "MS")]
     sla_e2e_ms: Option<f64>,
     /// Seed of every random choice [default: 42].
     #[arg(long)]
@@ -763,9 +763,9 @@ impl ReplayArgs {
                 "--frontend-ms",
                 self.frontend_ms.is_some(),
             ),
-            ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
-            ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
-            ("sla.e2e_ms", "--sla-e2e-ms", self.sla_e2e_ms.is_some()),
+            ("sla.ttft_ms", "--slo-ttft-ms", self.sla_ttft_ms.is_some()),
+            ("sla.tpot_ms", "--slo-tpot-ms", self.sla_tpot_ms.is_some()),
+            ("sla.e2e_ms", "--slo-e2e-ms", self.sla_e2e_ms.is_some()),
             ("timing.prefill_ms", "--timing", timing),
             ("timing.decode_ms", "--timing", timing),
             ("dp_size", "--dp-size", self.dp_size.is_some()),
