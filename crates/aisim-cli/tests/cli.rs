@@ -240,7 +240,7 @@ fn a_profile_sets_timing_and_kv_capacity() {
         "2",
     ]));
     assert!(
-        table.contains("(dp 1 x tp 2: 2 GPUs each, 4 in all)"),
+        table.contains("2 vllm workers, 2 GPUs each (dp 1 x tp 2); 4 GPUs in all"),
         "{table}"
     );
     let o = aisim(&[
@@ -956,4 +956,44 @@ fn the_load_planner_runs_from_flags_and_its_timeline_is_in_the_json() {
     ]);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(without_host(&stdout(&o)), without_host(&stdout(&again)));
+}
+
+/// The table says what a figure is when it has none: one arrival has no
+/// offered rate, and no SLO threshold means no goodput (both `null` in JSON).
+#[test]
+fn a_one_request_run_has_no_offered_rate_and_no_goodput_without_an_slo() {
+    let args = ["replay", "--synthetic", "--requests", "1"];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("no offered rate: 1 arrival only, no span to divide by"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Goodput: not measured, no SLO threshold was given"),
+        "{table}"
+    );
+    assert!(!table.contains("100.0%"), "{table}");
+    let o = aisim(&[&args[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["throughput"]["offered_rps"].is_null(), "{v}");
+    assert!(v["throughput"]["goodput_rps"].is_null(), "{v}");
+    assert!(v["sla"]["attainment"]["all"].is_null(), "{v}");
+    // With a threshold, goodput is measured and its row shows.
+    let o = aisim(&[&args[..], &["--slo-ttft-ms", "1000000"]].concat());
+    let table = stdout(&o);
+    let goodput = table
+        .split("Goodput: 1 requests met every threshold")
+        .nth(1)
+        .expect("a goodput table");
+    let rows: Vec<&str> = goodput.lines().skip(3).take(2).collect();
+    assert!(
+        rows[0].starts_with("TTFT") && rows[0].ends_with("100.0%"),
+        "{table}"
+    );
+    assert!(
+        rows[1].starts_with("all") && rows[1].ends_with("100.0%"),
+        "{table}"
+    );
 }
