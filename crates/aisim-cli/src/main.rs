@@ -58,7 +58,7 @@ enum Command {
     /// Two-pool fleet sizing: a compression-band sweep, verified by simulation.
     ///
     /// Example:
-    ///   aisim optimize --cdf azure --lam 200 --slo 500 --b-short 4096
+    ///   aisim optimize --cdf azure --lam 200 --slo-ttft-ms 500 --b-short 4096
     #[command(verbatim_doc_comment)]
     Optimize(commands::fleet::OptimizeArgs),
     /// Request-level fleet simulation for given pool sizes.
@@ -157,7 +157,7 @@ enum Command {
     ///   aisim sweep plan grid.toml --out plan.jsonl
     ///   aisim sweep run plan.jsonl --out results/
     ///   aisim sweep merge results/ --out results.jsonl --csv results.csv
-    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --sla-ttft-ms 2000
+    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --slo-ttft-ms 2000
     #[command(verbatim_doc_comment)]
     Sweep(commands::sweep::SweepArgs),
     /// Measured runs: import them from per-request measurements.

@@ -309,20 +309,57 @@ fn a_bad_csv_row_after_blank_lines_is_named_by_its_own_line() {
 }
 
 /// A manual profile where a model is needed says that a computed one is,
-/// not "use a manual profile".
+/// not that the profile is unknown nor "use a manual profile"; a computed
+/// key that names nothing lists hardware and models, no manual profile.
 #[test]
 fn physics_on_a_manual_profile_asks_for_hardware_and_model() {
-    for args in [
-        &["replay", "--profile", "h100", "--timing", "physics"][..],
-        &["replay", "--timing", "physics", "--profile", "a10g"][..],
+    for (args, profile) in [
+        (
+            &["replay", "--profile", "h100", "--timing", "physics"][..],
+            "h100",
+        ),
+        (
+            &["replay", "--timing", "physics", "--profile", "a10g"][..],
+            "a10g",
+        ),
+        (
+            &[
+                "replay",
+                "--prefill-workers",
+                "1",
+                "--decode-workers",
+                "1",
+                "--kv-bytes-per-token",
+                "1000",
+                "--prefill-timing",
+                "physics",
+                "--prefill-profile",
+                "a100",
+            ][..],
+            "a100",
+        ),
     ] {
         let o = aisim(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let e = stderr(&o);
         assert!(
-            e.contains("this needs a computed profile, HARDWARE/MODEL"),
+            e.contains(&format!("profile `{profile}` names no model"))
+                && e.contains("this needs a computed profile, HARDWARE/MODEL")
+                && e.contains(&format!("{profile}/llama-3.1-8b")),
             "{e}"
         );
+        assert!(!e.contains("unknown profile"), "{e}");
         assert!(!e.contains("use a manual profile"), "{e}");
+    }
+    for key in ["h100/tp2", "h100/", "z900/llama-3.1-8b"] {
+        let o = aisim(&["replay", "--timing", "physics", "--profile", key]);
+        assert_eq!(o.status.code(), Some(2), "{key}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("unknown profile `{key}`: use HARDWARE/MODEL"))
+                && e.contains("llama-3.1-8b"),
+            "{e}"
+        );
+        assert!(!e.contains("manual profile"), "{e}");
     }
 }

@@ -240,7 +240,7 @@ fn a_profile_sets_timing_and_kv_capacity() {
         "2",
     ]));
     assert!(
-        table.contains("(dp 1 x tp 2: 2 GPUs each, 4 in all)"),
+        table.contains("2 vllm workers, 2 GPUs each (dp 1 x tp 2); 4 GPUs in all"),
         "{table}"
     );
     let o = aisim(&[
@@ -269,9 +269,12 @@ fn the_block_size_keeps_the_kv_capacity_in_tokens_and_num_gpu_blocks_overrides_i
     };
     assert_eq!(pool(&[]), (1_048_576, 16_384));
     assert_eq!(pool(&["--block-size", "16"]), (1_048_576, 65_536));
+    // One default capacity in tokens on every backend.
+    assert_eq!(pool(&["--backend", "sglang"]), (1_048_576, 1_048_576));
+    assert_eq!(pool(&["--backend", "trtllm"]), (1_048_576, 32_768));
     assert_eq!(
-        pool(&["--backend", "sglang", "--block-size", "1"]),
-        (262_144, 262_144)
+        pool(&["--backend", "sglang", "--block-size", "64"]),
+        (1_048_576, 16_384)
     );
     assert_eq!(
         pool(&["--block-size", "16", "--num-gpu-blocks", "1000"]),
@@ -1056,5 +1059,45 @@ fn gen_trace_and_sweep_merge_say_what_they_wrote() {
             results.display(),
             csv.display()
         )
+    );
+}
+
+/// The table says what a figure is when it has none: one arrival has no
+/// offered rate, and no SLO threshold means no goodput (both `null` in JSON).
+#[test]
+fn a_one_request_run_has_no_offered_rate_and_no_goodput_without_an_slo() {
+    let args = ["replay", "--synthetic", "--requests", "1"];
+    let o = aisim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("no offered rate: 1 arrival only, no span to divide by"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Goodput: not measured, no SLO threshold was given"),
+        "{table}"
+    );
+    assert!(!table.contains("100.0%"), "{table}");
+    let o = aisim(&[&args[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["throughput"]["offered_rps"].is_null(), "{v}");
+    assert!(v["throughput"]["goodput_rps"].is_null(), "{v}");
+    assert!(v["sla"]["attainment"]["all"].is_null(), "{v}");
+    // With a threshold, goodput is measured and its row shows.
+    let o = aisim(&[&args[..], &["--slo-ttft-ms", "1000000"]].concat());
+    let table = stdout(&o);
+    let goodput = table
+        .split("Goodput: 1 requests met every threshold")
+        .nth(1)
+        .expect("a goodput table");
+    let rows: Vec<&str> = goodput.lines().skip(3).take(2).collect();
+    assert!(
+        rows[0].starts_with("TTFT") && rows[0].ends_with("100.0%"),
+        "{table}"
+    );
+    assert!(
+        rows[1].starts_with("all") && rows[1].ends_with("100.0%"),
+        "{table}"
     );
 }

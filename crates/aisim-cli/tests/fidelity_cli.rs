@@ -93,19 +93,94 @@ fn import_validate_calibrate_round_trip() {
     };
     let o = replay_on("h100/llama-3.1-8b");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("was fitted on"), "{}", stderr(&o));
-    // The file records what it was fitted on; another profile is warned of.
+    assert!(!stderr(&o).contains("were fitted on"), "{}", stderr(&o));
+    // The file records what it was fitted on; another profile is warned of
+    // (`a_fitted_timing_used_with_another_profile_warns` tests the warning).
     let file: serde_json::Value = serde_json::from_str(&seen[0]).unwrap();
     assert_eq!(file["profiles"], serde_json::json!(["h100/llama-3.1-8b"]));
     let o = replay_on("a100/llama-3.1-8b");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("was fitted on h100/llama-3.1-8b, and is used here with a100/llama-3.1-8b"),
+            .contains("were fitted on h100/llama-3.1-8b, and are used here with a100/llama-3.1-8b"),
         "{}",
         stderr(&o)
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A fitted file used with a profile it was not fitted on: the replay warns
+/// on stderr, in the report's JSON (`warnings`) and in its table; with the
+/// profile it was fitted on (written another way) it does not, and a spec
+/// printed with `--print-spec` keeps what the file was fitted on.
+#[test]
+fn a_fitted_timing_used_with_another_profile_warns() {
+    let fitted = temp_file(
+        "fitted-h100.json",
+        r#"{"version": 1, "coefficients": {"compute": 1.2}, "profiles": ["h100/llama-3.1-8b"]}"#,
+    );
+    let timing = format!("fitted:{}", fitted.display());
+    let replay = |profile: &str, format: &str| {
+        aisim(&[
+            "replay",
+            "--synthetic",
+            "--requests",
+            "20",
+            "--timing",
+            &timing,
+            "--profile",
+            profile,
+            "--format",
+            format,
+        ])
+    };
+    let warning = "the physics coefficients were fitted on h100/llama-3.1-8b, and are used here with a100/llama-3.1-8b: they describe other hardware or another model";
+    let o = replay("a100/llama-3.1-8b", "json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(warning), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([warning]));
+    assert_eq!(
+        v["spec"]["timing"]["fitted_on"],
+        serde_json::json!(["h100/llama-3.1-8b"])
+    );
+    let o = replay("a100/llama-3.1-8b", "table");
+    assert!(
+        stdout(&o).contains(&format!("warning          {warning}")),
+        "{}",
+        stdout(&o)
+    );
+    for same in ["h100/llama-3.1-8b", "H100/llama-3.1-8b/tp1"] {
+        let o = replay(same, "json");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("were fitted on"), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert!(v.get("warnings").is_none(), "{same}: {}", v["warnings"]);
+    }
+    // The spec carries the fit's profiles: run from a file, it warns too.
+    let o = aisim(&[
+        "replay",
+        "--synthetic",
+        "--requests",
+        "20",
+        "--timing",
+        &timing,
+        "--profile",
+        "a100/llama-3.1-8b",
+        "--print-spec",
+    ]);
+    let spec = temp_file("fitted-spec.json", &stdout(&o));
+    let o = aisim(&[
+        "replay",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(warning), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([warning]));
 }
 
 fn fails(args: &[&str], wants: &[&str]) {

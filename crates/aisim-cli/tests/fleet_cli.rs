@@ -202,8 +202,8 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
         "--lam",
         "--mean-isl",
         "--mean-osl",
-        "--slo-ttft",
-        "--slo-tpot",
+        "--slo-ttft-ms",
+        "--slo-tpot-ms",
         "--prefill-efficiency",
         "--decode-efficiency",
         "--ttft-multiplier",
@@ -213,18 +213,18 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
             fails_with(&["disagg", flag, bad], flag);
         }
         for cmd in ["optimize", "pareto", "whatif"] {
-            fails_with(&[cmd, "--slo", bad], "--slo");
+            fails_with(&[cmd, "--slo-ttft-ms", bad], "--slo-ttft-ms");
             fails_with(&[cmd, "--availability", bad], "--availability");
         }
-        fails_with(&["tok-per-watt", "--slo", bad], "--slo");
+        fails_with(&["tok-per-watt", "--slo-ttft-ms", bad], "--slo-ttft-ms");
         fails_with(&["tok-per-watt", "--lam", bad], "--lam");
-        fails_with(&["grid-flex", "--slo", bad], "--slo");
+        fails_with(&["grid-flex", "--slo-ttft-ms", bad], "--slo-ttft-ms");
         fails_with(&["grid-flex", "--lam", bad], "--lam");
         fails_with(
             &["whatif", "--lam-range", &format!("100,{bad}")],
             "--lam-range",
         );
-        fails_with(&with(&SIM, &["--slo", bad]), "--slo");
+        fails_with(&with(&SIM, &["--slo-ttft-ms", bad]), "--slo-ttft-ms");
         fails_with(&with(&SIM, &["--lam", bad]), "--lam");
         fails_with(
             &with(&SIM, &["--router", "compress_route", "--gamma", bad]),
@@ -244,8 +244,13 @@ fn every_non_finite_zero_or_negative_float_flag_is_refused_by_name() {
         );
         let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/fleet.json");
         fails_with(
-            &["simulate-fleet", fleet.to_str().unwrap(), "--slo", bad],
-            "--slo",
+            &[
+                "simulate-fleet",
+                fleet.to_str().unwrap(),
+                "--slo-ttft-ms",
+                bad,
+            ],
+            "--slo-ttft-ms",
         );
         fails_with(
             &["simulate-fleet", fleet.to_str().unwrap(), "--lam", bad],
@@ -378,8 +383,8 @@ fn flags_that_would_have_no_effect_are_errors() {
         "--verify has no effect",
     );
     fails_with(
-        &["tok-per-watt", "--rho-sweep", "--slo", "100"],
-        "--slo has no effect",
+        &["tok-per-watt", "--rho-sweep", "--slo-ttft-ms", "100"],
+        "--slo-ttft-ms has no effect",
     );
     fails_with(&["grid-flex", "--seed", "3"], "--seed has no effect");
     // whatif's --lam is a range of one rate.

@@ -448,7 +448,7 @@ fn sweep_page() -> String {
         runs,
         "--out",
         results.to_str().unwrap(),
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "100",
     ];
     page_of(&merge, "sweep.html").0
@@ -468,7 +468,7 @@ fn saturate_page() -> (String, serde_json::Value) {
         "1..400",
         "--workers",
         "1",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "300",
         "--quiet",
         "--format",

@@ -56,7 +56,7 @@ fn printed_spec(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn replay_and_seeds_from_the_printed_spec() {
-    let args = [&SYNTHETIC[..], &["--workers", "2", "--sla-ttft-ms", "500"]].concat();
+    let args = [&SYNTHETIC[..], &["--workers", "2", "--slo-ttft-ms", "500"]].concat();
     let spec = printed_spec(&args);
     let report = jobs::replay::replay(&request(spec.clone())).unwrap();
     let printed = cli(&[&["replay"], &args[..], &["--format", "json"]].concat());
@@ -144,7 +144,7 @@ fn sweep_plan_run_merge_and_saturate() {
     );
     assert!(merged.best.is_some());
     // saturate: the search's report (it sets the rate itself).
-    let workload = [&SYNTHETIC[..3], &SYNTHETIC[5..], &["--sla-ttft-ms", "300"]].concat();
+    let workload = [&SYNTHETIC[..3], &SYNTHETIC[5..], &["--slo-ttft-ms", "300"]].concat();
     let args = [
         &workload[..],
         &["--rate-range", "5..400", "--tolerance", "0.05"],

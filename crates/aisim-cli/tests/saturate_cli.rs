@@ -48,7 +48,7 @@ fn the_found_rate_is_within_2_percent_of_the_capacity() {
     let o = saturate(&[
         "--rate-range",
         "1..40",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "40",
         "--format",
         "json",
@@ -80,7 +80,7 @@ fn the_found_rate_is_within_2_percent_of_the_capacity() {
 fn the_outputs_are_byte_identical_on_any_threads() {
     let dir = temp_dir("saturate-outputs");
     let (json_file, html_file) = (dir.join("s.json"), dir.join("s.html"));
-    let base = ["--rate-range", "1..40", "--sla-ttft-ms", "40"];
+    let base = ["--rate-range", "1..40", "--slo-ttft-ms", "40"];
     let mut args = base.to_vec();
     args.extend_from_slice(&["--threads", "1", "--format", "json"]);
     let one = saturate(&args);
@@ -113,7 +113,7 @@ fn a_range_that_does_not_bracket_writes_its_outputs_and_exits_2() {
         ("20..40", "lo_fails", "--rate-range 20..40: even the low end, 20.000 req/s (speedup 1.0000), misses the condition; lower LO"),
         ("1..10", "hi_holds", "--rate-range 1..10: even the high end, 10.000 req/s (speedup 1.0000), holds; raise HI"),
     ] {
-        let o = saturate(&["--rate-range", range, "--sla-ttft-ms", "40", "--format", "json"]);
+        let o = saturate(&["--rate-range", range, "--slo-ttft-ms", "40", "--format", "json"]);
         assert_eq!(o.status.code(), Some(2), "{range}");
         assert_eq!(json(&o)["status"], status);
         assert_eq!(stderr(&o), format!("error: {says}\n"));
@@ -122,7 +122,7 @@ fn a_range_that_does_not_bracket_writes_its_outputs_and_exits_2() {
     let o = saturate(&[
         "--rate-range",
         "1..40",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "40",
         "--max-probes",
         "2",
@@ -148,7 +148,7 @@ fn speedup_search(extra: &[&str]) -> std::process::Output {
         "fixed:20,5",
         "--speedup-range",
         "0.5..64",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "2000",
         "--format",
         "json",
@@ -192,21 +192,21 @@ fn bad_ranges_exit_2_naming_the_flag() {
             ("-1..5", "LO -1 must be a finite number above 0"),
             ("3", "`3` has no `..`"),
         ] {
-            let o = saturate(&[flag, value, "--sla-ttft-ms", "40"]);
+            let o = saturate(&[flag, value, "--slo-ttft-ms", "40"]);
             assert_refused(
                 &o,
                 &format!("error: invalid value '{value}' for '{flag} <LO..HI>': {why}"),
             );
         }
     }
-    let o = saturate(&["--sla-ttft-ms", "40"]);
+    let o = saturate(&["--slo-ttft-ms", "40"]);
     assert_refused(&o, "--rate-range <LO..HI>");
     let o = saturate(&[
         "--rate-range",
         "1..2",
         "--speedup-range",
         "1..2",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "40",
     ]);
     assert_refused(&o, "cannot be used with");
@@ -260,7 +260,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
             "error: --rate has no effect with sweep saturate: --rate-range sets",
         ),
     ] {
-        let mut args = vec!["--rate-range", "1..40", "--sla-ttft-ms", "40"];
+        let mut args = vec!["--rate-range", "1..40", "--slo-ttft-ms", "40"];
         args.extend_from_slice(extra);
         let o = saturate(&args);
         assert_refused(&o, says);
@@ -272,7 +272,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
         "4",
         "--speedup-range",
         "1..2",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "40",
     ]);
     assert_refused(
@@ -282,7 +282,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
     let o = saturate(&["--rate-range", "1..40"]);
     assert_refused(
         &o,
-        "error: no SLO limit to hold: give at least one of --sla-ttft-ms",
+        "error: no SLO limit to hold: give at least one of --slo-ttft-ms",
     );
     // --rate is the base rate a speedup scales.
     let o = saturate(&[
@@ -290,7 +290,7 @@ fn bad_settings_and_flags_without_effect_exit_2_naming_the_flag() {
         "0.5..8",
         "--rate",
         "4",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "40",
         "--format",
         "json",

@@ -153,7 +153,7 @@ fn a_plan_is_the_cross_product_in_a_stable_order_with_stable_ids() {
     let json_grid = dir.join("grid.json");
     std::fs::write(
         &json_grid,
-        r#"{"base_args": ["--synthetic", "--requests", "200", "--rate", "40", "--input-tokens", "512", "--output-tokens", "64", "--sla-ttft-ms", "500"],
+        r#"{"base_args": ["--synthetic", "--requests", "200", "--rate", "40", "--input-tokens", "512", "--output-tokens", "64", "--slo-ttft-ms", "500"],
             "axes": {"topology.workers": [1, 2], "router.policy": ["round_robin", "least_loaded"], "seed": "1..2"}}"#,
     )
     .unwrap();
@@ -589,7 +589,7 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
         "--html",
         s(&html),
         "--best",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "100",
     ]));
     let csv = std::fs::read_to_string(&csv).unwrap();
@@ -642,7 +642,7 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
         "--out",
         s(&dir.join("m.jsonl")),
         "--best",
-        "--sla-ttft-ms",
+        "--slo-ttft-ms",
         "1",
     ]));
     assert!(
@@ -657,12 +657,12 @@ fn merge_writes_csv_html_and_the_cheapest_run_meeting_the_slos() {
             "--out - and --best would all write stdout",
         ),
         (
-            &["--out", "m.jsonl", "--sla-tpot-ms", "5"],
-            "--sla-* has no effect without --best or --html",
+            &["--out", "m.jsonl", "--slo-tpot-ms", "5"],
+            "--slo-*-ms has no effect without --best or --html",
         ),
         (
-            &["--out", "m.jsonl", "--best", "--sla-e2e-ms", "-1"],
-            "--sla-e2e-ms -1: must be a finite number above 0",
+            &["--out", "m.jsonl", "--best", "--slo-e2e-ms", "-1"],
+            "--slo-e2e-ms -1: must be a finite number above 0",
         ),
     ] {
         let mut all = vec!["sweep", "merge", s(&out)];

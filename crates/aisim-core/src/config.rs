@@ -29,17 +29,12 @@ impl Backend {
         }
     }
 
-    /// The KV memory of one rank by default, in tokens: `DEFAULT_GPU_BLOCKS`
-    /// blocks of 64 (vLLM), 32 (TensorRT-LLM) or 16 (SGLang) tokens, i.e.
-    /// 1,048,576, 524,288 and 262,144, whatever the block size in effect
-    /// (SGLang's default page moved from 16 to 1 with its capacity kept).
+    /// The KV memory of one rank by default, in tokens: `DEFAULT_KV_BUDGET_TOKENS`
+    /// whatever the backend, so that comparing backends compares their
+    /// schedulers, not their memory (a GPU profile, when the timing comes
+    /// from one, sets its own).
     pub fn default_kv_budget_tokens(self) -> u64 {
-        let tokens_per_block: u64 = match self {
-            Backend::Vllm => 64,
-            Backend::Trtllm => 32,
-            Backend::Sglang => 16,
-        };
-        DEFAULT_GPU_BLOCKS as u64 * tokens_per_block
+        DEFAULT_KV_BUDGET_TOKENS
     }
 }
 
@@ -150,10 +145,15 @@ impl Default for EngineConfig {
     }
 }
 
-/// KV blocks per rank when neither `num_gpu_blocks` nor `kv_budget_tokens` is
-/// given, at vLLM's and TensorRT-LLM's default block size (SGLang: 16,384
-/// blocks of 16 tokens, as 262,144 one-token pages).
+/// KV blocks per rank at vLLM's default block size (64 tokens) when neither
+/// `num_gpu_blocks` nor `kv_budget_tokens` is given.
 pub const DEFAULT_GPU_BLOCKS: u32 = 16_384;
+
+/// The KV memory of one rank, in tokens, when neither `num_gpu_blocks`,
+/// `kv_budget_tokens` nor a GPU profile sets it: 1,048,576 (`DEFAULT_GPU_BLOCKS`
+/// blocks of 64 tokens) on every backend, cut into 16,384 blocks of 64
+/// (vLLM), 32,768 of 32 (TensorRT-LLM) or 1,048,576 one-token pages (SGLang).
+pub const DEFAULT_KV_BUDGET_TOKENS: u64 = DEFAULT_GPU_BLOCKS as u64 * 64;
 
 /// The most attention-DP ranks, and the most tensor-parallel GPUs per rank:
 /// far above any serving instance, low enough that `dp × tp` GPUs, and one
@@ -285,31 +285,22 @@ mod tests {
     }
 
     #[test]
-    fn the_block_size_keeps_the_backends_token_capacity() {
-        for (backend, tokens) in [
-            (Backend::Vllm, 1_048_576),
-            (Backend::Trtllm, 524_288),
-            (Backend::Sglang, 262_144),
-        ] {
-            assert_eq!(config(backend, None).kv_capacity_tokens(), tokens);
+    fn every_backend_has_the_same_default_capacity_whatever_the_block_size() {
+        for backend in [Backend::Vllm, Backend::Trtllm, Backend::Sglang] {
+            assert_eq!(config(backend, None).kv_capacity_tokens(), 1_048_576);
             for bs in [1, 16, 32, 64, 128] {
                 let c = config(backend, Some(bs));
-                assert_eq!(c.kv_capacity_tokens(), tokens, "{backend:?} block {bs}");
-                assert_eq!(c.gpu_blocks() as u64, tokens / bs as u64);
+                assert_eq!(c.kv_capacity_tokens(), 1_048_576, "{backend:?} block {bs}");
+                assert_eq!(c.gpu_blocks() as u64, 1_048_576 / bs as u64);
             }
         }
-        // The defaults stay what they were: 16,384 blocks; SGLang's page is
-        // 1 token by default, so 262,144 pages.
+        // Cut by each backend's default block (page) size.
         assert_eq!(config(Backend::Vllm, None).gpu_blocks(), DEFAULT_GPU_BLOCKS);
-        assert_eq!(
-            config(Backend::Trtllm, None).gpu_blocks(),
-            DEFAULT_GPU_BLOCKS
-        );
+        assert_eq!(config(Backend::Trtllm, None).gpu_blocks(), 32_768);
         assert_eq!(config(Backend::Sglang, None).effective_block_size(), 1);
-        assert_eq!(config(Backend::Sglang, None).gpu_blocks(), 262_144);
-        assert_eq!(config(Backend::Sglang, Some(1)).gpu_blocks(), 262_144);
+        assert_eq!(config(Backend::Sglang, None).gpu_blocks(), 1_048_576);
         assert_eq!(
-            config(Backend::Sglang, Some(16)).gpu_blocks(),
+            config(Backend::Sglang, Some(64)).gpu_blocks(),
             DEFAULT_GPU_BLOCKS
         );
     }

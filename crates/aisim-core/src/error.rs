@@ -48,6 +48,15 @@ pub enum CoreError {
         /// What names are accepted.
         hint: String,
     },
+    /// A manual profile (GPU constants, no model) where the model is needed:
+    /// the physics and fitted timings work from the model's architecture.
+    #[error("profile `{name}` names no model: {hint}")]
+    ProfileWithoutModel {
+        /// The name as given.
+        name: String,
+        /// What to give instead.
+        hint: String,
+    },
     /// A data file (timing table, HuggingFace config, catalog) could not be used.
     #[error("{}: {field}: {reason}", path.display())]
     BadFile {
@@ -81,6 +90,7 @@ impl CoreError {
             | CoreError::InvalidDuration { .. }
             | CoreError::ClockLimit { .. }
             | CoreError::UnknownProfile { .. }
+            | CoreError::ProfileWithoutModel { .. }
             | CoreError::BadFile { .. }
             | CoreError::Io { .. }
             | CoreError::Text(_) => false,

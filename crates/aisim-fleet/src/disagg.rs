@@ -182,8 +182,8 @@ impl DisaggParams {
         validate::context("--max-ctx", self.max_ctx, decode)?;
         validate::tokens("--mean-isl", self.mean_isl)?;
         validate::tokens("--mean-osl", self.mean_osl)?;
-        validate::positive("--slo-ttft", self.slo_ttft_ms)?;
-        validate::positive("--slo-tpot", self.slo_tpot_ms)?;
+        validate::positive("--slo-ttft-ms", self.slo_ttft_ms)?;
+        validate::positive("--slo-tpot-ms", self.slo_tpot_ms)?;
         validate::count("--max-prefill", self.max_prefill, validate::MAX_SWEEP)?;
         validate::count(
             "--max-decode",

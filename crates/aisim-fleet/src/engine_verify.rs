@@ -82,6 +82,7 @@ pub(crate) fn profile_timing(
         Some(coefficients) => TimingSpec::Physics {
             profile,
             coefficients,
+            fitted_on: Vec::new(),
         },
     }
 }

@@ -196,7 +196,7 @@ pub fn grid_flex(
     seed: u64,
 ) -> Result<GridFlexReport, FleetError> {
     validate::rate("--lam", lam)?;
-    validate::positive("--slo", slo_ms)?;
+    validate::positive("--slo-ttft-ms", slo_ms)?;
     validate::count("--n-gpus", n_gpus, validate::MAX_GPUS)?;
     validate::context("--max-ctx", max_ctx, profile.as_ref())?;
     validate::count("--flex-pcts", flex_pcts.len() as u64, validate::MAX_POINTS)?;

@@ -155,7 +155,7 @@ pub fn min_gpus_counted(lam: f64, model: &PoolModel, t: &SizingTargets) -> (Pool
 impl SizingTargets {
     /// Checks the target and the optional cap and availability.
     pub fn validate(&self) -> Result<(), crate::FleetError> {
-        crate::validate::positive("--slo", self.slo_ms)?;
+        crate::validate::positive("--slo-ttft-ms", self.slo_ms)?;
         if let Some(cap) = self.util_cap {
             crate::validate::share("util_cap", cap)?;
         }

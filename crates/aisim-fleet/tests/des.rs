@@ -290,7 +290,7 @@ fn bad_des_settings_are_errors_naming_the_field() {
     assert!(run_des(&c, &reqs)
         .unwrap_err()
         .to_string()
-        .contains("`--slo`"));
+        .contains("`--slo-ttft-ms`"));
     c.slo_ms = 500.0;
     c.router = RouterSpec::CompressRoute {
         b_short: 100,

@@ -68,6 +68,7 @@ fn main() {
                     .display()
             ),
             coefficients: Default::default(),
+            fitted_on: Vec::new(),
         },
         ..Default::default()
     };

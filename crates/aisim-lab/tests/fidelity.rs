@@ -20,6 +20,7 @@ fn physics(c: PhysicsCoefficients) -> TimingSpec {
     TimingSpec::Physics {
         profile: "h100/llama-3.1-8b".into(),
         coefficients: c,
+        fitted_on: Vec::new(),
     }
 }
 
@@ -97,6 +98,7 @@ fn recovery_spec(c: PhysicsCoefficients, gap_s: f64) -> ReplaySpec {
         timing: TimingSpec::Physics {
             profile: RECOVERY_PROFILE.into(),
             coefficients: c,
+            fitted_on: Vec::new(),
         },
         ..ReplaySpec::default()
     }
@@ -123,6 +125,7 @@ fn calibration_recovers_known_coefficients() {
             r.spec.timing = TimingSpec::Physics {
                 profile: RECOVERY_PROFILE.into(),
                 coefficients: PhysicsCoefficients::default(),
+                fitted_on: Vec::new(),
             };
             r
         })

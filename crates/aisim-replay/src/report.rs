@@ -28,6 +28,11 @@ pub struct ReplayReport {
     pub policies: PolicyNames,
     /// Where the requests came from.
     pub workload: WorkloadInfo,
+    /// What the run was given that makes its figures doubtful, in words (a
+    /// fitted timing used with a profile it was not fitted on); absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The declared measurement discipline.
     pub discipline: DisciplineReport,
     /// Outcome counts over the measured cohort.
@@ -200,9 +205,9 @@ pub struct SlaAttainment {
     pub tpot: Option<f64>,
     /// Within the E2E threshold.
     pub e2e: Option<f64>,
-    /// Within every threshold given: goodput requests / offered (with no
-    /// threshold, completed / offered).
-    pub all: f64,
+    /// Within every threshold given: goodput requests / offered; `null`
+    /// when no threshold was given (nothing to be within).
+    pub all: Option<f64>,
 }
 
 /// Outcome counts: completed + timed_out + rejected + incomplete = offered;
@@ -256,23 +261,43 @@ pub struct OfferedLatency {
     pub e2e_ms: Summary,
 }
 
-/// Rates over the simulated duration.
+/// Rates: what was offered over the span of the arrivals, what was done
+/// over the run (`duration_s`, drain included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
-    /// Offered requests per second.
-    pub offered_rps: f64,
-    /// Completed requests per second.
+    /// The arrival rate of the cohort, requests per second: arrivals after
+    /// the first over `arrival_span_s` (`(offered − 1) / span`, so arrivals
+    /// evenly spaced at λ give λ). `null` with fewer than two arrivals or
+    /// all at one instant: no span to divide by.
+    pub offered_rps: Option<f64>,
+    /// From the cohort's first planned arrival to its last, s (0 with one
+    /// arrival or none).
+    #[serde(default)]
+    pub arrival_span_s: f64,
+    /// Completed requests per second of the run (`duration_s`).
     pub request_rps: f64,
-    /// Prompt tokens of completed requests per second.
+    /// Prompt tokens of completed requests per second of the run.
     pub input_tok_s: f64,
-    /// Output tokens per second.
+    /// Output tokens per second of the run.
     pub output_tok_s: f64,
     /// Both.
     pub total_tok_s: f64,
-    /// Completed requests meeting every SLA threshold, per second.
-    pub goodput_rps: f64,
-    /// Completed requests meeting every SLA threshold.
-    pub goodput_requests: u64,
+    /// Completed requests meeting every SLO threshold, per second of the
+    /// run; `null` when no threshold was given (no goodput to measure).
+    pub goodput_rps: Option<f64>,
+    /// Completed requests meeting every SLO threshold; `null` when no
+    /// threshold was given.
+    pub goodput_requests: Option<u64>,
+}
+
+impl Throughput {
+    /// The cohort's arrival rate from its `arrivals` planned between
+    /// `first_ns` and `last_ns`: `(arrivals − 1) / span`, `None` when no
+    /// span separates them (fewer than two, or all at one instant).
+    pub fn offered_rate(arrivals: u64, first_ns: u64, last_ns: u64) -> Option<f64> {
+        let span_ns = last_ns.saturating_sub(first_ns);
+        (arrivals >= 2 && span_ns > 0).then(|| (arrivals - 1) as f64 / (span_ns as f64 * 1e-9))
+    }
 }
 
 /// Prefix cache reuse and preemption, over every request.
@@ -669,14 +694,21 @@ impl ReplayReport {
             trace_gap_ms: tally.trace_gap_ms.summary(),
         });
         let (input_tokens, output_tokens) = (tally.input_tokens, tally.output_tokens);
+        let sla_set = spec.sla.is_set();
+        let (first_arrival_ns, last_arrival_ns) = tally.cohort_arrivals_ns.unwrap_or((0, 0));
         let throughput = Throughput {
-            offered_rps: outcomes.offered as f64 / duration_s,
+            offered_rps: Throughput::offered_rate(
+                outcomes.offered,
+                first_arrival_ns,
+                last_arrival_ns,
+            ),
+            arrival_span_s: (last_arrival_ns - first_arrival_ns) as f64 * 1e-9,
             request_rps: outcomes.completed as f64 / duration_s,
             input_tok_s: input_tokens as f64 / duration_s,
             output_tok_s: output_tokens as f64 / duration_s,
             total_tok_s: (input_tokens + output_tokens) as f64 / duration_s,
-            goodput_rps: tally.goodput as f64 / duration_s,
-            goodput_requests: tally.goodput,
+            goodput_rps: sla_set.then(|| tally.goodput as f64 / duration_s),
+            goodput_requests: sla_set.then_some(tally.goodput),
         };
         let l = tally.latency;
         let latency = Latency {
@@ -707,7 +739,7 @@ impl ReplayReport {
                 ttft: attained(spec.sla.ttft_ms, tally.sla_met.ttft),
                 tpot: attained(spec.sla.tpot_ms, tally.sla_met.tpot),
                 e2e: attained(spec.sla.e2e_ms, tally.sla_met.e2e),
-                all: ratio(tally.goodput, outcomes.offered),
+                all: sla_set.then(|| ratio(tally.goodput, outcomes.offered)),
             },
         };
         let arrival_loop = if spec.admission.concurrency.is_some() {
@@ -792,6 +824,7 @@ impl ReplayReport {
             spec: spec.clone(),
             policies: totals.policies.clone(),
             workload: WorkloadInfo { source: totals.source.clone(), skipped_rows: totals.skipped_rows, notes: totals.notes },
+            warnings: spec_warnings(spec),
             discipline: DisciplineReport {
                 cohort: format!(
                     "requests planned at or after {} s of trace time, excluding the first {} offered",
@@ -834,6 +867,26 @@ impl ReplayReport {
             host: HostReport { wall_s, simulated_requests_per_s: tally.dispatched as f64 / wall_s.max(1e-9) },
         }
     }
+}
+
+/// The warnings a spec gives of itself: each pool's fitted timing used
+/// with a profile it was not fitted on (named by its spec field when the
+/// pool has a timing of its own), once each.
+pub fn spec_warnings(spec: &ReplaySpec) -> Vec<String> {
+    let mut warnings: Vec<String> = Vec::new();
+    for pool in spec.pools() {
+        if let Some(w) = pool.timing.fit_warning() {
+            let w = if pool.own_timing {
+                format!("{}: {w}", pool.timing_field())
+            } else {
+                w
+            };
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
 }
 
 impl ScalingReport {

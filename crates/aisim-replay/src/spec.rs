@@ -890,6 +890,11 @@ fn apply_profile_to(
         }
         e.kv_budget_tokens = Some(tokens);
     }
+    // The model's context caps what the engine serves, as a server started
+    // with the model's own configuration does.
+    if e.max_model_len.is_none() {
+        e.max_model_len = p.max_context();
+    }
     Ok(())
 }
 
@@ -1023,8 +1028,10 @@ impl ReplaySpec {
 
     /// Fills in the engine facts the timing's GPU profile fixes, when the
     /// timing comes from one: its tensor parallelism (`engine.tp_size`, which
-    /// must be 1, taken as unset, or the profile's) and its KV memory
-    /// (`engine.kv_budget_tokens`, unless given). A disaggregated pool with
+    /// must be 1, taken as unset, or the profile's), its KV memory
+    /// (`engine.kv_budget_tokens`, unless given) and, when it knows the
+    /// model, the model's maximum context (`engine.max_model_len`, unless
+    /// given). A disaggregated pool with
     /// a timing of its own gets an engine of its own (the spec's `engine` as
     /// it was given) with its own profile's facts; the KV bytes of a token
     /// come from the pools' model (`pool_profiles`). Idempotent; a no-op for

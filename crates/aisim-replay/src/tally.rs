@@ -157,6 +157,8 @@ pub struct Tally {
     pub warmup: u64,
     /// Earliest planned arrival of a dispatched request, ns.
     pub first_planned_ns: Option<u64>,
+    /// Earliest and latest planned arrival of a cohort request, ns.
+    pub cohort_arrivals_ns: Option<(u64, u64)>,
     /// In flight over time.
     pub in_flight: InFlightCurve,
     /// Whether any request belonged to a session.
@@ -267,6 +269,13 @@ impl Tally {
             self.first_planned_ns
                 .map_or(r.planned_ns, |t| t.min(r.planned_ns)),
         );
+        if r.in_cohort {
+            let t = r.planned_ns;
+            self.cohort_arrivals_ns = Some(
+                self.cohort_arrivals_ns
+                    .map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))),
+            );
+        }
         self.in_flight.dispatched(r.dispatch_ns);
         if r.session.is_some() {
             self.any_session = true;

@@ -18,12 +18,15 @@ fn demo(backend: Backend, block_size: Option<u32>) -> ReplaySpec {
     spec
 }
 
+/// Every backend holds the same KV by default (1,048,576 tokens a worker),
+/// so comparing backends compares their schedulers, not their memory.
 #[test]
 fn the_block_size_keeps_the_token_capacity_in_the_report() {
-    for (backend, tokens, sizes) in [
-        (Backend::Vllm, 1_048_576, [None, Some(16), Some(128)]),
-        (Backend::Sglang, 262_144, [None, Some(1), Some(64)]),
-        (Backend::Trtllm, 524_288, [None, Some(16), Some(64)]),
+    let tokens = 1_048_576;
+    for (backend, sizes) in [
+        (Backend::Vllm, [None, Some(16), Some(128)]),
+        (Backend::Sglang, [None, Some(1), Some(64)]),
+        (Backend::Trtllm, [None, Some(16), Some(64)]),
     ] {
         for bs in sizes {
             let out = run(demo(backend, bs));
@@ -172,4 +175,48 @@ fn sglang_page_1_and_page_16_agree_when_prefixes_are_whole_16_token_blocks() {
     assert_eq!(one.report.outcomes.completed, 120);
     // The prefixes really were shared.
     assert!(one.records.iter().filter(|r| r.reused_first > 0).count() > 20);
+}
+
+/// A profile that knows its model caps the context at the model's maximum
+/// (llama-3.1-8b: 131,072 tokens) unless `max_model_len` is given: a longer
+/// request is rejected and counted, as under `--max-model-len`. A manual
+/// profile knows no model and caps nothing.
+#[test]
+fn a_profiles_model_caps_the_context_unless_max_model_len_is_given() {
+    let rows = [
+        (0, 1000, 10),
+        (100, 131_000, 72),
+        (200, 131_000, 73),
+        (300, 190_000, 10),
+    ];
+    let text: String = rows
+        .iter()
+        .map(|(t, i, o)| {
+            format!("{{\"timestamp\": {t}, \"input_length\": {i}, \"output_length\": {o}}}\n")
+        })
+        .collect();
+    let trace = temp_file("long-contexts.jsonl", &text);
+    let spec = |key: &str, max_model_len: Option<u32>| {
+        let mut s = with_profile(key, 1);
+        s.workload = WorkloadSpec::Trace {
+            path: trace.clone(),
+            format: None,
+            trace_block_size: None,
+        };
+        s.engine.max_model_len = max_model_len;
+        s
+    };
+    let r = run(spec("h100/llama-3.1-8b", None)).report;
+    assert_eq!(r.spec.engine.max_model_len, Some(131_072));
+    // 131,000 + 72 fits exactly; 131,000 + 73 and 190,010 do not.
+    assert_eq!((r.outcomes.completed, r.outcomes.rejected), (2, 2));
+    assert_eq!(r.rejections["longer_than_max_model_len"], 2);
+    // Given, it wins.
+    let r = run(spec("h100/llama-3.1-8b", Some(200_000))).report;
+    assert_eq!(r.spec.engine.max_model_len, Some(200_000));
+    assert_eq!(r.outcomes.rejected, 0);
+    // A manual profile has no model, so no maximum context.
+    let r = run(spec("h100", None)).report;
+    assert_eq!(r.spec.engine.max_model_len, None);
+    assert_eq!(r.outcomes.rejected, 0);
 }

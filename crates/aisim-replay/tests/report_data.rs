@@ -241,3 +241,95 @@ fn session_ids_are_carried_as_the_trace_wrote_them() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// A Mooncake trace of one 100-token prompt with 50 output tokens at each
+/// of `times_ms`.
+fn arrivals_at(times_ms: &[u64]) -> std::path::PathBuf {
+    let text: String = times_ms
+        .iter()
+        .map(|t| format!("{{\"timestamp\": {t}, \"input_length\": 100, \"output_length\": 50}}\n"))
+        .collect();
+    temp_file("arrivals.jsonl", &text)
+}
+
+/// The offered rate is the cohort's arrivals over their span, whatever the
+/// drain after them; completed work is over the run.
+#[test]
+fn the_offered_rate_is_arrivals_over_their_span_and_throughput_is_over_the_run() {
+    let trace = arrivals_at(&[0, 1000, 2000, 3000, 4000]);
+    let r = run(trace_spec(trace.clone(), 1, 10.0, 5.0)).report;
+    let t = &r.throughput;
+    assert_eq!(r.outcomes.completed, 5);
+    assert_eq!(t.arrival_span_s, 4.0);
+    assert_eq!(t.offered_rps, Some(1.0));
+    // The run goes on past the last arrival, so completions per second of
+    // the run are fewer than arrivals per second of their span.
+    assert!(r.duration_s > 4.0, "{}", r.duration_s);
+    assert_eq!(t.request_rps, 5.0 / r.duration_s);
+    assert!(t.request_rps < 1.0 + 1.0 / 4.0, "{}", t.request_rps);
+    assert_eq!(t.output_tok_s, 250.0 / r.duration_s);
+    // Twice as fast a replay offers twice the rate.
+    let mut fast = trace_spec(trace.clone(), 1, 10.0, 5.0);
+    fast.admission.speedup = 2.0;
+    let f = run(fast).report.throughput;
+    assert_eq!((f.offered_rps, f.arrival_span_s), (Some(2.0), 2.0));
+    // Warm-up requests are no part of the cohort's arrivals.
+    let mut warm = trace_spec(trace, 1, 10.0, 5.0);
+    warm.discipline.warmup_requests = 2;
+    let w = run(warm).report.throughput;
+    assert_eq!((w.offered_rps, w.arrival_span_s), (Some(1.0), 2.0));
+}
+
+/// One arrival, or arrivals all at one instant, have no span: no offered
+/// rate (`null`), never one arrival over a nanosecond.
+#[test]
+fn a_run_without_an_arrival_span_has_no_offered_rate() {
+    for times in [&[0][..], &[500, 500, 500]] {
+        let r = run(trace_spec(arrivals_at(times), 2, 10.0, 5.0)).report;
+        assert_eq!(r.outcomes.offered, times.len() as u64);
+        assert_eq!(r.throughput.offered_rps, None, "{times:?}");
+        assert_eq!(r.throughput.arrival_span_s, 0.0);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json["throughput"]["offered_rps"].is_null());
+        // The completed rate stays what it is: requests over the run.
+        assert_eq!(r.throughput.request_rps, times.len() as f64 / r.duration_s);
+        assert!(r.throughput.request_rps < 100.0);
+    }
+    // One request rejected at once: the run lasts no time; nothing divides by it.
+    let mut spec = trace_spec(arrivals_at(&[0]), 1, 10.0, 5.0);
+    spec.engine.max_model_len = Some(10);
+    let r = run(spec).report;
+    assert_eq!(r.outcomes.rejected, 1);
+    assert_eq!(r.throughput.offered_rps, None);
+    assert_eq!(r.throughput.request_rps, 0.0);
+}
+
+/// With no SLO threshold there is no goodput: `null`, not every completed
+/// request; with one, the requests within it over the offered cohort.
+#[test]
+fn goodput_is_null_without_a_threshold_and_counted_with_one() {
+    let trace = arrivals_at(&[0, 1000, 2000, 3000, 4000]);
+    let r = run(trace_spec(trace.clone(), 1, 10.0, 5.0)).report;
+    assert_eq!(r.throughput.goodput_rps, None);
+    assert_eq!(r.throughput.goodput_requests, None);
+    assert_eq!(r.sla.attainment.all, None);
+    let json = serde_json::to_value(&r).unwrap();
+    for v in [
+        &json["throughput"]["goodput_rps"],
+        &json["throughput"]["goodput_requests"],
+        &json["sla"]["attainment"]["all"],
+    ] {
+        assert!(v.is_null(), "{v}");
+    }
+    // Each request's E2E is 10 + 49 × 5 = 255 ms: a limit of 300 ms holds
+    // them all, one of 200 ms none.
+    for (limit, met) in [(300.0, 5), (200.0, 0)] {
+        let mut spec = trace_spec(trace.clone(), 1, 10.0, 5.0);
+        spec.sla.e2e_ms = Some(limit);
+        let r = run(spec).report;
+        assert_eq!(r.throughput.goodput_requests, Some(met), "{limit}");
+        assert_eq!(r.throughput.goodput_rps, Some(met as f64 / r.duration_s));
+        assert_eq!(r.sla.attainment.all, Some(met as f64 / 5.0));
+        assert_eq!(r.sla.attainment.e2e, Some(met as f64 / 5.0));
+    }
+}

@@ -264,7 +264,9 @@ fn mooncake_disaggregated_4_plus_4_conserves_and_repeats() {
 /// each backend at its default page size, as they were before its events
 /// became page runs (the index keyed by trace block must change nothing):
 /// requests completed per worker, tokens reused, the router's expected and
-/// achieved reuse and the requests that fell short, and the mean TTFT.
+/// achieved reuse and the requests that fell short, and the mean TTFT. Each
+/// backend at the KV capacity it was pinned at, its default then: 16,384
+/// blocks of 64 (vLLM), 32 (TensorRT-LLM) and 16 (SGLang) tokens.
 #[test]
 #[ignore = "needs ../shared/traces"]
 fn mooncake_kv_router_placements_are_pinned_on_every_backend() {
@@ -273,26 +275,30 @@ fn mooncake_kv_router_placements_are_pinned_on_every_backend() {
     let pinned = [
         (
             Backend::Vllm,
+            1_048_576,
             [694, 643, 628, 521, 454, 401, 370, 282],
             [30_017_280, 30_017_280, 30_017_280, 0],
             174.26030314725767,
         ),
         (
             Backend::Trtllm,
+            524_288,
             [658, 706, 560, 548, 477, 420, 361, 263],
             [20_599_808, 20_599_872, 20_599_808, 2],
             222.39550182319053,
         ),
         (
             Backend::Sglang,
+            262_144,
             [668, 610, 586, 546, 500, 421, 370, 292],
             [12_737_331, 12_763_041, 12_737_331, 14],
             260.31964855972956,
         ),
     ];
-    for (backend, completed, reuse, ttft_mean) in pinned {
+    for (backend, kv_tokens, completed, reuse, ttft_mean) in pinned {
         let mut spec = mooncake_spec(8);
         spec.engine.backend = backend;
+        spec.engine.kv_budget_tokens = Some(kv_tokens);
         spec.router.policy = RouterKind::Kv;
         let r = run(spec).report;
         let got: Vec<u64> = r.workers.iter().map(|w| w.completed).collect();

@@ -57,36 +57,10 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     let spec = &r.spec;
     let mut run = Table::new(["setting", "value"]).titled("Run");
     run.row(["workload", r.workload.source.as_str()]);
-    if let [prefill, decode] = &r.pools[..] {
-        run.row([
-            "workers".to_string(),
-            format!(
-                "{} prefill + {} decode x {} ({} GPUs in all)",
-                prefill.workers,
-                decode.workers,
-                name_of(&spec.engine.backend),
-                prefill.gpus + decode.gpus
-            ),
-        ]);
-    } else {
-        run.row([
-            "workers".to_string(),
-            format!(
-                "{} x {} (dp {} x tp {}: {} GPU{} each, {} in all)",
-                spec.workers(),
-                name_of(&spec.engine.backend),
-                spec.engine.dp_size,
-                spec.engine.tp_size,
-                r.pools[0].gpus_per_worker,
-                if r.pools[0].gpus_per_worker == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                r.pools[0].gpus
-            ),
-        ]);
+    for w in &r.warnings {
+        run.row(["warning", w.as_str()]);
     }
+    run.row(["workers".to_string(), workers_line(r)]);
     if let TopologySpec::Disaggregated { kv_transfer: t, .. } = &spec.topology {
         run.row([
             "kv transfer".to_string(),
@@ -151,6 +125,22 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         }
     } else {
         run.row(["timing".to_string(), timing_name(&spec.timing)]);
+    }
+    for p in &pools {
+        if let Some(m) = p.engine.max_model_len {
+            let label = match p
+                .field
+                .trim_start_matches("topology")
+                .trim_start_matches('.')
+            {
+                "" => "max model len".to_string(),
+                pool => format!("max model len, {pool}"),
+            };
+            run.row([
+                label,
+                format!("{m} tokens of prompt + output (a longer request is rejected)"),
+            ]);
+        }
     }
     run.row(["cohort", r.discipline.cohort.as_str()]);
     run.row(["arrivals", r.discipline.arrival_loop.describe()]);
@@ -262,41 +252,66 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     summary_row(&mut offered, "E2E", &r.latency_offered.e2e_ms, true);
 
     let t = &r.throughput;
+    let offered_note = match t.offered_rps {
+        Some(_) => String::new(),
+        None => format!(
+            "; no offered rate: {} arrival{} {}, no span to divide by",
+            r.outcomes.offered,
+            if r.outcomes.offered == 1 { "" } else { "s" },
+            if r.outcomes.offered < 2 {
+                "only"
+            } else {
+                "all at one instant"
+            }
+        ),
+    };
     let mut tp = Table::new([
-        "offered rps",
-        "completed rps",
-        "goodput rps",
+        "offered req/s",
+        "completed req/s",
+        "goodput req/s",
         "input tok/s",
         "output tok/s",
         "total tok/s",
-        "duration s",
+        "arrival span s",
+        "run s",
     ])
-    .titled("Throughput");
+    .titled(format!(
+        "Throughput (offered: the cohort's arrivals over their span; the rest: completed work over the run, drain included{offered_note})"
+    ));
     tp.row([
-        num(t.offered_rps, 3),
+        opt_num(t.offered_rps, 3),
         num(t.request_rps, 3),
-        num(t.goodput_rps, 3),
+        opt_num(t.goodput_rps, 3),
         num(t.input_tok_s, 1),
         num(t.output_tok_s, 1),
         num(t.total_tok_s, 1),
+        num(t.arrival_span_s, 3),
         num(r.duration_s, 3),
     ]);
 
-    let mut sla = Table::new(["threshold", "limit ms", "attainment"]).titled(format!(
-        "Goodput: {} requests met every threshold (attainment over the offered cohort)",
-        t.goodput_requests
-    ));
     let attainment = &r.sla.attainment;
-    for (name, limit, share) in [
-        ("TTFT", r.sla.ttft_ms, attainment.ttft),
-        ("TPOT", r.sla.tpot_ms, attainment.tpot),
-        ("E2E", r.sla.e2e_ms, attainment.e2e),
-    ] {
-        if let (Some(limit), Some(share)) = (limit, share) {
-            sla.row([name.to_string(), num(limit, 1), percent(share)]);
+    let mut sla = Table::new(["threshold", "limit ms", "attainment"]);
+    match (t.goodput_requests, attainment.all) {
+        (Some(n), Some(all)) => {
+            sla = sla.titled(format!(
+                "Goodput: {n} requests met every threshold (attainment over the offered cohort)"
+            ));
+            for (name, limit, share) in [
+                ("TTFT", r.sla.ttft_ms, attainment.ttft),
+                ("TPOT", r.sla.tpot_ms, attainment.tpot),
+                ("E2E", r.sla.e2e_ms, attainment.e2e),
+            ] {
+                if let (Some(limit), Some(share)) = (limit, share) {
+                    sla.row([name.to_string(), num(limit, 1), percent(share)]);
+                }
+            }
+            sla.row(["all".to_string(), "-".to_string(), percent(all)]);
+        }
+        _ => {
+            sla = sla.titled(format!("Goodput: not measured, {NO_SLO}"));
+            sla.row(["none given", "-", "-"]);
         }
     }
-    sla.row(["all".to_string(), "-".to_string(), percent(attainment.all)]);
 
     let mut lengths = Table::new(header).titled("Cohort lengths (tokens, every offered request)");
     summary_row(&mut lengths, "input", &r.lengths.input_tokens, false);
@@ -325,7 +340,7 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
         "GPUs",
         "GPU-hours",
         "passes",
-        "KV capacity (tokens / blocks)",
+        "KV capacity per worker (tokens / blocks)",
         "KV peak (tokens / blocks)",
         "KV mean",
     ])
@@ -413,6 +428,61 @@ pub fn replay_tables(r: &ReplayReport) -> Vec<Table> {
     out
 }
 
+/// `n` followed by `word`, plural unless `n` is 1.
+fn count(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What ran, in words: each pool's workers (with a planner, at the start and
+/// between which bounds), the backend, the GPUs of a worker and their
+/// layout, and the GPUs in all (with a planner, the most it may use).
+pub(crate) fn workers_line(r: &ReplayReport) -> String {
+    let spec = &r.spec;
+    let plans = spec.scaling.plans(spec);
+    let backend = name_of(&spec.engine.backend);
+    let pools = spec.pools();
+    let names = ["prefill ", "decode "];
+    let parts: Vec<String> = r
+        .pools
+        .iter()
+        .zip(&pools)
+        .enumerate()
+        .map(|(i, (p, pool))| {
+            let name = if r.pools.len() > 1 {
+                names[i.min(1)]
+            } else {
+                ""
+            };
+            let e = pool.engine;
+            let each = format!(
+                "{} each (dp {} x tp {})",
+                count(p.gpus_per_worker as u64, "GPU"),
+                e.dp_size,
+                e.tp_size
+            );
+            match plans.iter().find(|plan| plan.pool == p.pool) {
+                Some(plan) => format!(
+                    "{} at the start, scaled by the load planner between {} and {}, {each}",
+                    count(plan.start as u64, &format!("{name}{backend} worker")),
+                    plan.min_workers,
+                    plan.max_workers
+                ),
+                None => format!(
+                    "{}, {each}",
+                    count(p.workers as u64, &format!("{name}{backend} worker"))
+                ),
+            }
+        })
+        .collect();
+    let gpus: u64 = r.pools.iter().map(|p| p.gpus).sum();
+    format!(
+        "{}; {}{} in all",
+        parts.join(" + "),
+        if plans.is_empty() { "" } else { "at most " },
+        count(gpus, "GPU"),
+    )
+}
+
 /// The serde name of a unit enum variant (`round_robin`, `vllm`).
 pub(crate) fn name_of<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)
@@ -437,6 +507,7 @@ fn timing_name(t: &TimingSpec) -> String {
         TimingSpec::Physics {
             profile,
             coefficients,
+            ..
         } => {
             let c = coefficients;
             format!(
@@ -452,6 +523,9 @@ fn timing_name(t: &TimingSpec) -> String {
         TimingSpec::Layers { dir, .. } => format!("layer profiles in {}", dir.display()),
     }
 }
+
+/// Why a run has no goodput.
+pub const NO_SLO: &str = "no SLO threshold was given (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)";
 
 /// A fraction as a percentage with one decimal.
 fn percent(share: f64) -> String {

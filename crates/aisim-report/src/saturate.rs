@@ -117,7 +117,7 @@ pub fn curve_table(r: &SaturateReport) -> Table {
         "p99",
         "holds",
     ])
-    .titled("Probes by rate (latencies in ms, of the completed requests)");
+    .titled("Probes by rate (rate: the arrival rate offered; thru and good: completed requests per second of the run, drain included; latencies in ms, of the completed requests)");
     for (p, probe) in rows {
         t.row([
             num(p.setting.rate_rps, 3),

@@ -38,7 +38,13 @@ pub struct PlanArgs {
     #[arg(long, allow_negative_numbers = true)]
     lam: Option<f64>,
     /// P99 TTFT target, ms.
-    #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo",
+        value_name = "MS",
+        default_value_t = 500.0,
+        allow_negative_numbers = true
+    )]
     slo: f64,
     /// Short-pool threshold, total tokens [default: 4096].
     #[arg(long, allow_negative_numbers = true)]
@@ -283,10 +289,22 @@ pub struct DisaggArgs {
     #[arg(long, allow_negative_numbers = true)]
     mean_osl: Option<f64>,
     /// TTFT target, ms.
-    #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo-ttft",
+        value_name = "MS",
+        default_value_t = 500.0,
+        allow_negative_numbers = true
+    )]
     slo_ttft: f64,
     /// TPOT target, ms.
-    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-tpot-ms",
+        alias = "slo-tpot",
+        value_name = "MS",
+        default_value_t = 100.0,
+        allow_negative_numbers = true
+    )]
     slo_tpot: f64,
     /// Most prefill GPUs.
     #[arg(long, default_value_t = 32, allow_negative_numbers = true)]
@@ -581,7 +599,13 @@ pub struct SimulateFleetArgs {
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     lam: f64,
     /// P99 TTFT target, ms.
-    #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo",
+        value_name = "MS",
+        default_value_t = 500.0,
+        allow_negative_numbers = true
+    )]
     slo: f64,
     #[command(flatten)]
     run: RunArgs,
@@ -630,7 +654,12 @@ pub struct TokPerWattArgs {
     #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
     lam: f64,
     /// P99 TTFT target the pools are sized for, ms [default: 500].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo",
+        value_name = "MS",
+        allow_negative_numbers = true
+    )]
     slo: Option<f64>,
     /// Context window of the pool.
     #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
@@ -671,7 +700,13 @@ pub struct GridFlexArgs {
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     lam: f64,
     /// P99 TTFT target, ms.
-    #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo",
+        value_name = "MS",
+        default_value_t = 500.0,
+        allow_negative_numbers = true
+    )]
     slo: f64,
     /// Profile.
     #[arg(long, default_value = "h100")]

@@ -139,7 +139,7 @@ pub struct ReplayArgs {
     /// Tokens per KV block; the KV capacity in tokens stays the same [default: 64 vllm, 32 trtllm, 1 sglang].
     #[arg(long)]
     block_size: Option<u32>,
-    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; it is 16384 blocks of the backend's default size, or the profile's].
+    /// KV blocks per rank, overriding the KV capacity in tokens [default: that capacity / --block-size; the capacity is 1048576 tokens on every backend, or the profile's].
     #[arg(long)]
     num_gpu_blocks: Option<u32>,
     /// Most running requests per rank [default: 256].
@@ -157,13 +157,13 @@ pub struct ReplayArgs {
     /// vLLM preemption victim [default: lifo].
     #[arg(long, value_enum)]
     preemption: Option<PreemptionArg>,
-    /// Reject requests longer than this (prompt + output).
+    /// Reject requests longer than this (prompt + output) [default: the --profile model's maximum context, else none].
     #[arg(long)]
     max_model_len: Option<u32>,
     /// Timing model: polynomial, fixed:PREFILL_MS,DECODE_MS, table:FILE, physics, fitted:FITTED.json or layers:DIR[,LAYERS] [default: polynomial].
     #[arg(long)]
     timing: Option<String>,
-    /// GPU profile (a100, h100/llama-3.1-70b/tp8, ...): alone, its iteration timing; with --timing physics or fitted:FILE, the physics model's; also sets the KV capacity and tp.
+    /// GPU profile (a100, h100/llama-3.1-70b/tp8, ...): alone, its iteration timing; with --timing physics or fitted:FILE, the physics model's; also sets the KV capacity, tp and (a HARDWARE/MODEL profile) --max-model-len.
     #[arg(long)]
     profile: Option<String>,
     /// Divide every pass time by this [default: 1.0].
@@ -268,10 +268,10 @@ pub struct ReplayArgs {
     /// load planner: seconds from a scale-up decision until the new worker accepts requests [default: 30].
     #[arg(long, value_name = "S")]
     startup_s: Option<f64>,
-    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick (the aggregated or the prefill pool's), ms [default: --sla-ttft-ms, else 1000].
+    /// load planner: target for the p90 TTFT of the requests whose first token came since the last tick (the aggregated or the prefill pool's), ms [default: --slo-ttft-ms, else 1000].
     #[arg(long, value_name = "MS")]
     planner_ttft_ms: Option<f64>,
-    /// load planner, disaggregated: target for the p90 TPOT of the requests completed since the last tick (the decode pool's), ms [default: --sla-tpot-ms, else 100].
+    /// load planner, disaggregated: target for the p90 TPOT of the requests completed since the last tick (the decode pool's), ms [default: --slo-tpot-ms, else 100].
     #[arg(long, value_name = "MS")]
     planner_tpot_ms: Option<f64>,
     /// load planner: target for the waiting requests per accepting worker [default: 4].
@@ -300,13 +300,13 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "MS")]
     frontend_ms: Option<f64>,
     /// Goodput threshold on TTFT, ms.
-    #[arg(long)]
+    #[arg(long = "slo-ttft-ms", alias = "sla-ttft-ms", value_name = "MS")]
     sla_ttft_ms: Option<f64>,
     /// Goodput threshold on TPOT, ms.
-    #[arg(long)]
+    #[arg(long = "slo-tpot-ms", alias = "sla-tpot-ms", value_name = "MS")]
     sla_tpot_ms: Option<f64>,
     /// Goodput threshold on E2E, ms.
-    #[arg(long)]
+    #[arg(long = "slo-e2e-ms", alias = "sla-e2e-ms", value_name = "MS")]
     sla_e2e_ms: Option<f64>,
     /// Seed of every random choice [default: 42].
     #[arg(long)]
@@ -763,9 +763,9 @@ impl ReplayArgs {
                 "--frontend-ms",
                 self.frontend_ms.is_some(),
             ),
-            ("sla.ttft_ms", "--sla-ttft-ms", self.sla_ttft_ms.is_some()),
-            ("sla.tpot_ms", "--sla-tpot-ms", self.sla_tpot_ms.is_some()),
-            ("sla.e2e_ms", "--sla-e2e-ms", self.sla_e2e_ms.is_some()),
+            ("sla.ttft_ms", "--slo-ttft-ms", self.sla_ttft_ms.is_some()),
+            ("sla.tpot_ms", "--slo-tpot-ms", self.sla_tpot_ms.is_some()),
+            ("sla.e2e_ms", "--slo-e2e-ms", self.sla_e2e_ms.is_some()),
             ("timing.prefill_ms", "--timing", timing),
             ("timing.decode_ms", "--timing", timing),
             ("dp_size", "--dp-size", self.dp_size.is_some()),
@@ -1168,6 +1168,10 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
         cdfs: args.html.html.is_some(),
         stream_records: args.per_request.is_some(),
     };
+    // Said before the run as well as in the report (`warnings`).
+    for w in aisim_replay::report::spec_warnings(&spec) {
+        tracing::warn!("{w}");
+    }
     let job = ReplayJob::new(spec, args.seeds, outputs).map_err(blamed)?;
     let mut progress = (!args.quiet && std::io::stderr().is_terminal())
         .then(crate::progress::ProgressBarObserver::new);

@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_name = "LO..HI", allow_hyphen_values = true)]
     speedup_range: Option<Range>,
     /// Least share of the offered cohort that must complete within every
-    /// --sla-* limit for a rate to hold (0.99 reads like a p99 limit).
+    /// --slo-*-ms limit for a rate to hold (0.99 reads like a p99 limit).
     #[arg(long, value_name = "SHARE", default_value_t = 0.9)]
     attainment: f64,
     /// Bisection stops once the failing end is within this share of the holding end.

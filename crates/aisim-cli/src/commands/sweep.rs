@@ -65,7 +65,7 @@ enum SweepCommand {
     /// ties to the lowest id), or says that none does (exit 0).
     ///
     /// Example:
-    ///   aisim sweep merge shard-*/ --out results.jsonl --csv results.csv --best --sla-ttft-ms 2000
+    ///   aisim sweep merge shard-*/ --out results.jsonl --csv results.csv --best --slo-ttft-ms 2000
     #[command(verbatim_doc_comment)]
     Merge(MergeArgs),
     /// The highest arrival rate at which the SLOs hold, by bisection.
@@ -73,15 +73,15 @@ enum SweepCommand {
     /// Replays the workload at rates over the range: evenly spaced points
     /// (--points), then bisection of the first holding/failing pair to
     /// --tolerance. A rate holds when at least --attainment of the offered
-    /// cohort completes within every --sla-* limit and at least 99 % of it
+    /// cohort completes within every --slo-*-ms limit and at least 99 % of it
     /// completes (docs/sweeps.md). Prints the answer and every probe's
     /// throughput, goodput and TTFT / TPOT percentiles; exits 2, after
     /// writing the outputs, when the range does not bracket the answer or
     /// the probes run out before the tolerance.
     ///
     /// Examples:
-    ///   aisim sweep saturate --synthetic --rate-range 1..50 --sla-ttft-ms 500
-    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --sla-ttft-ms 2000 --sla-tpot-ms 50 --html sat.html
+    ///   aisim sweep saturate --synthetic --rate-range 1..50 --slo-ttft-ms 500
+    ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --slo-ttft-ms 2000 --slo-tpot-ms 50 --html sat.html
     #[command(verbatim_doc_comment)]
     Saturate(Box<crate::commands::saturate::Args>),
 }
@@ -137,17 +137,17 @@ pub struct MergeArgs {
     /// Also write an HTML page: the figures against each axis, SLO-meeting runs marked.
     #[arg(long, value_name = "FILE", value_parser = Target::parser())]
     html: Option<Target>,
-    /// Print the cheapest run meeting the --sla-* limits.
+    /// Print the cheapest run meeting the --slo-*-ms limits.
     #[arg(long)]
     best: bool,
     /// TTFT p99 limit, ms (for --best and --html).
-    #[arg(long, value_name = "MS")]
+    #[arg(long = "slo-ttft-ms", alias = "sla-ttft-ms", value_name = "MS")]
     sla_ttft_ms: Option<f64>,
     /// TPOT p99 limit, ms (for --best and --html).
-    #[arg(long, value_name = "MS")]
+    #[arg(long = "slo-tpot-ms", alias = "sla-tpot-ms", value_name = "MS")]
     sla_tpot_ms: Option<f64>,
     /// E2E p99 limit, ms (for --best and --html).
-    #[arg(long, value_name = "MS")]
+    #[arg(long = "slo-e2e-ms", alias = "sla-e2e-ms", value_name = "MS")]
     sla_e2e_ms: Option<f64>,
 }
 
@@ -321,7 +321,7 @@ fn merge(args: MergeArgs) -> Result<(), CliError> {
     let slo = request.slo().map_err(failed)?;
     if slo.is_set() && !args.best && args.html.is_none() {
         return Err(input(anyhow::anyhow!(
-            "--sla-* has no effect without --best or --html, which hold the runs to it"
+            "--slo-*-ms has no effect without --best or --html, which hold the runs to it"
         )));
     }
     let on_stdout: Vec<&str> = [

@@ -9,7 +9,7 @@ use super::catalog::HardwareSpec;
 use super::gpu_profile::GpuProfile;
 use super::model::ModelSpec;
 use super::power::PowerModel;
-use super::unknown::unknown;
+use super::unknown::unknown_computed;
 use crate::error::CoreError;
 
 /// How the model is served on the hardware.
@@ -148,11 +148,16 @@ impl ComputedProfile {
         // A manual profile (`h100`) names a GPU but no model: the models
         // that need this one (physics, fitted, layers) need the model too.
         if parts.len() < 2 {
-            return Err(CoreError::UnknownProfile {
+            let manual = super::catalog::manual_profile_catalog()
+                .iter()
+                .any(|p| p.key.eq_ignore_ascii_case(key));
+            if !manual {
+                return Err(unknown_computed(key));
+            }
+            return Err(CoreError::ProfileWithoutModel {
                 name: key.to_string(),
                 hint: format!(
-                    "this needs a computed profile, HARDWARE/MODEL[/tpN] (e.g. {}/llama-3.1-8b): the physics and fitted timings are worked out from the model's architecture, which a manual profile does not give; `aisim profiles` lists them",
-                    if key.is_empty() { "h100" } else { key }
+                    "it is a manual profile (a GPU's constants); this needs a computed profile, HARDWARE/MODEL[/tpN] (e.g. {key}/llama-3.1-8b): the physics and fitted timings are worked out from the model's architecture; `aisim profiles` lists them"
                 ),
             });
         }
@@ -181,7 +186,7 @@ impl ComputedProfile {
         let hardware = match hardware_file {
             Some(path) => HardwareSpec::from_file(Path::new(path))?,
             None => HardwareSpec::find(parts[0])
-                .ok_or_else(|| unknown(key))?
+                .ok_or_else(|| unknown_computed(key))?
                 .clone(),
         };
         let model_key = parts[1..].join("/");
@@ -189,7 +194,7 @@ impl ComputedProfile {
             ModelSpec::from_hf_config(Path::new(&model_key))?
         } else {
             ModelSpec::find(&model_key)
-                .ok_or_else(|| unknown(key))?
+                .ok_or_else(|| unknown_computed(key))?
                 .clone()
         };
         ComputedProfile::new(key.to_string(), hardware, model, serving)
@@ -270,6 +275,11 @@ impl GpuProfile for ComputedProfile {
     }
     fn model_name(&self) -> Option<&str> {
         Some(&self.model.name)
+    }
+    fn max_context(&self) -> Option<u32> {
+        // A context past u32 tokens is no limit a request can reach.
+        (self.model.max_position > 0)
+            .then(|| u32::try_from(self.model.max_position).unwrap_or(u32::MAX))
     }
     fn kv_bytes_per_token(&self) -> Option<f64> {
         let per_gpu = self

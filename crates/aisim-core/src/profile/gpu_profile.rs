@@ -41,6 +41,11 @@ pub trait GpuProfile: Debug + Send + Sync {
     fn model_name(&self) -> Option<&str> {
         None
     }
+    /// The longest context (prompt + output) the model serves, tokens, when
+    /// the profile knows the model (its `max_position_embeddings`).
+    fn max_context(&self) -> Option<u32> {
+        None
+    }
     /// Compute-bound time of a prefill chunk of `c` tokens with `q` already in
     /// context, when the profile knows the architecture.
     fn prefill_roofline_s(&self, _c: u32, _q: u32) -> Option<f64> {

@@ -100,6 +100,9 @@ impl GpuProfile for ProfileOverride {
     fn model_name(&self) -> Option<&str> {
         self.inner.model_name()
     }
+    fn max_context(&self) -> Option<u32> {
+        self.inner.max_context()
+    }
     fn prefill_roofline_s(&self, c: u32, q: u32) -> Option<f64> {
         self.inner.prefill_roofline_s(c, q)
     }

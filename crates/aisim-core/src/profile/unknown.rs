@@ -11,18 +11,36 @@ pub(crate) fn unknown(key: &str) -> CoreError {
         .iter()
         .map(|p| p.key.as_str())
         .collect();
+    CoreError::UnknownProfile {
+        name: key.to_string(),
+        hint: format!(
+            "use a manual profile ({}) or {}",
+            manual.join(", "),
+            computed_forms()
+        ),
+    }
+}
+
+/// An unknown profile `key` where only a computed one will do (a key with a
+/// model part, or the profile of the physics and fitted timings): the hint
+/// lists the hardware and models, not the manual profiles.
+pub(crate) fn unknown_computed(key: &str) -> CoreError {
+    CoreError::UnknownProfile {
+        name: key.to_string(),
+        hint: format!("use {}", computed_forms()),
+    }
+}
+
+/// `HARDWARE/MODEL[/tpN][/fp8|int4]` and the names each part may take.
+fn computed_forms() -> String {
     let hw: Vec<&str> = hardware_catalog()
         .iter()
         .flat_map(|h| h.aliases.first().map(String::as_str))
         .collect();
     let models: Vec<&str> = model_catalog().iter().map(|m| m.name.as_str()).collect();
-    CoreError::UnknownProfile {
-        name: key.to_string(),
-        hint: format!(
-            "use a manual profile ({}) or HARDWARE/MODEL[/tpN][/fp8|int4] with hardware one of {} and model one of {} or a path to a HuggingFace config.json; `aisim profiles` lists them",
-            manual.join(", "),
-            hw.join(", "),
-            models.join(", ")
-        ),
-    }
+    format!(
+        "HARDWARE/MODEL[/tpN][/fp8|int4] with hardware one of {} and model one of {} or a path to a HuggingFace config.json; `aisim profiles` lists them",
+        hw.join(", "),
+        models.join(", ")
+    )
 }

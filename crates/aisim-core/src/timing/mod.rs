@@ -60,6 +60,12 @@ pub enum TimingSpec {
         /// Coefficients of the basis terms; left out: the defaults.
         #[serde(default)]
         coefficients: PhysicsCoefficients,
+        /// The profiles the coefficients were fitted on (a `fitted:FILE`'s
+        /// `profiles`; left out: none recorded). Used with another
+        /// profile they describe other hardware or another model, and the
+        /// replay warns (`TimingSpec::fit_warning`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fitted_on: Vec<String>,
     },
     /// Per-layer GPU profiles (LLMServingSim's CSV shape) in a folder.
     Layers {
@@ -87,11 +93,34 @@ impl TimingSpec {
             TimingSpec::Physics {
                 profile,
                 coefficients,
+                ..
             } => Arc::new(PhysicsTiming::new(
                 &ComputedProfile::from_key(profile)?,
                 *coefficients,
             )?),
             TimingSpec::Layers { dir, layers } => Arc::new(LayerTiming::from_dir(dir, *layers)?),
+        })
+    }
+
+    /// A warning when fitted coefficients are used with a profile they were
+    /// not fitted on (one profile written two ways, `H100/…` or with the
+    /// default `/tp1`, is the same profile); `None` otherwise.
+    pub fn fit_warning(&self) -> Option<String> {
+        let TimingSpec::Physics {
+            profile, fitted_on, ..
+        } = self
+        else {
+            return None;
+        };
+        let norm = |k: &str| {
+            let k = k.trim().to_ascii_lowercase();
+            k.strip_suffix("/tp1").map(str::to_string).unwrap_or(k)
+        };
+        (!fitted_on.is_empty() && !fitted_on.iter().any(|f| norm(f) == norm(profile))).then(|| {
+            format!(
+                "the physics coefficients were fitted on {}, and are used here with {profile}: they describe other hardware or another model",
+                fitted_on.join(", ")
+            )
         })
     }
 

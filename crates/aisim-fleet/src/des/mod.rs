@@ -189,7 +189,7 @@ impl DesConfig {
                 "must be in [0, 1)",
             ));
         }
-        validate::positive("--slo", self.slo_ms)
+        validate::positive("--slo-ttft-ms", self.slo_ms)
     }
 }
 

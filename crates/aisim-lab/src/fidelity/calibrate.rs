@@ -237,6 +237,7 @@ pub fn physics_timing(
         Some(profile) => Ok(TimingSpec::Physics {
             profile: profile.to_string(),
             coefficients: c,
+            fitted_on: Vec::new(),
         }),
         None => Err(FidelityError::Field {
             path: format!("run `{}`", run.name).into(),

@@ -655,6 +655,7 @@ fn spec_from_meta(
     spec.timing = TimingSpec::Physics {
         profile,
         coefficients: Default::default(),
+        fitted_on: Vec::new(),
     };
     // KV the run did not record comes from the profile's memory, written
     // into the spec so that it stays whatever timing replays the run.

@@ -79,6 +79,9 @@ fn with_timing(
         if let Some(t) = timing_flags(timing, profile, &run.spec.timing)
             .map_err(|e| e.context(format!("run `{}`", run.name)))?
         {
+            if let Some(w) = t.fit_warning() {
+                tracing::warn!("run {}: {w}", run.name);
+            }
             run.spec.timing = t;
         }
         if let Some(ms) = frontend {

@@ -42,7 +42,7 @@ fn profile(key: &str) -> Result<Arc<dyn GpuProfile>, JobError> {
 }
 
 /// Workload, target and pools shared by the two-pool planners (`--cdf`,
-/// `--lam`, `--slo`, `--b-short`, `--long-max-ctx`, `--gpu-short`,
+/// `--lam`, `--slo-ttft-ms`, `--b-short`, `--long-max-ctx`, `--gpu-short`,
 /// `--gpu-long`, `--seed`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -754,7 +754,7 @@ impl Default for TokPerWattRequest {
 pub fn tok_per_watt(a: &TokPerWattRequest) -> Result<TokPerWattReport, JobError> {
     no_effect(
         a.rho_sweep && a.slo.is_some(),
-        "--slo",
+        "--slo-ttft-ms",
         "--rho-sweep sets the utilizations instead of sizing for the SLO",
     )?;
     let cdf = Cdf::resolve(&a.cdf)?;

@@ -241,9 +241,9 @@ impl SweepMergeRequest {
             e2e_ms: self.sla_e2e_ms,
         };
         for (flag, v) in [
-            ("--sla-ttft-ms", slo.ttft_ms),
-            ("--sla-tpot-ms", slo.tpot_ms),
-            ("--sla-e2e-ms", slo.e2e_ms),
+            ("--slo-ttft-ms", slo.ttft_ms),
+            ("--slo-tpot-ms", slo.tpot_ms),
+            ("--slo-e2e-ms", slo.e2e_ms),
         ] {
             if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
                 return Err(JobError::msg(format!(

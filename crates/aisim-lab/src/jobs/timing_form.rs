@@ -18,24 +18,27 @@ pub fn parse_timing(
     profile: Option<&str>,
     base: &TimingSpec,
 ) -> Result<TimingSpec, JobError> {
-    let physics = |coefficients: PhysicsCoefficients| -> Result<TimingSpec, JobError> {
+    let physics = |coefficients: PhysicsCoefficients,
+                   fitted_on: Vec<String>|
+     -> Result<TimingSpec, JobError> {
         let profile = profile.or(base.profile_key()).ok_or_else(|| {
             JobError::msg(format!("--timing {s} needs a computed profile: give --profile HARDWARE/MODEL (e.g. h100/llama-3.1-8b)"))
         })?;
         Ok(TimingSpec::Physics {
             profile: profile.to_string(),
             coefficients,
+            fitted_on,
         })
     };
     let timing = if s == "polynomial" {
         TimingSpec::Polynomial
     } else if let Some(path) = s.strip_prefix("fitted:") {
+        // What the file was fitted on goes with its coefficients: a replay
+        // with another profile warns (`TimingSpec::fit_warning`).
         let fitted = read_fitted(path)?;
-        let timing = physics(fitted.coefficients)?;
-        warn_other_profile(path, &fitted, timing.profile_key());
-        timing
+        physics(fitted.coefficients, fitted.profiles)?
     } else if s == "physics" {
-        physics(PhysicsCoefficients::default())?
+        physics(PhysicsCoefficients::default(), Vec::new())?
     } else if let Some(rest) = s.strip_prefix("layers:") {
         let (dir, layers) = match rest.rsplit_once(',') {
             Some((d, n)) => {
@@ -99,25 +102,6 @@ pub fn timing_in(s: &str, folder: &std::path::Path) -> Result<String, JobError> 
 fn read_fitted(path: &str) -> Result<FittedFile, JobError> {
     FittedFile::from_file(path.as_ref())
         .map_err(|e| JobError::from(e).context("--timing fitted:FILE"))
-}
-
-/// A warning when `fitted` was fitted on profiles other than `profile`:
-/// its scales describe other hardware or another model.
-fn warn_other_profile(path: &str, fitted: &FittedFile, profile: Option<&str>) {
-    // One profile written two ways (`H100/…`, a `/tp1` that is the default)
-    // is the same profile.
-    let norm = |k: &str| {
-        let k = k.to_ascii_lowercase();
-        k.strip_suffix("/tp1").map(str::to_string).unwrap_or(k)
-    };
-    if let Some(p) = profile {
-        if !fitted.profiles.is_empty() && !fitted.profiles.iter().any(|f| norm(f) == norm(p)) {
-            tracing::warn!(
-                "{path} was fitted on {}, and is used here with {p}: its coefficients describe other hardware or another model",
-                fitted.profiles.join(", ")
-            );
-        }
-    }
 }
 
 /// The time outside the engine a `--timing fitted:FILE` was fitted with

@@ -177,7 +177,7 @@ where
     let sla = &base.sla;
     if !sla.is_set() {
         return Err(SaturateError::Workload(
-            "no SLO limit to hold: give at least one of --sla-ttft-ms, --sla-tpot-ms, --sla-e2e-ms (or `sla` in the spec file)".into(),
+            "no SLO limit to hold: give at least one of --slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms (or `sla` in the spec file)".into(),
         ));
     }
     let (scale, trace) = Scale::of(base, s.axis)?;

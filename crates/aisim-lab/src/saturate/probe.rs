@@ -203,10 +203,12 @@ impl Point {
             offered: o.offered,
             completed: o.completed,
             completed_share: share(o.completed, o.offered),
-            attainment: report.sla.attainment.all,
+            // A search always holds runs to a limit (`saturate`
+            // refuses a base with none); a run with none has no attainment to meet.
+            attainment: report.sla.attainment.all.unwrap_or(0.0),
             throughput_rps: t.request_rps,
             output_tok_s: t.output_tok_s,
-            goodput_rps: t.goodput_rps,
+            goodput_rps: t.goodput_rps.unwrap_or(0.0),
             ttft_ms: Tail::from(&report.latency.ttft_ms),
             tpot_ms: Tail::from(&report.latency.tpot_ms),
             holds: false,

@@ -99,8 +99,6 @@ impl RunResult {
     /// The result of `line`'s replay.
     pub fn of(line: &PlanLine, report: &ReplayReport, full: bool) -> RunResult {
         let l = &report.latency;
-        let sla = &report.spec.sla;
-        let sla_set = sla.is_set();
         let gpu_hours = gpu_hours(report);
         RunResult {
             id: line.id.clone(),
@@ -117,8 +115,8 @@ impl RunResult {
                 request_rps: report.throughput.request_rps,
                 output_tok_s: report.throughput.output_tok_s,
                 total_tok_s: report.throughput.total_tok_s,
-                goodput_rps: sla_set.then_some(report.throughput.goodput_rps),
-                sla_attainment: sla_set.then_some(report.sla.attainment.all),
+                goodput_rps: report.throughput.goodput_rps,
+                sla_attainment: report.sla.attainment.all,
                 prefix_reuse_ratio: report.cache.prefix_reuse_ratio,
             },
             outcomes: report.outcomes,

@@ -8,7 +8,7 @@ use aisim_replay::ReplayReport;
 
 use super::svg::{Chart, Series};
 use super::{page, Part};
-use crate::replay::{name_of, replay_tables};
+use crate::replay::{replay_tables, workers_line};
 
 /// One run to draw: its label (the legend's prefix when several runs share
 /// a chart), its report, and its latency curves when the run kept them.
@@ -266,10 +266,9 @@ pub fn render_replay_html(report: &ReplayReport, cdfs: Option<&ReportCdfs>) -> S
     let ts = &report.time_series;
     let mut parts = vec![
         Part::Note(format!(
-            "{} on {} x {} worker(s). Latency curves are over the completed requests of the cohort; the charts over time cover every request, warm-up included, in {} bins of {} s of simulated time (the last one cut at the end of the run, {:.3} s).",
+            "{} on {}. Latency curves are over the completed requests of the cohort; the charts over time cover every request, warm-up included, in {} bins of {} s of simulated time (the last one cut at the end of the run, {:.3} s).",
             report.workload.source,
-            report.spec.workers(),
-            name_of(&report.spec.engine.backend),
+            workers_line(report),
             ts.bins,
             ts.bin_width_s,
             ts.end_s
