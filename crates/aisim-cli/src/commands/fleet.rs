@@ -28,6 +28,20 @@ enum SizingModelArg {
     Slots,
 }
 
+/// The P99 TTFT target every planner sizes for (`--slo` is its former name).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SloTtftArg {
+    /// P99 TTFT target, ms.
+    #[arg(
+        long = "slo-ttft-ms",
+        alias = "slo",
+        value_name = "MS",
+        default_value_t = 500.0,
+        allow_negative_numbers = true
+    )]
+    pub ms: f64,
+}
+
 /// Workload, target and pools shared by the fleet commands.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
@@ -37,15 +51,8 @@ pub struct PlanArgs {
     /// Arrival rate, req/s [default: 200].
     #[arg(long, allow_negative_numbers = true)]
     lam: Option<f64>,
-    /// P99 TTFT target, ms.
-    #[arg(
-        long = "slo-ttft-ms",
-        alias = "slo",
-        value_name = "MS",
-        default_value_t = 500.0,
-        allow_negative_numbers = true
-    )]
-    slo: f64,
+    #[command(flatten)]
+    slo: SloTtftArg,
     /// Short-pool threshold, total tokens [default: 4096].
     #[arg(long, allow_negative_numbers = true)]
     b_short: Option<u64>,
@@ -90,7 +97,7 @@ impl PlanArgs {
         PlanRequest {
             cdf: self.cdf.clone(),
             lam: self.lam,
-            slo: self.slo,
+            slo: self.slo.ms,
             b_short: self.b_short,
             long_max_ctx: self.long_max_ctx,
             gpu_short: self.gpu_short.clone(),
@@ -598,15 +605,8 @@ pub struct SimulateFleetArgs {
     /// Total arrival rate, req/s.
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     lam: f64,
-    /// P99 TTFT target, ms.
-    #[arg(
-        long = "slo-ttft-ms",
-        alias = "slo",
-        value_name = "MS",
-        default_value_t = 500.0,
-        allow_negative_numbers = true
-    )]
-    slo: f64,
+    #[command(flatten)]
+    slo: SloTtftArg,
     #[command(flatten)]
     run: RunArgs,
     /// Seed.
@@ -630,7 +630,7 @@ pub fn run_simulate_fleet(a: SimulateFleetArgs) -> Result<(), CliError> {
         version: Version::CURRENT,
         file: a.file,
         lam: a.lam,
-        slo: a.slo,
+        slo: a.slo.ms,
         run: a.run.request(),
         seed: a.seed,
     })
@@ -699,15 +699,8 @@ pub struct GridFlexArgs {
     /// Arrival rate, req/s.
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     lam: f64,
-    /// P99 TTFT target, ms.
-    #[arg(
-        long = "slo-ttft-ms",
-        alias = "slo",
-        value_name = "MS",
-        default_value_t = 500.0,
-        allow_negative_numbers = true
-    )]
-    slo: f64,
+    #[command(flatten)]
+    slo: SloTtftArg,
     /// Profile.
     #[arg(long, default_value = "h100")]
     gpu: String,
@@ -742,7 +735,7 @@ pub fn run_grid_flex(a: GridFlexArgs) -> Result<(), CliError> {
         version: Version::CURRENT,
         cdf: a.cdf,
         lam: a.lam,
-        slo: a.slo,
+        slo: a.slo.ms,
         gpu: a.gpu,
         n_gpus: a.n_gpus,
         max_ctx: a.max_ctx,
