@@ -546,6 +546,8 @@ const DISAGG_VERIFY: &[&str] = &[
     "engine",
     "--n-sim-req",
     "2000",
+    "--sizing-model",
+    "slots",
 ];
 
 fn disagg_verify(extra: &[&str]) -> Vec<String> {
@@ -592,6 +594,24 @@ fn disagg_verify_engine_marks_splits_and_recommends_by_the_replay() {
         table.contains("(the engine check: no (TTFT), not feasible)"),
         "{table}"
     );
+    // The batch model (the default) prices a prefill GPU's compute once:
+    // its best split is the replay's.
+    let args: Vec<&str> = DISAGG_VERIFY[..DISAGG_VERIFY.len() - 2]
+        .iter()
+        .copied()
+        .chain(["--format", "json"])
+        .collect();
+    let v = json(&args);
+    assert_eq!(v["params"]["model"], "batch");
+    assert_eq!(
+        (
+            v["best"]["n_prefill"].clone(),
+            v["best"]["n_decode"].clone()
+        ),
+        (1.into(), 2.into())
+    );
+    assert_eq!(v["recommended"], v["best"]);
+    assert_eq!(v["recommended_by"], "engine");
     // Without the check the recommendation is the analytic best.
     let v = json(&["disagg", "--lam", "100", "--format", "json"]);
     assert_eq!(v["recommended_by"], "analytic");
@@ -676,5 +696,23 @@ fn disagg_verify_flags_reject_bad_values_and_no_ops() {
         ("--timing", "physics"),
     ] {
         fails_with(&["disagg", flag, value], &format!("{flag} has no effect"));
+    }
+    // The slot model's factors mean nothing to the batch model.
+    for flag in [
+        "--prefill-efficiency",
+        "--decode-efficiency",
+        "--ttft-multiplier",
+    ] {
+        fails_with(&["disagg", flag, "0.5"], &format!("{flag} has no effect"));
+        let v = json(&[
+            "disagg",
+            flag,
+            "0.5",
+            "--sizing-model",
+            "slots",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(v["params"]["model"], "slots");
     }
 }

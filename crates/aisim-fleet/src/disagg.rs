@@ -10,9 +10,18 @@ use aisim_replay::spec::{
 use aisim_replay::{ReplaySpec, Replayer};
 use serde::Serialize;
 
+use crate::batch::BatchModel;
+use crate::calibrate::CalibrationMethod;
+use crate::cdf::Cdf;
+use crate::disagg_batch::SplitModel;
 use crate::engine_verify::{engine_check, profile_engine, profile_timing};
+use crate::pool_model::SizingModel;
 use crate::validate;
 use crate::FleetError;
+
+/// Latencies within this factor of each other are the same to the Pareto
+/// set (the batch model's figures agree with the engine check to about 5 %).
+pub const LATENCY_RESOLUTION: f64 = 1.05;
 
 /// Disagg parameters.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -39,6 +48,9 @@ pub struct DisaggParams {
     pub decode_efficiency: f64,
     /// Effective TTFT multiplier over the prefill compute (1.80).
     pub ttft_multiplier: f64,
+    /// The model splits are sized with (the efficiencies and the TTFT
+    /// multiplier belong to the slot model; the batch model has none).
+    pub model: SizingModel,
 }
 
 /// One split.
@@ -212,36 +224,10 @@ fn sweep(
     p: &DisaggParams,
 ) -> Result<(DisaggReport, Vec<DisaggPoint>), FleetError> {
     p.validate(prefill, decode)?;
-    let isl = p.mean_isl.round().max(1.0) as u32;
-    let osl = p.mean_osl.round().max(1.0) as u32;
-    let slots_p = prefill.n_slots(p.max_ctx);
-    let slots_d = decode.n_slots(p.max_ctx);
-    let prefill_ttft_ms = (isl as u64).div_ceil(prefill.chunk().max(1) as u64) as f64
-        * prefill.iter_n_s(slots_p as f64)
-        * 1e3;
-    let ttft_ms = p.ttft_multiplier * prefill_ttft_ms;
-    let tpot_ms = decode.iter_n_s(slots_d as f64) * 1e3;
-    let prefill_rate = prefill.throughput_rps(p.max_ctx, isl, 1);
-    let decode_rate = decode.throughput_rps(p.max_ctx, 1, osl);
-    let mut all = Vec::new();
-    for n_p in 1..=p.max_prefill {
-        for n_d in 1..=p.max_decode {
-            let rps = (p.prefill_efficiency * n_p as f64 * prefill_rate)
-                .min(p.decode_efficiency * n_d as f64 * decode_rate);
-            let cost = n_p as f64 * prefill.cost_per_hr() + n_d as f64 * decode.cost_per_hr();
-            all.push(DisaggPoint {
-                n_prefill: n_p,
-                n_decode: n_d,
-                total_gpus: n_p + n_d,
-                system_rps: rps,
-                ttft_ms,
-                tpot_ms,
-                cost_per_hr: cost,
-                annual_cost_kusd: cost * 8.76,
-                slo_met: ttft_ms <= p.slo_ttft_ms && tpot_ms <= p.slo_tpot_ms && rps >= p.lam,
-            });
-        }
-    }
+    let all = match p.model {
+        SizingModel::Slots => slot_splits(prefill, decode, p),
+        SizingModel::Batch => batch_splits(prefill, decode, p)?,
+    };
     let feasible: Vec<&DisaggPoint> = all.iter().filter(|d| d.slo_met).collect();
     let best = feasible
         .iter()
@@ -252,14 +238,19 @@ fn sweep(
         })
         .map(|d| (*d).clone());
     // Pareto set over (cost, TTFT, TPOT): no other feasible split is no
-    // dearer, no slower in either, and better in one. (A split's spare rate
-    // is not a goal once it covers λ: with the model's TTFT and TPOT the same
-    // for every split, the set is the cheapest ones.)
+    // dearer, no slower in either, and better in one, latencies compared to
+    // LATENCY_RESOLUTION (a split 2 % faster for a GPU more is not a
+    // choice; the batch model's latencies fall a little with every GPU).
+    // A split's spare rate is not a goal once it covers λ: with the slot
+    // model's TTFT and TPOT the same for every split, the set is the
+    // cheapest ones.
+    let r = LATENCY_RESOLUTION;
     let dominates = |o: &DisaggPoint, d: &DisaggPoint| {
-        let no_worse =
-            o.cost_per_hr <= d.cost_per_hr && o.ttft_ms <= d.ttft_ms && o.tpot_ms <= d.tpot_ms;
+        let no_worse = o.cost_per_hr <= d.cost_per_hr
+            && o.ttft_ms <= d.ttft_ms * r
+            && o.tpot_ms <= d.tpot_ms * r;
         let better =
-            o.cost_per_hr < d.cost_per_hr || o.ttft_ms < d.ttft_ms || o.tpot_ms < d.tpot_ms;
+            o.cost_per_hr < d.cost_per_hr || o.ttft_ms * r < d.ttft_ms || o.tpot_ms * r < d.tpot_ms;
         no_worse && better
     };
     let points = feasible
@@ -275,17 +266,8 @@ fn sweep(
     };
     let aggregated = profiles
         .iter()
-        .map(|g| {
-            let rate = g.throughput_rps(p.max_ctx, isl, osl);
-            let n = (p.lam / (p.decode_efficiency * rate)).ceil().max(1.0) as u64;
-            AggregatedBaseline {
-                gpu: g.key().to_string(),
-                n_gpus: n,
-                cost_per_hr: n as f64 * g.cost_per_hr(),
-                per_gpu_rps: rate,
-            }
-        })
-        .collect();
+        .map(|g| aggregated_baseline(*g, p))
+        .collect::<Result<_, _>>()?;
     let mut cheapest: Vec<DisaggPoint> = feasible.into_iter().cloned().collect();
     cheapest.sort_by(|a, b| {
         a.cost_per_hr
@@ -305,6 +287,149 @@ fn sweep(
         engine: None,
     };
     Ok((report, cheapest))
+}
+
+/// A split of `n_p` prefill and `n_d` decode GPUs.
+fn split(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+    (n_p, n_d): (u64, u64),
+    (rps, ttft_ms, tpot_ms): (f64, f64, f64),
+) -> DisaggPoint {
+    let cost = n_p as f64 * prefill.cost_per_hr() + n_d as f64 * decode.cost_per_hr();
+    DisaggPoint {
+        n_prefill: n_p,
+        n_decode: n_d,
+        total_gpus: n_p + n_d,
+        system_rps: rps,
+        ttft_ms,
+        tpot_ms,
+        cost_per_hr: cost,
+        annual_cost_kusd: cost * 8.76,
+        slo_met: ttft_ms <= p.slo_ttft_ms && tpot_ms <= p.slo_tpot_ms && rps >= p.lam,
+    }
+}
+
+/// Every split in the reference's slot model: a pool's rate is its slots'
+/// (each slot prefilling or decoding on its own) times an efficiency, the
+/// TTFT a multiple of one prompt's chunks at the full batch's iteration,
+/// the same for every split.
+fn slot_splits(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+) -> Vec<DisaggPoint> {
+    let isl = p.mean_isl.round().max(1.0) as u32;
+    let osl = p.mean_osl.round().max(1.0) as u32;
+    let slots_p = prefill.n_slots(p.max_ctx);
+    let slots_d = decode.n_slots(p.max_ctx);
+    let prefill_ttft_ms = (isl as u64).div_ceil(prefill.chunk().max(1) as u64) as f64
+        * prefill.iter_n_s(slots_p as f64)
+        * 1e3;
+    let ttft_ms = p.ttft_multiplier * prefill_ttft_ms;
+    let tpot_ms = decode.iter_n_s(slots_d as f64) * 1e3;
+    let prefill_rate = prefill.throughput_rps(p.max_ctx, isl, 1);
+    let decode_rate = decode.throughput_rps(p.max_ctx, 1, osl);
+    let mut all = Vec::new();
+    for n_p in 1..=p.max_prefill {
+        for n_d in 1..=p.max_decode {
+            let rps = (p.prefill_efficiency * n_p as f64 * prefill_rate)
+                .min(p.decode_efficiency * n_d as f64 * decode_rate);
+            all.push(split(
+                prefill,
+                decode,
+                p,
+                (n_p, n_d),
+                (rps, ttft_ms, tpot_ms),
+            ));
+        }
+    }
+    all
+}
+
+/// Every split in the batch model ([`SplitModel`]): the TTFT falls as
+/// prefill GPUs are added and the TPOT as decode GPUs are.
+fn batch_splits(
+    prefill: &dyn GpuProfile,
+    decode: &dyn GpuProfile,
+    p: &DisaggParams,
+) -> Result<Vec<DisaggPoint>, FleetError> {
+    let m = SplitModel::new(
+        prefill,
+        decode,
+        p.mean_isl,
+        p.mean_osl,
+        p.max_ctx,
+        p.model.max_num_seqs(prefill, p.max_ctx),
+    )?;
+    let prefill_s: Vec<f64> = (1..=p.max_prefill)
+        .map(|n| m.prefill_p99_s(n, p.lam))
+        .collect();
+    let pass_s: Vec<f64> = (1..=p.max_decode)
+        .map(|n| m.decode_pass_s(n, p.lam))
+        .collect();
+    let mut all = Vec::new();
+    for (n_p, &pre) in (1..).zip(&prefill_s) {
+        for (n_d, &pass) in (1..).zip(&pass_s) {
+            let f = m.figures(n_p, n_d, pre, pass);
+            all.push(split(
+                prefill,
+                decode,
+                p,
+                (n_p, n_d),
+                (f.capacity_rps, f.ttft_ms, f.tpot_ms),
+            ));
+        }
+    }
+    Ok(all)
+}
+
+/// One profile serving both phases: in the slot model, the GPUs covering
+/// λ at the decode efficiency; in the batch model, the fewest whose P99
+/// TTFT meets the target (those covering λ when none up to four times as
+/// many do).
+fn aggregated_baseline(
+    g: &dyn GpuProfile,
+    p: &DisaggParams,
+) -> Result<AggregatedBaseline, FleetError> {
+    let (n, rate) = match p.model {
+        SizingModel::Slots => {
+            let isl = p.mean_isl.round().max(1.0) as u32;
+            let osl = p.mean_osl.round().max(1.0) as u32;
+            let rate = g.throughput_rps(p.max_ctx, isl, osl);
+            (
+                (p.lam / (p.decode_efficiency * rate)).ceil().max(1.0) as u64,
+                rate,
+            )
+        }
+        SizingModel::Batch => {
+            let pair = (
+                p.mean_isl.round().clamp(1.0, u32::MAX as f64) as u32,
+                p.mean_osl.round().clamp(1.0, u32::MAX as f64) as u32,
+            );
+            let cdf = Cdf::from_pairs("disagg means".into(), vec![pair])?;
+            let m = BatchModel::new(
+                &cdf,
+                1,
+                p.max_ctx.max(pair.0.saturating_add(pair.1)),
+                g,
+                CalibrationMethod::Exact,
+                0,
+            );
+            let cover = (p.lam / m.mu_gpu).floor() as u64 + 1;
+            let n = (cover..=cover.saturating_mul(4))
+                .find(|&n| m.p99_ttft_s(n, p.lam) * 1e3 <= p.slo_ttft_ms)
+                .unwrap_or(cover);
+            (n, m.mu_gpu)
+        }
+    };
+    Ok(AggregatedBaseline {
+        gpu: g.key().to_string(),
+        n_gpus: n,
+        cost_per_hr: n as f64 * g.cost_per_hr(),
+        per_gpu_rps: rate,
+    })
 }
 
 impl DisaggVerifyParams {
@@ -379,7 +504,7 @@ pub fn disagg_replay_spec(
         workers: u32::try_from(workers).unwrap_or(u32::MAX).max(1),
         engine: Some(Box::new(profile_engine(
             profile,
-            profile.n_slots(p.max_ctx),
+            p.model.max_num_seqs(profile, p.max_ctx),
         ))),
         timing: (profile.key() != prefill.key())
             .then(|| Box::new(profile_timing(profile, v.coefficients))),

@@ -18,6 +18,7 @@ pub mod calibrate;
 pub mod cdf;
 pub mod des;
 pub mod disagg;
+pub mod disagg_batch;
 pub mod engine_verify;
 pub mod erlang;
 mod error;

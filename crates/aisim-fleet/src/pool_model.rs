@@ -33,6 +33,16 @@ impl SizingModel {
         }
     }
 
+    /// The running sequences an engine check gives a worker on `profile`
+    /// serving up to `max_ctx` tokens: its slots at that context, or the
+    /// engine's default `max_num_seqs`.
+    pub fn max_num_seqs(self, profile: &dyn GpuProfile, max_ctx: u32) -> u64 {
+        match self {
+            SizingModel::Slots => profile.n_slots(max_ctx),
+            SizingModel::Batch => EngineConfig::default().max_num_seqs as u64,
+        }
+    }
+
     /// What its P99 TTFT figures are.
     pub fn ttft_figure(self) -> TtftFigure {
         match self {

@@ -9,6 +9,7 @@ use aisim_fleet::disagg::{disagg, DisaggParams};
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
 use aisim_fleet::plan::Planner;
+use aisim_fleet::pool_model::SizingModel;
 use aisim_fleet::power::{grid_flex, tok_per_watt};
 use aisim_fleet::sizing::SizingTargets;
 
@@ -84,6 +85,7 @@ fn disagg_azure_anchor() {
         prefill_efficiency: 0.90,
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
+        model: SizingModel::Slots,
     };
     let r = disagg(h100.as_ref(), h100.as_ref(), &p).unwrap();
     let b = r.best.unwrap();

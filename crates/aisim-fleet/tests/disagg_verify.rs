@@ -5,6 +5,7 @@
 use aisim_core::profile::resolve_profile;
 use aisim_fleet::cdf::Cdf;
 use aisim_fleet::disagg::{disagg_verified, DisaggParams, DisaggReport, DisaggVerifyParams};
+use aisim_fleet::pool_model::SizingModel;
 
 const PROFILE: &str = "h100/llama-3.1-8b/tp1";
 
@@ -24,6 +25,7 @@ fn params(slo_ttft_ms: f64) -> DisaggParams {
         prefill_efficiency: 0.90,
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
+        model: SizingModel::Slots,
     }
 }
 
@@ -203,4 +205,42 @@ fn different_prefill_and_decode_profiles_replay_each_pool_on_its_own_gpus() {
     // The A100 decode pool's TPOT is its own, not the H100's.
     let tpot = |r: &DisaggReport| r.engine.as_ref().unwrap().verified[2].tpot_p99_ms;
     assert_ne!(tpot(&r), tpot(&same));
+}
+
+/// The batch model (the default) prices a prefill GPU's compute once for
+/// the prompts it packs, so its figures are the engine's: on the split
+/// above its cheapest split meets the SLOs in the replay, each replayed
+/// split's P99 TTFT is within a fifth of its analytic one (the KV transfer
+/// and the router's choices are not in the model), and its TPOT within a
+/// tenth of the replay's median.
+#[test]
+fn the_batch_model_agrees_with_the_engine_check() {
+    let p = DisaggParams {
+        model: SizingModel::Batch,
+        ..params(500.0)
+    };
+    let v = DisaggVerifyParams { top: 5, ..verify() };
+    let r = run(&p, &v);
+    let best = r.best.as_ref().unwrap();
+    assert_eq!((best.n_prefill, best.n_decode), (1, 2));
+    let rec = r.recommended.as_ref().unwrap();
+    assert_eq!((rec.n_prefill, rec.n_decode), (1, 2), "the engine agrees");
+    let e = r.engine.as_ref().unwrap();
+    assert_eq!(e.verified.len(), 5);
+    for c in &e.verified {
+        assert!(c.meets, "{c:?}");
+        let ttft = c.ttft_p99_ms.unwrap();
+        let tpot = c.tpot_p50_ms.unwrap();
+        assert!((c.split.ttft_ms - ttft).abs() <= 0.2 * ttft, "{c:?}");
+        assert!((c.split.tpot_ms - tpot).abs() <= 0.1 * tpot, "{c:?}");
+    }
+    // More prefill GPUs, a lower TTFT; more decode GPUs, a lower TPOT.
+    let at = |n_p, n_d| {
+        r.points
+            .iter()
+            .find(|s| (s.n_prefill, s.n_decode) == (n_p, n_d))
+            .unwrap_or_else(|| panic!("{n_p} + {n_d} in {:?}", r.points))
+    };
+    assert!(at(2, 2).ttft_ms < at(1, 2).ttft_ms);
+    assert!(at(1, 3).tpot_ms < at(1, 2).tpot_ms);
 }

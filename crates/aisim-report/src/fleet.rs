@@ -2,7 +2,7 @@
 
 use aisim_fleet::calibrate::CalibrationMethod;
 use aisim_fleet::des::{DesMetrics, Interval, RouterSpec};
-use aisim_fleet::disagg::{DisaggPoint, DisaggReport};
+use aisim_fleet::disagg::{DisaggParams, DisaggPoint, DisaggReport};
 use aisim_fleet::optimize::OptimizeReport;
 use aisim_fleet::pareto::{ParetoReport, Recommendation};
 use aisim_fleet::plan::{Candidate, WorkloadNote};
@@ -10,7 +10,7 @@ use aisim_fleet::pool_model::SizingModel;
 use aisim_fleet::power::{GridFlexReport, TokPerWattReport};
 use aisim_fleet::reports::{CompareRoutersReport, SimulateReport, WhatIfReport};
 
-use crate::table::{num, opt_num, Table};
+use crate::table::{self, num, opt_num, Table};
 
 const CANDIDATE_HEADER: [&str; 10] = [
     "gamma",
@@ -294,8 +294,9 @@ pub fn render_disagg(r: &DisaggReport) -> String {
         ),
         None => "no split meets the SLOs within the limits\n".to_string(),
     };
+    let model = disagg_model_line(&r.params);
     let Some(e) = &r.engine else {
-        return format!("{}\n{}\n{best}", t.render(), a.render());
+        return format!("{model}{}\n{}\n{best}", t.render(), a.render());
     };
     let mut v = Table::new([
         "n_prefill",
@@ -349,11 +350,31 @@ pub fn render_disagg(r: &DisaggReport) -> String {
         ),
     };
     format!(
-        "{}\n{}\n{best}\n{}\n{rec}",
+        "{model}{}\n{}\n{best}\n{}\n{rec}",
         t.render(),
         a.render(),
         v.render()
     )
+}
+
+/// What sized the splits, and on which lengths.
+fn disagg_model_line(p: &DisaggParams) -> String {
+    let lengths = format!(
+        "requests of {} prompt and {} output tokens (the means)",
+        table::sig(p.mean_isl),
+        table::sig(p.mean_osl)
+    );
+    match p.model {
+        SizingModel::Batch => format!(
+            "Sized with the batch model on {lengths}: prefill GPUs share their compute among the prompts (TTFT: P99 of the wait for a prefill GPU + the prompt's chunks + a decode pass), decode GPUs batch continuously (TPOT: a pass at their batch); the KV transfer is the engine check's.\n"
+        ),
+        SizingModel::Slots => format!(
+            "Sized with the slot model (the reference fleet simulator's) on {lengths}: rates of slots at efficiencies {} (prefill) and {} (decode), TTFT {} × a prompt's chunks at the full batch.\n",
+            table::sig(p.prefill_efficiency),
+            table::sig(p.decode_efficiency),
+            table::sig(p.ttft_multiplier)
+        ),
+    }
 }
 
 fn des_row(t: &mut Table, m: &DesMetrics) {

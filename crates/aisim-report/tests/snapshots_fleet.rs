@@ -12,6 +12,7 @@ use aisim_fleet::disagg::{disagg, disagg_verified, DisaggParams, DisaggVerifyPar
 use aisim_fleet::optimize::{optimize, OptimizeParams};
 use aisim_fleet::pareto::pareto;
 use aisim_fleet::plan::Planner;
+use aisim_fleet::pool_model::SizingModel;
 use aisim_fleet::power::{grid_flex, tok_per_watt};
 use aisim_fleet::reports::{compare_routers, simulate_seeds, whatif};
 use aisim_fleet::sizing::SizingTargets;
@@ -105,6 +106,7 @@ fn disagg_table() {
         prefill_efficiency: 0.90,
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
+        model: SizingModel::Slots,
     };
     let (h100, a100) = (
         resolve_profile("h100").unwrap(),
@@ -132,6 +134,7 @@ fn disagg_engine_check_table() {
         prefill_efficiency: 0.90,
         decode_efficiency: 0.92,
         ttft_multiplier: 1.80,
+        model: SizingModel::Slots,
     };
     let v = DisaggVerifyParams {
         top: 3,

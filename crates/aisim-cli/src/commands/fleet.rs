@@ -28,6 +28,15 @@ enum SizingModelArg {
     Slots,
 }
 
+impl From<SizingModelArg> for SizingModel {
+    fn from(a: SizingModelArg) -> SizingModel {
+        match a {
+            SizingModelArg::Batch => SizingModel::Batch,
+            SizingModelArg::Slots => SizingModel::Slots,
+        }
+    }
+}
+
 /// The P99 TTFT target every planner sizes for (`--slo` is its former name).
 #[derive(Args, Debug, Clone, Copy)]
 pub struct SloTtftArg {
@@ -110,10 +119,7 @@ impl PlanArgs {
 impl SizingArgs {
     fn request(&self) -> SizingRequest {
         SizingRequest {
-            model: match self.sizing_model {
-                SizingModelArg::Batch => SizingModel::Batch,
-                SizingModelArg::Slots => SizingModel::Slots,
-            },
+            model: self.sizing_model.into(),
             calibration: match self.calibration {
                 CalibrationArg::Exact => Calibration::Exact,
                 CalibrationArg::Sampled => Calibration::Sampled,
@@ -319,15 +325,20 @@ pub struct DisaggArgs {
     /// Most decode GPUs (at most a million splits in all).
     #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
     max_decode: u64,
-    /// Prefill pool efficiency, in (0, 1].
-    #[arg(long, default_value_t = 0.90, allow_negative_numbers = true)]
-    prefill_efficiency: f64,
-    /// Decode pool efficiency, in (0, 1].
-    #[arg(long, default_value_t = 0.92, allow_negative_numbers = true)]
-    decode_efficiency: f64,
-    /// Effective TTFT over prefill compute.
-    #[arg(long, default_value_t = 1.80, allow_negative_numbers = true)]
-    ttft_multiplier: f64,
+    /// How splits are sized: each pool's GPUs running continuous batching,
+    /// as the replay's disaggregated runtime (batch), or the reference fleet
+    /// simulator's slots with efficiencies and a TTFT multiplier (slots)
+    #[arg(long, value_enum, default_value_t = SizingModelArg::Batch)]
+    sizing_model: SizingModelArg,
+    /// Prefill pool efficiency, in (0, 1], of the slot model [default: 0.90].
+    #[arg(long, allow_negative_numbers = true)]
+    prefill_efficiency: Option<f64>,
+    /// Decode pool efficiency, in (0, 1], of the slot model [default: 0.92].
+    #[arg(long, allow_negative_numbers = true)]
+    decode_efficiency: Option<f64>,
+    /// Effective TTFT over prefill compute, of the slot model [default: 1.80].
+    #[arg(long, allow_negative_numbers = true)]
+    ttft_multiplier: Option<f64>,
     /// Also replay the cheapest splits through the disaggregated runtime
     /// (`engine`) and recommend by that check [default: analytic only].
     #[arg(long, value_enum)]
@@ -386,6 +397,7 @@ pub fn run_disagg(a: DisaggArgs) -> Result<(), CliError> {
         slo_tpot: a.slo_tpot,
         max_prefill: a.max_prefill,
         max_decode: a.max_decode,
+        model: a.sizing_model.into(),
         prefill_efficiency: a.prefill_efficiency,
         decode_efficiency: a.decode_efficiency,
         ttft_multiplier: a.ttft_multiplier,

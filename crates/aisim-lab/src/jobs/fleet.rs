@@ -308,12 +308,16 @@ pub struct DisaggRequest {
     pub max_prefill: u64,
     /// Most decode GPUs.
     pub max_decode: u64,
-    /// Prefill pool efficiency, in (0, 1].
-    pub prefill_efficiency: f64,
-    /// Decode pool efficiency, in (0, 1].
-    pub decode_efficiency: f64,
-    /// Effective TTFT over prefill compute.
-    pub ttft_multiplier: f64,
+    /// The model splits are sized with: `batch` (each pool's GPUs running
+    /// continuous batching, as the replay's disaggregated runtime) or
+    /// `slots` (the reference fleet simulator's) [default: batch].
+    pub model: SizingModel,
+    /// Prefill pool efficiency, in (0, 1]; the slot model's [default: 0.90].
+    pub prefill_efficiency: Option<f64>,
+    /// Decode pool efficiency, in (0, 1]; the slot model's [default: 0.92].
+    pub decode_efficiency: Option<f64>,
+    /// Effective TTFT over prefill compute; the slot model's [default: 1.80].
+    pub ttft_multiplier: Option<f64>,
     /// Also replay the cheapest splits [default: analytic only].
     pub verify: Option<DisaggVerify>,
     /// Cheapest splits replayed by `verify: engine`, 1 to 100 [default: 3].
@@ -347,9 +351,10 @@ impl Default for DisaggRequest {
             slo_tpot: 100.0,
             max_prefill: 32,
             max_decode: 64,
-            prefill_efficiency: 0.90,
-            decode_efficiency: 0.92,
-            ttft_multiplier: 1.80,
+            model: SizingModel::default(),
+            prefill_efficiency: None,
+            decode_efficiency: None,
+            ttft_multiplier: None,
             verify: None,
             verify_top: None,
             n_sim_req: None,
@@ -379,10 +384,22 @@ pub fn disagg(a: &DisaggRequest) -> Result<DisaggReport, JobError> {
         slo_tpot_ms: a.slo_tpot,
         max_prefill: a.max_prefill,
         max_decode: a.max_decode,
-        prefill_efficiency: a.prefill_efficiency,
-        decode_efficiency: a.decode_efficiency,
-        ttft_multiplier: a.ttft_multiplier,
+        prefill_efficiency: a.prefill_efficiency.unwrap_or(0.90),
+        decode_efficiency: a.decode_efficiency.unwrap_or(0.92),
+        ttft_multiplier: a.ttft_multiplier.unwrap_or(1.80),
+        model: a.model,
     };
+    for (given, flag) in [
+        (a.prefill_efficiency.is_some(), "--prefill-efficiency"),
+        (a.decode_efficiency.is_some(), "--decode-efficiency"),
+        (a.ttft_multiplier.is_some(), "--ttft-multiplier"),
+    ] {
+        no_effect(
+            a.model == SizingModel::Batch && given,
+            flag,
+            "it is a factor of the slot model; the batch model has none (add --sizing-model slots)",
+        )?;
+    }
     let engine = a.verify == Some(DisaggVerify::Engine);
     let why = "it sets --verify engine's replay";
     for (given, flag) in [
