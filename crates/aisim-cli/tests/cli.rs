@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{
-    aisim, command, fixture, json_ok, stderr, stdout, temp_dir, temp_file as temp, without_host,
+    aisim, ci_grid_run, command, fixture, json_ok, stderr, stdout, temp_dir, temp_file as temp,
+    without_host,
 };
 
 #[test]
@@ -1024,20 +1025,8 @@ fn gen_trace_and_sweep_merge_say_what_they_wrote() {
     assert_eq!(stdout(&o).lines().count(), 5);
     assert_eq!(stderr(&o), "wrote 5 requests to stdout\n");
     // A sweep merged: its runs, plan and files.
-    let (plan, runs) = (dir.join("plan.jsonl"), dir.join("runs"));
-    let (plan, runs) = (plan.to_str().unwrap(), runs.to_str().unwrap());
-    for args in [
-        &[
-            "sweep",
-            "plan",
-            &fixture("sweep/ci-grid.toml"),
-            "--out",
-            plan,
-        ][..],
-        &["sweep", "run", plan, "--out", runs, "--quiet"][..],
-    ] {
-        assert!(aisim(args).status.success(), "{args:?}");
-    }
+    let (_, runs) = ci_grid_run(&dir);
+    let runs = runs.as_str();
     let (results, csv) = (dir.join("r.jsonl"), dir.join("r.csv"));
     let o = aisim(&[
         "sweep",

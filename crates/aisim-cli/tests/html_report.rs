@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{aisim, fixture, stderr, stdout, temp_dir};
+use common::{aisim, ci_grid_run, fixture, stderr, stdout, temp_dir};
 
 /// Runs `args` plus `--html FILE` and returns the page and stdout.
 fn page_of(args: &[&str], name: &str) -> (String, String) {
@@ -426,21 +426,8 @@ fn the_compare_page_renders_in_headless_chromium() {
 /// loaded × 2 seeds), planned, run and merged with an SLO.
 fn sweep_page() -> String {
     let dir = temp_dir("html-sweep");
-    let (plan, runs) = (dir.join("plan.jsonl"), dir.join("runs"));
-    let (plan, runs) = (plan.to_str().unwrap(), runs.to_str().unwrap());
-    for args in [
-        &[
-            "sweep",
-            "plan",
-            &fixture("sweep/ci-grid.toml"),
-            "--out",
-            plan,
-        ][..],
-        &["sweep", "run", plan, "--out", runs, "--quiet"][..],
-    ] {
-        let o = aisim(args);
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    }
+    let (_, runs) = ci_grid_run(&dir);
+    let runs = runs.as_str();
     let results = dir.join("results.jsonl");
     let merge = [
         "sweep",

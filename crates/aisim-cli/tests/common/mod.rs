@@ -36,6 +36,27 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The CI grid (`fixtures/sweep/ci-grid.toml`) planned into `dir/plan.jsonl`
+/// and run into `dir/runs`: their paths.
+pub fn ci_grid_run(dir: &std::path::Path) -> (String, String) {
+    let (plan, runs) = (dir.join("plan.jsonl"), dir.join("runs"));
+    let (plan, runs) = (plan.to_str().unwrap(), runs.to_str().unwrap());
+    for args in [
+        &[
+            "sweep",
+            "plan",
+            &fixture("sweep/ci-grid.toml"),
+            "--out",
+            plan,
+        ][..],
+        &["sweep", "run", plan, "--out", runs, "--quiet"][..],
+    ] {
+        let o = aisim(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    (plan.to_string(), runs.to_string())
+}
+
 /// `text` in a temporary file named `name`.
 pub fn temp_file(name: &str, text: &str) -> PathBuf {
     // A folder per content: the same name and text give the same path (runs
