@@ -716,3 +716,103 @@ fn disagg_verify_flags_reject_bad_values_and_no_ops() {
         assert_eq!(v["params"]["model"], "slots");
     }
 }
+
+/// The batch model's counts: the fewest GPUs below their capacity may be
+/// one; a target at the idle prefill's floor is out of reach in a bounded
+/// search (never a trillion GPUs); one pool is a candidate, so no split
+/// dearer than it is recommended; `whatif --gpu-compare` sizes what the
+/// pools serve; `disagg` refuses a context shorter than its mean request
+/// and says whether its aggregated baseline meets the TTFT target.
+#[test]
+fn batch_sizing_is_bounded_and_never_dearer_than_one_pool() {
+    let h = "h100/llama-3.1-8b";
+    let pools = ["--gpu-short", h, "--gpu-long", h];
+    let v = json(
+        &[
+            &[
+                "optimize",
+                "--lam",
+                "1",
+                "--verify-top",
+                "0",
+                "--format",
+                "json",
+            ][..],
+            &pools,
+        ]
+        .concat(),
+    );
+    assert_eq!(v["baseline"]["total_gpus"], 1, "{}", v["baseline"]);
+    let best = v["recommended"]["cost_per_hr"].as_f64().unwrap();
+    assert!(best <= v["baseline"]["cost_per_hr"].as_f64().unwrap());
+    // One request of 1,000 prompt tokens: its idle prefill is the floor;
+    // just above it the count stays small and the target is missed.
+    let trace = temp(
+        "one-request.jsonl",
+        r#"{"timestamp": 0, "input_length": 1000, "output_length": 100, "hash_ids": []}"#,
+    );
+    let cdf = format!("trace:{}", trace.display());
+    for slo in ["16", "16.00000001"] {
+        let v = json(
+            &[
+                &[
+                    "optimize",
+                    "--cdf",
+                    &cdf,
+                    "--lam",
+                    "0.02",
+                    "--verify-top",
+                    "0",
+                    "--slo-ttft-ms",
+                    slo,
+                    "--format",
+                    "json",
+                ][..],
+                &pools,
+            ]
+            .concat(),
+        );
+        let n = v["baseline"]["total_gpus"].as_u64().unwrap();
+        assert!((1..=64).contains(&n), "{slo}: {n}");
+    }
+    // whatif's comparison of the same profile is its one-pool count.
+    let v = json(
+        &[
+            &[
+                "whatif",
+                "--cdf",
+                "lmsys",
+                "--lam",
+                "400",
+                "--long-max-ctx",
+                "4096",
+                "--gpu-compare",
+                h,
+                "--format",
+                "json",
+            ][..],
+            &pools,
+        ]
+        .concat(),
+    );
+    assert!(
+        v["workload"]["refused_share"].as_f64().unwrap() > 0.01,
+        "{v}"
+    );
+    let one_pool = &v["candidates"][0]["baseline"]["total_gpus"];
+    assert!(one_pool.as_u64().unwrap() > 1, "{v}");
+    assert_eq!(&v["gpu_compare"][0]["n_gpus"], one_pool, "{v}");
+    fails_with(&["disagg", "--max-ctx", "1024"], "--max-ctx");
+    let v = json(&["disagg", "--format", "json"]);
+    assert!(v["aggregated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["ttft_met"].is_boolean()));
+    let v = json(&["disagg", "--sizing-model", "slots", "--format", "json"]);
+    assert!(v["aggregated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["ttft_met"].is_null()));
+}

@@ -10,12 +10,12 @@ use aisim_replay::spec::{
 use aisim_replay::{ReplaySpec, Replayer};
 use serde::Serialize;
 
-use crate::batch::BatchModel;
 use crate::calibrate::CalibrationMethod;
 use crate::cdf::Cdf;
 use crate::disagg_batch::SplitModel;
 use crate::engine_verify::{engine_check, profile_engine, profile_timing};
-use crate::pool_model::SizingModel;
+use crate::pool_model::{PoolModel, SizingModel};
+use crate::sizing::{min_gpus, SizingTargets};
 use crate::validate;
 use crate::FleetError;
 
@@ -180,9 +180,19 @@ pub struct AggregatedBaseline {
     pub cost_per_hr: f64,
     /// Per-GPU throughput, req/s.
     pub per_gpu_rps: f64,
+    /// Whether its P99 TTFT meets the target (the batch model; `null` under
+    /// the slot model, which sizes the baseline by rate alone).
+    pub ttft_met: Option<bool>,
 }
 
 impl DisaggParams {
+    /// The mean prompt and output lengths in whole tokens (at least 1 each),
+    /// as both models and the engine check use them.
+    pub fn lengths(&self) -> (u32, u32) {
+        let whole = |x: f64| x.round().clamp(1.0, f64::from(u32::MAX)) as u32;
+        (whole(self.mean_isl), whole(self.mean_osl))
+    }
+
     /// Checks every parameter; the grid of splits is bounded by [`validate::MAX_SWEEP`].
     pub fn validate(
         &self,
@@ -196,6 +206,21 @@ impl DisaggParams {
         validate::tokens("--mean-osl", self.mean_osl)?;
         validate::positive("--slo-ttft-ms", self.slo_ttft_ms)?;
         validate::positive("--slo-tpot-ms", self.slo_tpot_ms)?;
+        let (isl, osl) = self.lengths();
+        // The batch model serves the mean request; the context must hold it
+        // (the slot model only counts slots of `max_ctx` tokens).
+        if self.model == SizingModel::Batch
+            && u64::from(isl) + u64::from(osl) > u64::from(self.max_ctx)
+        {
+            return Err(FleetError::invalid(
+                "--max-ctx",
+                self.max_ctx,
+                format!(
+                    "is shorter than the mean request ({isl} prompt + {osl} output tokens): raise it to {} or more",
+                    u64::from(isl) + u64::from(osl)
+                ),
+            ));
+        }
         validate::count("--max-prefill", self.max_prefill, validate::MAX_SWEEP)?;
         validate::count(
             "--max-decode",
@@ -320,8 +345,7 @@ fn slot_splits(
     decode: &dyn GpuProfile,
     p: &DisaggParams,
 ) -> Vec<DisaggPoint> {
-    let isl = p.mean_isl.round().max(1.0) as u32;
-    let osl = p.mean_osl.round().max(1.0) as u32;
+    let (isl, osl) = p.lengths();
     let slots_p = prefill.n_slots(p.max_ctx);
     let slots_d = decode.n_slots(p.max_ctx);
     let prefill_ttft_ms = (isl as u64).div_ceil(prefill.chunk().max(1) as u64) as f64
@@ -358,8 +382,7 @@ fn batch_splits(
     let m = SplitModel::new(
         prefill,
         decode,
-        p.mean_isl,
-        p.mean_osl,
+        p.lengths(),
         p.max_ctx,
         p.model.max_num_seqs(prefill, p.max_ctx),
     )?;
@@ -387,41 +410,36 @@ fn batch_splits(
 
 /// One profile serving both phases: in the slot model, the GPUs covering
 /// λ at the decode efficiency; in the batch model, the fewest whose P99
-/// TTFT meets the target (those covering λ when none up to four times as
-/// many do).
+/// TTFT meets the target ([`min_gpus`], which says when none does).
 fn aggregated_baseline(
     g: &dyn GpuProfile,
     p: &DisaggParams,
 ) -> Result<AggregatedBaseline, FleetError> {
-    let (n, rate) = match p.model {
+    let (isl, osl) = p.lengths();
+    let (n, rate, ttft_met) = match p.model {
         SizingModel::Slots => {
-            let isl = p.mean_isl.round().max(1.0) as u32;
-            let osl = p.mean_osl.round().max(1.0) as u32;
             let rate = g.throughput_rps(p.max_ctx, isl, osl);
-            (
-                (p.lam / (p.decode_efficiency * rate)).ceil().max(1.0) as u64,
-                rate,
-            )
+            let n = (p.lam / (p.decode_efficiency * rate)).ceil().max(1.0) as u64;
+            (n, rate, None)
         }
         SizingModel::Batch => {
-            let pair = (
-                p.mean_isl.round().clamp(1.0, u32::MAX as f64) as u32,
-                p.mean_osl.round().clamp(1.0, u32::MAX as f64) as u32,
-            );
-            let cdf = Cdf::from_pairs("disagg means".into(), vec![pair])?;
-            let m = BatchModel::new(
+            let cdf = Cdf::from_pairs("disagg means".into(), vec![(isl, osl)])?;
+            let m = PoolModel::new(
+                SizingModel::Batch,
                 &cdf,
                 1,
-                p.max_ctx.max(pair.0.saturating_add(pair.1)),
+                p.max_ctx,
                 g,
                 CalibrationMethod::Exact,
                 0,
             );
-            let cover = (p.lam / m.mu_gpu).floor() as u64 + 1;
-            let n = (cover..=cover.saturating_mul(4))
-                .find(|&n| m.p99_ttft_s(n, p.lam) * 1e3 <= p.slo_ttft_ms)
-                .unwrap_or(cover);
-            (n, m.mu_gpu)
+            let targets = SizingTargets {
+                slo_ms: p.slo_ttft_ms,
+                util_cap: None,
+                availability: None,
+            };
+            let s = min_gpus(p.lam, &m, &targets);
+            (s.n_gpus, m.mu_gpu(), Some(s.slo_met))
         }
     };
     Ok(AggregatedBaseline {
@@ -429,6 +447,7 @@ fn aggregated_baseline(
         n_gpus: n,
         cost_per_hr: n as f64 * g.cost_per_hr(),
         per_gpu_rps: rate,
+        ttft_met,
     })
 }
 
@@ -498,8 +517,7 @@ pub fn disagg_replay_spec(
     v: &DisaggVerifyParams,
     kv_bytes_per_token: u64,
 ) -> ReplaySpec {
-    let isl = p.mean_isl.round().max(1.0) as u32;
-    let osl = p.mean_osl.round().max(1.0) as u32;
+    let (isl, osl) = p.lengths();
     let pool = |workers: u64, profile: &dyn GpuProfile| ReplayPool {
         workers: u32::try_from(workers).unwrap_or(u32::MAX).max(1),
         engine: Some(Box::new(profile_engine(

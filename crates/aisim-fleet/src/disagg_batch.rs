@@ -87,28 +87,20 @@ pub struct SplitFigures {
 }
 
 impl SplitModel {
-    /// The model of requests of `isl` prompt and `osl` output tokens (the
-    /// means, as the engine check replays) up to `max_ctx`.
+    /// The model of requests of `(isl, osl)` prompt and output tokens (the
+    /// means in whole tokens, as the engine check replays), which `max_ctx`
+    /// holds (`DisaggParams::validate`).
     pub fn new(
         prefill: &dyn GpuProfile,
         decode: &dyn GpuProfile,
-        isl: f64,
-        osl: f64,
+        (isl, osl): (u32, u32),
         max_ctx: u32,
         max_num_seqs: u64,
     ) -> Result<SplitModel, FleetError> {
-        let prompt = isl.round().clamp(1.0, u32::MAX as f64) as u32;
-        let one_token = Cdf::from_pairs("disagg prompts".into(), vec![(prompt, 1)])?;
+        let one_token = Cdf::from_pairs("disagg prompts".into(), vec![(isl, 1)])?;
         Ok(SplitModel {
-            prefill: BatchModel::new(
-                &one_token,
-                1,
-                max_ctx.max(prompt.saturating_add(1)),
-                prefill,
-                CalibrationMethod::Exact,
-                0,
-            ),
-            decode: DecodeGpu::new(decode, isl, osl, max_num_seqs),
+            prefill: BatchModel::new(&one_token, 1, max_ctx, prefill, CalibrationMethod::Exact, 0),
+            decode: DecodeGpu::new(decode, f64::from(isl), f64::from(osl), max_num_seqs),
         })
     }
 
@@ -176,7 +168,7 @@ mod tests {
         // Llama-3.1-8B, so one prefill GPU sustains a few such prompts a
         // second, not one per KV slot.
         let p = resolve_profile("h100/llama-3.1-8b").unwrap();
-        let m = SplitModel::new(p.as_ref(), p.as_ref(), 10_000.0, 150.0, 131_072, 256).unwrap();
+        let m = SplitModel::new(p.as_ref(), p.as_ref(), (10_000, 150), 131_072, 256).unwrap();
         let mu = m.prefill.mu_gpu;
         assert!(mu > 1.0 && mu < 10.0, "{mu}");
         // Below capacity the TTFT is finite and falls as GPUs are added.

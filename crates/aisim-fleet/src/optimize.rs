@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::plan::{Candidate, Planner};
+use crate::pool_model::SizingModel;
 use crate::validate;
 use crate::FleetError;
 
@@ -113,7 +114,7 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
     planner.validate()?;
     p.validate(planner)?;
     let steps = ((p.gamma_max - 1.0) / 0.1).round().max(0.0) as u32;
-    let plans: Vec<_> = (0..=steps)
+    let mut plans: Vec<_> = (0..=steps)
         .map(|i| {
             planner.two_pool(
                 p.b_short,
@@ -122,6 +123,12 @@ pub fn optimize(planner: &Planner, p: &OptimizeParams) -> Result<OptimizeReport,
             )
         })
         .collect();
+    // The batch model weighs one pool against the splits (a split that costs
+    // more than one pool is never the answer); the reference's slot model
+    // sweeps γ only, and its figures are kept.
+    if planner.model == SizingModel::Batch {
+        plans.push(planner.one_pool());
+    }
     let candidates: Vec<Candidate> = plans.iter().map(|pl| pl.candidate.clone()).collect();
     // Cheapest first; ties to the smaller γ (sweep order, stable sort).
     let mut order: Vec<usize> = (0..plans.len()).collect();

@@ -10,7 +10,7 @@ use crate::calibrate::{CalibrationMethod, ServiceModel};
 use crate::cdf::{Cdf, LengthSource};
 use crate::mgc::simulate_mgc;
 use crate::pool_model::{PoolModel, SizingModel, TtftFigure};
-use crate::sizing::{min_gpus_counted, pool_at, PoolSize, SizingTargets, MIN_RATE};
+use crate::sizing::{min_gpus_counted, pool_at, PoolSize, SizingTargets};
 use crate::validate;
 use crate::FleetError;
 
@@ -182,7 +182,7 @@ impl Planner {
     }
 
     /// The workload the pools serve (up to `long_max_ctx`) and its rate.
-    fn served(&self) -> (Cdf, f64) {
+    pub(crate) fn served(&self) -> (Cdf, f64) {
         let max = self.long_max_ctx as u64;
         let cdf = self.cdf.up_to(max).unwrap_or_else(|| self.cdf.clone());
         (cdf, self.lam * (1.0 - self.cdf.share_above(max)))
@@ -229,7 +229,7 @@ impl Planner {
         let lam_l = (lam - lam_s).max(0.0);
         let short_cdf = served.short_part(b_short).unwrap_or_else(|| served.clone());
         let short = self.size(short_cdf, 1, b_short as u32, lam_s, self.gpu_short.as_ref());
-        let long = if 1.0 - short_share < MIN_LONG_SHARE || lam_l <= MIN_RATE {
+        let long = if 1.0 - short_share < MIN_LONG_SHARE || lam_l <= self.model.min_rate() {
             None
         } else {
             served.long_part(cut).map(|c| {

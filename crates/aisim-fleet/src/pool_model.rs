@@ -11,6 +11,9 @@ use crate::calibrate::{calibrate, Calibration, CalibrationMethod};
 use crate::cdf::Cdf;
 use crate::erlang::{p99_wait, p99_wait_plus};
 
+/// Below this rate (req/s) a pool gets no GPUs in the slot model (the reference's rule).
+pub const MIN_RATE: f64 = 0.01;
+
 /// Which model sizes pools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -40,6 +43,16 @@ impl SizingModel {
         match self {
             SizingModel::Slots => profile.n_slots(max_ctx),
             SizingModel::Batch => EngineConfig::default().max_num_seqs as u64,
+        }
+    }
+
+    /// Below this rate (req/s) a pool gets no GPUs: the reference's
+    /// [`MIN_RATE`] in the slot model; in the batch model any traffic gets
+    /// a GPU (none would leave it unserved, unseen).
+    pub fn min_rate(self) -> f64 {
+        match self {
+            SizingModel::Slots => MIN_RATE,
+            SizingModel::Batch => 0.0,
         }
     }
 
@@ -121,9 +134,37 @@ impl PoolModel {
         }
     }
 
+    /// Which model it is.
+    pub fn kind(&self) -> SizingModel {
+        match self {
+            PoolModel::Slots(_) => SizingModel::Slots,
+            PoolModel::Batch(_) => SizingModel::Batch,
+        }
+    }
+
     /// Whether a GPU can serve a request at all.
     pub fn serves(&self) -> bool {
         self.servers_per_gpu() > 0 && self.mu_gpu() > 0.0
+    }
+
+    /// Where the search for a count starts at `lam` req/s, and the most it
+    /// tries. The batch model: the fewest GPUs below their capacity
+    /// (`floor(λ/μ) + 1`), and 64 times that (at a 1/64th of capacity a
+    /// target still missed is the idle prefill's, out of reach: the P99
+    /// only creeps toward it). The slot model: the reference's
+    /// `ceil(λ/μ) + 1`, and every count whose servers fit a `u64`.
+    pub fn search_range(&self, lam: f64) -> (u64, u64) {
+        let load = lam / self.mu_gpu();
+        match self {
+            PoolModel::Slots(_) => (
+                (load.ceil() as u64).saturating_add(1).max(1),
+                u64::MAX / self.servers_per_gpu().max(1),
+            ),
+            PoolModel::Batch(_) => {
+                let lo = (load.floor() as u64).saturating_add(1);
+                (lo, lo.saturating_mul(64))
+            }
+        }
     }
 
     /// The TTFT figure (s) of `n` GPUs at `lam` req/s that sizing holds

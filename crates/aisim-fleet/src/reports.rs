@@ -188,13 +188,20 @@ pub fn whatif(
     for g in compare {
         validate::context("--long-max-ctx", base.long_max_ctx, g.as_ref())?;
     }
-    // A calibration does not depend on the rate: once per profile.
+    // A calibration does not depend on the rate: once per profile, on the
+    // requests a pool serves (the refused ones are the report's line).
+    let (served, served_lam) = base.served();
+    let served_share = if base.lam > 0.0 {
+        served_lam / base.lam
+    } else {
+        1.0
+    };
     let compare_cals: Vec<_> = compare
         .iter()
         .map(|g| {
             crate::pool_model::PoolModel::new(
                 base.model,
-                &base.cdf,
+                &served,
                 1,
                 base.long_max_ctx,
                 g.as_ref(),
@@ -229,7 +236,7 @@ pub fn whatif(
             .iter()
             .zip(&compare_cals)
             .map(|(g, cal)| {
-                let s = min_gpus(lam, cal, &p.targets);
+                let s = min_gpus(lam * served_share, cal, &p.targets);
                 GpuCompareRow {
                     lam,
                     gpu: g.key().to_string(),

@@ -43,9 +43,6 @@ pub struct PoolSize {
     pub slo_met: bool,
 }
 
-/// Below this rate (req/s) a pool gets no GPUs.
-pub const MIN_RATE: f64 = 0.01;
-
 /// P99 TTFT (ms) of `n` GPUs at rate `lam`: the P99 of wait + prefill.
 pub fn p99_ttft_ms(n: u64, lam: f64, model: &PoolModel) -> f64 {
     model.p99_ttft_s(n, lam) * 1e3
@@ -60,7 +57,7 @@ pub fn pool_at(n: u64, lam: f64, model: &PoolModel, slo_ms: f64) -> PoolSize {
             p99_wait_ms: 0.0,
             p99_ttft_ms: 0.0,
             rho: 0.0,
-            slo_met: lam <= MIN_RATE,
+            slo_met: lam <= model.kind().min_rate(),
         };
     }
     let ttft = p99_ttft_ms(n, lam, model);
@@ -116,10 +113,11 @@ pub fn first_ok(lo: u64, max: u64, mut ok: impl FnMut(u64) -> bool) -> (Option<u
 }
 
 /// Fewest GPUs meeting the TTFT target at rate `lam` (and the utilization cap),
-/// searching upward from `max(1, ceil(λ/μ_gpu) + 1)`. aisim sizes for the
-/// P99 TTFT (of wait + prefill) the SLO is about, where the reference compares
-/// the wait alone. When even an idle pool's P99 prefill exceeds the target,
-/// the count that keeps the queue stable is returned with `slo_met = false`.
+/// searching upward over the model's [`PoolModel::search_range`]. aisim sizes
+/// for the P99 TTFT (of wait + prefill) the SLO is about, where the reference
+/// compares the wait alone. When the target is out of reach (an idle pool's
+/// P99 prefill exceeds it, or the range ends short of it), the count that
+/// keeps the queue stable is returned with `slo_met = false`.
 pub fn min_gpus(lam: f64, model: &PoolModel, t: &SizingTargets) -> PoolSize {
     min_gpus_counted(lam, model, t).0
 }
@@ -127,21 +125,19 @@ pub fn min_gpus(lam: f64, model: &PoolModel, t: &SizingTargets) -> PoolSize {
 /// [`min_gpus`] and the number of P99 evaluations its search made (at most
 /// [`MAX_EVALUATIONS`], whatever the rate).
 pub fn min_gpus_counted(lam: f64, model: &PoolModel, t: &SizingTargets) -> (PoolSize, u32) {
-    if lam <= MIN_RATE || !model.serves() {
+    if lam <= model.kind().min_rate() || !model.serves() {
         return (pool_at(0, lam, model, t.slo_ms), 0);
     }
     let mu_gpu = model.mu_gpu();
-    let start = ((lam / mu_gpu).ceil() as u64).saturating_add(1).max(1);
+    let (start, max) = model.search_range(lam);
+    let start = start.min(max);
     // Past an unreachable target (prefill alone too slow), the stable count stands.
     let (mut n, evals) = if model.p99_prefill_s() * 1e3 > t.slo_ms {
         (start, 0)
     } else {
-        // The P99 falls as GPUs are added; a count whose servers overflow is never needed.
-        let max = u64::MAX / model.servers_per_gpu().max(1);
-        let (n, evals) = first_ok(start.min(max), max, |n| {
-            p99_ttft_ms(n, lam, model) <= t.slo_ms
-        });
-        (n.unwrap_or(max), evals)
+        // The P99 falls as GPUs are added; past `max` the target is out of reach.
+        let (n, evals) = first_ok(start, max, |n| p99_ttft_ms(n, lam, model) <= t.slo_ms);
+        (n.unwrap_or(start), evals)
     };
     if let Some(cap) = t.util_cap {
         n = n.max((lam / (cap * mu_gpu)).ceil() as u64);

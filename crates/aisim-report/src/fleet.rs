@@ -75,21 +75,11 @@ fn workload_lines(w: &WorkloadNote) -> String {
         out += &format!(
             "Refused: {count}{} % of them ({} req/s), are longer than --long-max-ctx {} tokens; no pool serves them and none is sized for them.\n",
             num(100.0 * w.refused_share, 2),
-            sig(w.refused_rps),
+            table::sig(w.refused_rps),
             w.max_ctx
         );
     }
     out + "\n"
-}
-
-/// A rate with three significant digits.
-fn sig(x: f64) -> String {
-    let digits = if x == 0.0 || !x.is_finite() {
-        0
-    } else {
-        (2 - x.abs().log10().floor() as i32).clamp(0, 9) as usize
-    };
-    num(x, digits)
 }
 
 /// The name of the check that simulates a model's queue.
@@ -266,14 +256,20 @@ pub fn render_disagg(r: &DisaggReport) -> String {
         }
         t.row(row);
     }
-    let mut a =
-        Table::new(["aggregated on", "GPUs", "$/hr", "per-GPU rps"]).titled("Aggregated baselines");
+    let mut a = Table::new(["aggregated on", "GPUs", "$/hr", "per-GPU rps", "TTFT SLO"])
+        .titled("Aggregated baselines");
     for b in &r.aggregated {
         a.row([
             b.gpu.clone(),
             b.n_gpus.to_string(),
             num(b.cost_per_hr, 2),
             num(b.per_gpu_rps, 2),
+            match b.ttft_met {
+                Some(true) => "ok",
+                Some(false) => "MISS",
+                None => "-",
+            }
+            .to_string(),
         ]);
     }
     let best = match &r.best {
