@@ -16,7 +16,7 @@ use crate::fidelity::calibrate::{
     calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
     FittedFile, FITTED_VERSION, FIT_NAMES,
 };
-use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
+use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
 use crate::fidelity::measured::MeasuredRun;
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
@@ -460,7 +460,7 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             &a.input, stage, spec, &a.out, &name, block,
         )?);
     }
-    let (requests, spec, block) = match from {
+    let (requests, spec, block, origin) = match from {
         ImportSource::Llmservingsim => {
             if a.trace_block_size.is_some() {
                 return Err(JobError::msg("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks"));
@@ -469,7 +469,8 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
                 return Err(JobError::msg("--spec-from has no effect with --from llmservingsim: the spec comes from its meta.json"));
             }
             let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref())?;
-            (r, s, 16)
+            let origin = origin_of("llmservingsim", &r);
+            (r, s, 16, origin)
         }
         ImportSource::InferencePerf => unreachable!("imported above"),
         ImportSource::Generic => {
@@ -489,10 +490,12 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
                     spec.timing = t;
                 }
             }
-            (read_generic(&a.input)?, spec, block)
+            let r = read_generic(&a.input)?;
+            let origin = origin_of("generic", &r);
+            (r, spec, block, origin)
         }
     };
-    Ok(imported(&a.out, &name, spec, &requests, block))
+    Ok(imported(&a.out, &name, spec, &requests, block, origin))
 }
 
 /// A run's default name: its file name without `.json`.
