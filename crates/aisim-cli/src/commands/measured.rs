@@ -27,6 +27,8 @@ pub enum MeasuredCommand {
     ///   aisim measured import requests.jsonl --out run.json --profile h100/llama-3.1-8b
     ///   aisim measured import --from llmservingsim ../shared/real/llmservingsim/RTX4090__Llama-3.1-8B --out rtx4090.json
     ///   aisim measured import --from inference-perf RUN_DIR --stage 0 --profile h100/mixtral-8x7b/tp2 --out stage0.json
+    ///   aisim measured import --from vllm-bench vllm-result.json --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from aiperf artifacts/RUN --profile h100/llama-3.1-8b --out run.json
     #[command(verbatim_doc_comment)]
     Import(ImportArgs),
 }
@@ -39,12 +41,16 @@ pub enum Source {
     Llmservingsim,
     /// An inference-perf run folder (results/config.yaml, the stages' lifecycle metrics, exp-config.yaml); needs --stage and --profile.
     InferencePerf,
+    /// The JSON of `vllm bench serve --save-result --save-detailed` (sent at start_times); needs --profile.
+    VllmBench,
+    /// AIPerf's profile_export.jsonl, or its artifact folder (sent at request_start_ns); needs --profile.
+    Aiperf,
 }
 
 /// Flags of `measured import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Per-request file, or with --from llmservingsim the run folder.
+    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf: its artifact folder).
     pub input: PathBuf,
     /// What INPUT is [default: generic].
     #[arg(long, value_enum)]
@@ -117,6 +123,8 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             Source::Generic => ImportSource::Generic,
             Source::Llmservingsim => ImportSource::Llmservingsim,
             Source::InferencePerf => ImportSource::InferencePerf,
+            Source::VllmBench => ImportSource::VllmBench,
+            Source::Aiperf => ImportSource::Aiperf,
         }),
         out: a.out.clone(),
         name: a.name,

@@ -3,7 +3,6 @@
 //! import gives the measured run and the Mooncake trace it implies (arrivals
 //! at the measured send times), written next to each other.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -11,16 +10,18 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::TimingSpec;
 use serde_json::{Map, Value};
 
+use super::bench_file::json_lines;
 use super::json_file::read_json;
 use super::measured::{
     Arrival, Measured, MeasuredRun, Origin, PrefixReuse, Served, MEASURED_VERSION,
 };
+use super::request_check::{check_line, Names, Seen};
 use super::stats::Stats;
 use super::timed_request::{requests_text, trace_order, TimedRequest, Turn};
 use super::FidelityError;
 use aisim_replay::spec::WorkloadSpec;
 use aisim_replay::trace::csv::{cell_text, CsvRecords};
-use aisim_replay::trace::{read_trace, row_error, write_mooncake_row, Lines, TraceFormat};
+use aisim_replay::trace::{read_trace, row_error, write_mooncake_row, TraceFormat};
 use aisim_replay::ReplayError;
 use aisim_replay::ReplaySpec;
 use csv::ByteRecord;
@@ -90,137 +91,6 @@ fn field_error(
     row_error(path, line, field, format!("{value}: {need}"))
 }
 
-/// The ids, and the conversations' turns, a file has measured so far.
-#[derive(Default)]
-struct Seen {
-    ids: HashSet<String>,
-    turns: HashSet<Turn>,
-}
-
-/// Checks a request's times and lengths, and that its id (and its turn of a
-/// conversation) is new. A request that did not complete is checked for
-/// its times and lengths only: the trace replays it.
-fn check(
-    path: &Path,
-    r: &TimedRequest,
-    names: [&str; 4],
-    seen: &mut Seen,
-) -> Result<(), ReplayError> {
-    let [send, first, end, output] = names;
-    for (field, v) in [(send, r.send_s), (first, r.first_token_s), (end, r.end_s)] {
-        // Within aisim's clock (2^63 ns), so the trace written from these
-        // times never has to clamp one.
-        if aisim_replay::workload::clock::checked_ms(v * 1e3).is_none() {
-            return Err(field_error(
-                path,
-                r.line,
-                field,
-                aisim_core::number::float(v),
-                "must be a time of 0 ..= 9223372036 seconds (aisim's clock, 2^63 ns)",
-            ));
-        }
-    }
-    // Each time at or after the one before it.
-    for (field, v, before, what) in [
-        (first, r.first_token_s, r.send_s, "the send time"),
-        (end, r.end_s, r.first_token_s, "the first token"),
-    ] {
-        if v < before {
-            return Err(field_error(
-                path,
-                r.line,
-                field,
-                v,
-                &format!("is before {what} {before}"),
-            ));
-        }
-    }
-    // Tokens after the first take time: several in no time is no measurement.
-    if r.completed() && r.output_tokens > 1 && r.end_s == r.first_token_s {
-        return Err(field_error(
-            path,
-            r.line,
-            end,
-            r.end_s,
-            &format!(
-                "is the first token's time, yet {} tokens came after it: a measured request takes time per token",
-                r.output_tokens - 1
-            ),
-        ));
-    }
-    if r.output_tokens == 0 {
-        return Err(field_error(
-            path,
-            r.line,
-            output,
-            0,
-            "a measured request has at least 1 output token",
-        ));
-    }
-    if let Some(gaps) = &r.itl_s {
-        if let Some(g) = gaps.iter().find(|g| !g.is_finite() || **g < 0.0) {
-            return Err(field_error(
-                path,
-                r.line,
-                "itl_s",
-                g,
-                "must be gaps of 0 seconds or more",
-            ));
-        }
-        if r.completed() {
-            let want = r.output_tokens as usize - 1;
-            if gaps.len() != want {
-                return Err(field_error(
-                    path,
-                    r.line,
-                    "itl_s",
-                    format!("{} gaps", gaps.len()),
-                    &format!("every token's gap is {want} of them ({output} − 1)"),
-                ));
-            }
-            // The last token comes by the end (to a microsecond); a stream
-            // may close a little after its last token.
-            let last = r.first_token_s + gaps.iter().sum::<f64>();
-            if last - r.end_s > 1e-6 {
-                return Err(field_error(
-                    path,
-                    r.line,
-                    "itl_s",
-                    format!(
-                        "gaps adding up to {} s",
-                        aisim_core::number::float(last - r.first_token_s)
-                    ),
-                    &format!(
-                        "must add up to at most {end} − {first} ({} s)",
-                        aisim_core::number::float(r.end_s - r.first_token_s)
-                    ),
-                ));
-            }
-        }
-    }
-    if !seen.ids.insert(r.id.clone()) {
-        return Err(field_error(
-            path,
-            r.line,
-            "request_id",
-            &r.id,
-            "is measured twice",
-        ));
-    }
-    if let Some(t) = &r.session {
-        if !seen.turns.insert(t.clone()) {
-            return Err(field_error(
-                path,
-                r.line,
-                "turn_index",
-                t.turn_index,
-                &format!("conversation {} has this turn twice", t.session_id),
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn get<'v>(
     path: &Path,
     line: usize,
@@ -252,30 +122,6 @@ fn tokens(path: &Path, line: usize, v: &Value, field: &str) -> Result<u32, Repla
 
 fn id_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
-}
-
-/// Reads JSON lines, giving each object and its line to `row`.
-fn json_lines(
-    path: &Path,
-    mut row: impl FnMut(usize, &Map<String, Value>) -> Result<(), ReplayError>,
-) -> Result<(), ReplayError> {
-    let file = File::open(path).map_err(|source| ReplayError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut lines = Lines::new(BufReader::new(file), path);
-    while let Some((line, text)) = lines.next_line()? {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| aisim_replay::trace::json_rows::broken_json(path, line, &e))?;
-        let o = v
-            .as_object()
-            .ok_or_else(|| row_error(path, line, "(row)", "not a JSON object"))?;
-        row(line, o)?;
-    }
-    Ok(())
 }
 
 fn generic_json(
@@ -480,7 +326,7 @@ fn csv_row(
 pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
     let mut out = Vec::new();
     let mut seen = Seen::default();
-    let names = ["send_s", "first_token_s", "end_s", "output_tokens"];
+    let names = Names::generic("send_s", "first_token_s", "end_s", "output_tokens");
     let is_csv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
@@ -512,13 +358,13 @@ pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
             };
             let o = csv_row(path, line, h, &texts)?;
             let r = generic_json(path, line, &o)?;
-            check(path, &r, names, &mut seen)?;
+            check_line(path, &r, &names, &mut seen)?;
             out.push(r);
         }
     } else {
         json_lines(path, |line, o| {
             let r = generic_json(path, line, o)?;
-            check(path, &r, names, &mut seen)?;
+            check_line(path, &r, &names, &mut seen)?;
             out.push(r);
             Ok(())
         })?;
@@ -731,15 +577,15 @@ pub fn read_llmservingsim(
             hash_ids: None,
             ..TimedRequest::default()
         };
-        check(
+        check_line(
             &path,
             &r,
-            [
+            &Names::generic(
                 "queued_ts",
                 "first_token_ts",
                 "last_token_ts",
                 "output_toks",
-            ],
+            ),
             &mut seen,
         )?;
         requests.push(r);

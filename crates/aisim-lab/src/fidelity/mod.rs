@@ -4,6 +4,8 @@
 //! (`validate`) and fitting the physics model's coefficients to them
 //! (`calibrate`). docs/fidelity.md describes the formats and models.
 
+pub mod aiperf;
+pub mod bench_file;
 pub mod calibrate;
 mod error;
 pub mod import;
@@ -11,9 +13,11 @@ pub mod inference_perf;
 mod json_file;
 pub mod measured;
 mod optimize;
+mod request_check;
 pub mod request_times;
 pub mod stats;
 pub mod timed_request;
 pub mod validate;
+pub mod vllm_bench;
 
 pub use error::FidelityError;

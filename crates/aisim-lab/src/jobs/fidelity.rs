@@ -12,14 +12,16 @@ use serde::{Deserialize, Serialize};
 
 use super::timing_form::{fitted_frontend_ms, parse_timing, timing_flags};
 use super::{JobError, Version};
+use crate::fidelity::aiperf::read_aiperf;
 use crate::fidelity::calibrate::{
     calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
     FittedFile, FITTED_VERSION, FIT_NAMES,
 };
 use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
-use crate::fidelity::measured::MeasuredRun;
+use crate::fidelity::measured::{MeasuredRun, Served};
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
+use crate::fidelity::vllm_bench::read_vllm_bench;
 
 /// `aisim validate RUN.json...` (the runs required).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -387,6 +389,23 @@ pub enum ImportSource {
     /// An inference-perf run folder (results/config.yaml, the stages'
     /// lifecycle metrics, exp-config.yaml): summaries only.
     InferencePerf,
+    /// `vllm bench serve --save-result --save-detailed`'s result JSON.
+    VllmBench,
+    /// AIPerf's `profile_export.jsonl` (or its artifact folder).
+    Aiperf,
+}
+
+impl ImportSource {
+    /// Its name on the command line (`--from`).
+    fn flag(self) -> &'static str {
+        match self {
+            ImportSource::Generic => "generic",
+            ImportSource::Llmservingsim => "llmservingsim",
+            ImportSource::InferencePerf => "inference-perf",
+            ImportSource::VllmBench => "vllm-bench",
+            ImportSource::Aiperf => "aiperf",
+        }
+    }
 }
 
 /// `aisim measured import INPUT --out RUN.json` (both required).
@@ -460,6 +479,9 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             &a.input, stage, spec, &a.out, &name, block,
         )?);
     }
+    if matches!(from, ImportSource::VllmBench | ImportSource::Aiperf) {
+        return bench_import(a, from, &name);
+    }
     let (requests, spec, block, origin) = match from {
         ImportSource::Llmservingsim => {
             if a.trace_block_size.is_some() {
@@ -472,7 +494,9 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             let origin = origin_of("llmservingsim", &r);
             (r, s, 16, origin)
         }
-        ImportSource::InferencePerf => unreachable!("imported above"),
+        ImportSource::InferencePerf | ImportSource::VllmBench | ImportSource::Aiperf => {
+            unreachable!("imported above")
+        }
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -496,6 +520,49 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
         }
     };
     Ok(imported(&a.out, &name, spec, &requests, block, origin))
+}
+
+/// A load generator's result file as a measured run: its spec from
+/// `--spec-from` and `--profile` (one of them needed: the files name no
+/// hardware), served over HTTP, streaming, as these clients measure.
+fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imported, JobError> {
+    let flag = from.flag();
+    if a.profile.is_none() && a.spec_from.is_none() {
+        return Err(JobError::msg(format!(
+            "--from {flag} needs --profile HARDWARE/MODEL[/tpN] (or --spec-from RUN.json): the file names no hardware"
+        )));
+    }
+    let mut spec = match &a.spec_from {
+        Some(p) => MeasuredRun::from_file(p)?.spec,
+        None => ReplaySpec::default(),
+    };
+    if a.profile.is_some() {
+        if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing)? {
+            spec.timing = t;
+        }
+    }
+    let block = a.trace_block_size.unwrap_or(16);
+    if block == 0 {
+        return Err(JobError::msg(
+            "--trace-block-size 0: at least 1 token per block",
+        ));
+    }
+    let run = match from {
+        ImportSource::VllmBench => {
+            if a.input.is_dir() {
+                return Err(JobError::msg(format!(
+                    "--from vllm-bench reads one result file, and {} is a folder: name the JSON `vllm bench serve --save-result --save-detailed` wrote",
+                    a.input.display()
+                )));
+            }
+            read_vllm_bench(&a.input)?
+        }
+        ImportSource::Aiperf => read_aiperf(&a.input)?,
+        _ => unreachable!("a load generator's file"),
+    };
+    let mut i = imported(&a.out, name, spec, &run.requests, block, run.origin);
+    i.run.served = Served::HttpStreaming;
+    Ok(i)
 }
 
 /// A run's default name: its file name without `.json`.

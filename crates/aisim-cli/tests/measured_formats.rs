@@ -1,0 +1,654 @@
+//! `aisim measured import --from FORMAT` on the load generators' result
+//! files of `fixtures/measured/` (written by hand from each tool's
+//! documented schema): the import, `validate` of the imported run, the
+//! round trip through the generic shape, and every error path of each
+//! reader (exit 2, naming the file, the line or JSON path, and the field).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{json, Value};
+
+const PROFILE: &str = "h100/llama-3.1-8b";
+
+/// `aisim measured import --from FROM INPUT --profile h100/llama-3.1-8b
+/// --out DIR/NAME.json`: the run's path.
+fn import(from: &str, input: &str, dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(format!("{name}.json"));
+    let o = aisim(&[
+        "measured",
+        "import",
+        "--from",
+        from,
+        input,
+        "--profile",
+        PROFILE,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    out
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `a` equals `b` to a relative 1e-9 (the same numbers, summed in
+/// another order).
+fn close(a: &Value, b: f64, what: &str) {
+    let a = a
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: {a} is no number"));
+    assert!(
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+        "{what}: {a} is not {b}"
+    );
+}
+
+/// The generic per-request file an import wrote, imported again with the
+/// run's spec, gives the same measurement and the same trace.
+fn round_trip(run: &Path, dir: &Path) {
+    let v = read(run);
+    let requests = dir.join(v["requests"].as_str().unwrap());
+    let again = dir.join("again.json");
+    let o = aisim(&[
+        "measured",
+        "import",
+        requests.to_str().unwrap(),
+        "--spec-from",
+        run.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let w = read(&again);
+    assert_eq!(w["measured"], v["measured"]);
+    assert_eq!(w["spec"]["timing"], v["spec"]["timing"]);
+    let trace = |p: &Path| std::fs::read_to_string(p.with_extension("trace.jsonl")).unwrap();
+    assert_eq!(trace(&again), trace(run));
+    let reqs = |p: &Path| std::fs::read_to_string(p.with_extension("requests.jsonl")).unwrap();
+    assert_eq!(reqs(&again), reqs(run));
+}
+
+/// `aisim validate RUN --format json`: the metrics it compared.
+fn validated_metrics(run: &Path) -> Vec<String> {
+    let v = json_ok(&["validate", run.to_str().unwrap(), "--format", "json"]);
+    let mut m: Vec<String> = v["runs"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"].as_str().unwrap().to_string())
+        .collect();
+    m.dedup();
+    m
+}
+
+fn fails(args: &[&str], wants: &[&str]) {
+    let o = aisim(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in wants {
+        assert!(err.contains(w), "{args:?}: `{w}` not in {err}");
+    }
+}
+
+/// Imports `input` as `--from FROM` and expects exit 2 naming `wants`.
+fn refused(from: &str, input: &Path, wants: &[&str]) {
+    let out = input.with_file_name("out.json");
+    fails(
+        &[
+            "measured",
+            "import",
+            "--from",
+            from,
+            input.to_str().unwrap(),
+            "--profile",
+            PROFILE,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        wants,
+    );
+}
+
+// ---------------------------------------------------------------- vllm-bench
+
+fn vllm_fixture() -> Value {
+    read(Path::new(&fixture("measured/vllm_bench.json")))
+}
+
+#[test]
+fn vllm_bench_imports_as_the_client_measured_it() {
+    let dir = temp_dir("formats-vllm");
+    let run = import(
+        "vllm-bench",
+        &fixture("measured/vllm_bench.json"),
+        &dir,
+        "v",
+    );
+    let v = read(&run);
+    let f = vllm_fixture();
+    let m = &v["measured"];
+    // Two failed requests: offered, not completed, replayed all the same.
+    assert_eq!(m["offered"], 30);
+    assert_eq!(m["completed"], f["completed"]);
+    assert_eq!(f["failed"], 2);
+    // The statistics vLLM printed, from the same requests (its medians and
+    // percentiles interpolate as aisim's import does).
+    for (metric, stat, key) in [
+        ("ttft_ms", "mean", "mean_ttft_ms"),
+        ("ttft_ms", "p50", "median_ttft_ms"),
+        ("ttft_ms", "p99", "p99_ttft_ms"),
+        ("tpot_ms", "mean", "mean_tpot_ms"),
+        ("tpot_ms", "p50", "median_tpot_ms"),
+        ("itl_ms", "mean", "mean_itl_ms"),
+        ("itl_ms", "p50", "median_itl_ms"),
+        ("itl_ms", "p99", "p99_itl_ms"),
+        ("e2e_ms", "mean", "mean_e2el_ms"),
+        ("e2e_ms", "p50", "median_e2el_ms"),
+        ("e2e_ms", "p99", "p99_e2el_ms"),
+    ] {
+        close(&m[metric][stat], f[key].as_f64().unwrap(), key);
+    }
+    assert_eq!(
+        v["origin"],
+        json!({"from": "vllm-bench", "arrival": "sent", "prefix_reuse": "unknown"})
+    );
+    assert_eq!(v["served"], "http_streaming");
+    // The trace: every request at its start time from the first, in order.
+    let trace = lines(&dir.join("v.trace.jsonl"));
+    assert_eq!(trace.len(), 30);
+    let starts: Vec<f64> = f["start_times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    for (i, row) in trace.iter().enumerate() {
+        let want = ((starts[i] - starts[0]) * 1e6).round() / 1e3;
+        close(&row["timestamp"], want, &format!("trace row {i}"));
+        assert_eq!(row["input_length"], f["input_lens"][i]);
+        assert_eq!(row["hash_ids"], json!([]));
+    }
+    // The failed ones keep their prompt and are replayed with one token.
+    assert_eq!(trace[11]["output_length"], 1);
+    let requests = lines(&dir.join("v.requests.jsonl"));
+    let failed: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["error"].as_str())
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed[0].contains("ServerDisconnectedError"), "{failed:?}");
+    assert_eq!(failed[1], "Service Unavailable");
+    assert_eq!(
+        requests[0]["itl_s"].as_array().unwrap().len() + 1,
+        f["output_lens"][0].as_u64().unwrap() as usize
+    );
+}
+
+#[test]
+fn a_vllm_bench_run_validates_with_its_itl_and_round_trips() {
+    let dir = temp_dir("formats-vllm-validate");
+    let run = import(
+        "vllm-bench",
+        &fixture("measured/vllm_bench.json"),
+        &dir,
+        "v",
+    );
+    assert_eq!(
+        validated_metrics(&run),
+        [
+            "ttft_ms",
+            "tpot_ms",
+            "itl_ms",
+            "e2e_ms",
+            "output_tok_s",
+            "completed"
+        ]
+    );
+    round_trip(&run, &dir);
+}
+
+#[test]
+fn a_chunk_of_several_tokens_leaves_the_itl_unknown() {
+    let dir = temp_dir("formats-vllm-chunks");
+    let mut f = vllm_fixture();
+    // Request 0's last two tokens came in one chunk.
+    let gaps = f["itls"][0].as_array_mut().unwrap();
+    let last = gaps.pop().unwrap().as_f64().unwrap();
+    let before = gaps.pop().unwrap().as_f64().unwrap();
+    gaps.push(json!(before + last));
+    let p = dir.join("chunks.json");
+    std::fs::write(&p, f.to_string()).unwrap();
+    let run = import("vllm-bench", p.to_str().unwrap(), &dir, "c");
+    let v = read(&run);
+    assert!(v["measured"].get("itl_ms").is_none(), "{}", v["measured"]);
+    assert!(v["measured"].get("tpot_ms").is_some());
+}
+
+/// The fixture with `change` made, written to a file of its own.
+fn vllm_with(tag: &str, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let dir = temp_dir(&format!("formats-vllm-bad-{tag}"));
+    let mut f = vllm_fixture();
+    change(&mut f);
+    let p = dir.join("result.json");
+    std::fs::write(&p, f.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn bad_vllm_bench_files_exit_2_naming_the_json_path() {
+    let p = vllm_with("no-start", |f| {
+        f.as_object_mut().unwrap().remove("start_times");
+    });
+    refused(
+        "vllm-bench",
+        &p,
+        &["result.json", "`start_times`", "arrival process is unknown"],
+    );
+    let p = vllm_with("not-detailed", |f| {
+        f.as_object_mut().unwrap().remove("itls");
+    });
+    refused("vllm-bench", &p, &["`itls`", "--save-detailed"]);
+    let p = vllm_with("short", |f| {
+        f["ttfts"].as_array_mut().unwrap().pop();
+    });
+    refused(
+        "vllm-bench",
+        &p,
+        &["`ttfts`", "29 entries", "start_times has 30"],
+    );
+    let p = vllm_with("not-array", |f| f["output_lens"] = json!(5));
+    refused(
+        "vllm-bench",
+        &p,
+        &["`output_lens`", "a number: must be an array"],
+    );
+    let p = vllm_with("bad-ttft", |f| f["ttfts"][3] = json!("fast"));
+    refused("vllm-bench", &p, &["`ttfts[3]`", "number of seconds"]);
+    let p = vllm_with("negative-ttft", |f| f["ttfts"][4] = json!(-0.01));
+    refused("vllm-bench", &p, &["`ttfts[4]`", "0 seconds or more"]);
+    let p = vllm_with("bad-gap", |f| f["itls"][2][1] = json!(null));
+    refused("vllm-bench", &p, &["`itls[2][1]`", "number of seconds"]);
+    let p = vllm_with("negative-gap", |f| f["itls"][2][1] = json!(-0.001));
+    refused("vllm-bench", &p, &["`itls[2]`", "0 seconds or more"]);
+    let p = vllm_with("gaps-not-array", |f| f["itls"][2] = json!(0.01));
+    refused("vllm-bench", &p, &["`itls[2]`", "must be an array"]);
+    let p = vllm_with("bad-len", |f| f["input_lens"][5] = json!(-3));
+    refused("vllm-bench", &p, &["`input_lens[5]`", "whole number"]);
+    let p = vllm_with("bad-error", |f| f["errors"][6] = json!(7));
+    refused("vllm-bench", &p, &["`errors[6]`", "failure's text"]);
+    let p = vllm_with("bad-start", |f| f["start_times"][7] = json!(-1.0));
+    refused("vllm-bench", &p, &["`start_times[7]`", "aisim's clock"]);
+    let p = vllm_with("empty", |f| {
+        for k in [
+            "start_times",
+            "input_lens",
+            "output_lens",
+            "ttfts",
+            "itls",
+            "errors",
+        ] {
+            f[k] = json!([]);
+        }
+    });
+    refused("vllm-bench", &p, &["`start_times`", "no requests"]);
+    let p = vllm_with("not-object", |f| *f = json!([1, 2]));
+    refused("vllm-bench", &p, &["`(file)`", "not a JSON object"]);
+    let p = temp_file("formats-vllm-broken.json", "{\"start_times\": [1.0,");
+    refused("vllm-bench", &p, &["formats-vllm-broken.json", "line 1"]);
+    let dir = temp_dir("formats-vllm-folder");
+    refused("vllm-bench", &dir, &["is a folder", "name the JSON"]);
+    let out = dir.join("x.json");
+    fails(
+        &[
+            "measured",
+            "import",
+            "--from",
+            "vllm-bench",
+            &fixture("measured/vllm_bench.json"),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--from vllm-bench needs --profile"],
+    );
+}
+
+// -------------------------------------------------------------------- aiperf
+
+fn aiperf_records() -> Vec<Value> {
+    lines(Path::new(&fixture("measured/aiperf/profile_export.jsonl")))
+}
+
+#[test]
+fn aiperf_imports_with_its_conversations_and_chunk_gaps() {
+    let dir = temp_dir("formats-aiperf");
+    let run = import("aiperf", &fixture("measured/aiperf"), &dir, "a");
+    let v = read(&run);
+    let recs = aiperf_records();
+    // The warm-up request is left out; the failed one is offered.
+    let profiled: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
+        .collect();
+    assert_eq!(recs.len(), 25);
+    assert_eq!(profiled.len(), 24);
+    let done: Vec<&&Value> = profiled.iter().filter(|r| r["error"].is_null()).collect();
+    let m = &v["measured"];
+    assert_eq!(m["offered"], 24);
+    assert_eq!(m["completed"], 23);
+    let mean =
+        |f: &dyn Fn(&Value) -> f64| done.iter().map(|r| f(r)).sum::<f64>() / done.len() as f64;
+    let metric = |r: &Value, tag: &str| r["metrics"][tag]["value"].as_f64().unwrap();
+    close(
+        &m["ttft_ms"]["mean"],
+        mean(&|r| metric(r, "time_to_first_token")),
+        "ttft",
+    );
+    close(
+        &m["e2e_ms"]["mean"],
+        mean(&|r| metric(r, "request_latency")),
+        "e2e",
+    );
+    let gaps: Vec<f64> = done
+        .iter()
+        .flat_map(|r| {
+            r["metrics"]["inter_chunk_latency"]["value"]
+                .as_array()
+                .unwrap()
+                .clone()
+        })
+        .map(|g| g.as_f64().unwrap())
+        .collect();
+    close(
+        &m["itl_ms"]["mean"],
+        gaps.iter().sum::<f64>() / gaps.len() as f64,
+        "itl",
+    );
+    assert_eq!(
+        v["origin"],
+        json!({"from": "aiperf", "arrival": "sent", "prefix_reuse": "unknown"})
+    );
+    // Eight conversations of three turns: later turns wait their think time.
+    let trace = lines(&dir.join("a.trace.jsonl"));
+    assert_eq!(trace.len(), 24);
+    let sessions: std::collections::BTreeSet<u64> = trace
+        .iter()
+        .map(|r| r["session_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions, (0..8).collect());
+    assert_eq!(
+        trace.iter().filter(|r| r.get("delay_ms").is_some()).count(),
+        16
+    );
+    // The first request sent is the trace's first, at 0.
+    let first_send = profiled
+        .iter()
+        .map(|r| r["metadata"]["request_start_ns"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    let second = profiled
+        .iter()
+        .map(|r| r["metadata"]["request_start_ns"].as_u64().unwrap())
+        .filter(|&s| s > first_send)
+        .min()
+        .unwrap();
+    close(&trace[0]["timestamp"], 0.0, "first arrival");
+    close(
+        &trace[1]["timestamp"],
+        ((second - first_send) as f64 / 1e6 * 1e3).round() / 1e3,
+        "second arrival",
+    );
+}
+
+#[test]
+fn an_aiperf_run_validates_with_its_itl_and_round_trips() {
+    let dir = temp_dir("formats-aiperf-validate");
+    let run = import(
+        "aiperf",
+        &fixture("measured/aiperf/profile_export.jsonl"),
+        &dir,
+        "a",
+    );
+    assert_eq!(
+        validated_metrics(&run),
+        [
+            "ttft_ms",
+            "tpot_ms",
+            "itl_ms",
+            "e2e_ms",
+            "output_tok_s",
+            "completed"
+        ]
+    );
+    round_trip(&run, &dir);
+}
+
+/// The fixture with `change` made to record `i` (0-based line), written
+/// to a file of its own.
+fn aiperf_with(tag: &str, i: usize, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let dir = temp_dir(&format!("formats-aiperf-bad-{tag}"));
+    let mut recs = aiperf_records();
+    change(&mut recs[i]);
+    let text: String = recs.iter().map(|r| format!("{r}\n")).collect();
+    let p = dir.join("profile_export.jsonl");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A change made to a record.
+type Change = Box<dyn FnOnce(&mut Value)>;
+
+#[test]
+fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
+    // Line 3 is a completed request of the profiling phase.
+    assert_eq!(
+        aiperf_records()[2]["metadata"]["benchmark_phase"],
+        "profiling"
+    );
+    assert!(aiperf_records()[2]["error"].is_null());
+    let cases: Vec<(&str, Change, Vec<&str>)> = vec![
+        (
+            "no-metadata",
+            Box::new(|r| {
+                r.as_object_mut().unwrap().remove("metadata");
+            }),
+            vec![":3:", "`metadata`", "missing"],
+        ),
+        (
+            "start",
+            Box::new(|r| r["metadata"]["request_start_ns"] = json!(1.5)),
+            vec![
+                ":3:",
+                "`metadata.request_start_ns`",
+                "whole number of nanoseconds",
+            ],
+        ),
+        (
+            "no-end",
+            Box::new(|r| {
+                r["metadata"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("request_end_ns");
+            }),
+            vec![":3:", "`metadata.request_end_ns`", "missing"],
+        ),
+        (
+            "end-before-start",
+            Box::new(|r| {
+                let start = r["metadata"]["request_start_ns"].as_u64().unwrap();
+                r["metadata"]["request_end_ns"] = json!(start - 1);
+            }),
+            vec![
+                ":3:",
+                "`metadata.request_end_ns`",
+                "is before request_start_ns",
+            ],
+        ),
+        (
+            "unit",
+            Box::new(|r| r["metrics"]["time_to_first_token"]["unit"] = json!("tokens")),
+            vec![":3:", "`metrics.time_to_first_token.unit`", "unit of time"],
+        ),
+        (
+            "ttft-value",
+            Box::new(|r| r["metrics"]["time_to_first_token"]["value"] = json!("x")),
+            vec![
+                ":3:",
+                "`metrics.time_to_first_token.value`",
+                "must be a number",
+            ],
+        ),
+        (
+            "ttft-list",
+            Box::new(|r| r["metrics"]["time_to_first_token"]["value"] = json!([1.0])),
+            vec![":3:", "`metrics.time_to_first_token.value`", "one number"],
+        ),
+        (
+            "metric-shape",
+            Box::new(|r| r["metrics"]["request_latency"] = json!(12.5)),
+            vec![":3:", "`metrics.request_latency`", "{\"value\", \"unit\"}"],
+        ),
+        (
+            "no-value",
+            Box::new(|r| {
+                r["metrics"]["request_latency"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("value");
+            }),
+            vec![":3:", "`metrics.request_latency.value`", "missing"],
+        ),
+        (
+            "no-ttft",
+            Box::new(|r| {
+                r["metrics"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("time_to_first_token");
+            }),
+            vec![
+                ":3:",
+                "`metrics.time_to_first_token`",
+                "missing on a request that completed",
+            ],
+        ),
+        (
+            "no-input",
+            Box::new(|r| {
+                r["metrics"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("input_sequence_length");
+            }),
+            vec![":3:", "`metrics.input_sequence_length`", "missing"],
+        ),
+        (
+            "no-output",
+            Box::new(|r| {
+                r["metrics"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("output_sequence_length");
+            }),
+            vec![":3:", "`metrics.output_sequence_length`", "missing"],
+        ),
+        (
+            "tokens",
+            Box::new(|r| r["metrics"]["output_sequence_length"]["value"] = json!(2.5)),
+            vec![
+                ":3:",
+                "`metrics.output_sequence_length.value`",
+                "whole number",
+            ],
+        ),
+        (
+            "negative-gap",
+            Box::new(|r| r["metrics"]["inter_chunk_latency"]["value"][0] = json!(-1.0)),
+            vec![":3:", "`metrics.inter_chunk_latency.value`", "0 or more"],
+        ),
+        (
+            "long-gaps",
+            Box::new(|r| {
+                let ttft = r["metrics"]["time_to_first_token"]["value"]
+                    .as_f64()
+                    .unwrap();
+                r["metrics"]["request_latency"]["value"] = json!(ttft + 1.0);
+            }),
+            vec![":3:", "`metrics.inter_chunk_latency`", "at most"],
+        ),
+        (
+            "phase",
+            Box::new(|r| r["metadata"]["benchmark_phase"] = json!("cooldown")),
+            vec![":3:", "`metadata.benchmark_phase`", "warmup, profiling"],
+        ),
+        (
+            "error",
+            Box::new(|r| r["error"] = json!("boom")),
+            vec![":3:", "`error`", "null or {code, type, message}"],
+        ),
+        (
+            "turn",
+            Box::new(|r| r["metadata"]["turn_index"] = json!(-1)),
+            vec![":3:", "`metadata.turn_index`", "whole number"],
+        ),
+        (
+            "not-object",
+            Box::new(|r| *r = json!([1])),
+            vec![":3:", "not a JSON object"],
+        ),
+    ];
+    for (tag, change, wants) in cases {
+        let p = aiperf_with(tag, 2, change);
+        refused("aiperf", &p, &wants);
+    }
+    // The same request twice, and a conversation's turn twice.
+    let dir = temp_dir("formats-aiperf-bad-twice");
+    let mut recs = aiperf_records();
+    let again = recs[2].clone();
+    recs.push(again);
+    let p = dir.join("profile_export.jsonl");
+    std::fs::write(
+        &p,
+        recs.iter().map(|r| format!("{r}\n")).collect::<String>(),
+    )
+    .unwrap();
+    refused(
+        "aiperf",
+        &p,
+        &[":26:", "`metadata.x_request_id`", "measured twice"],
+    );
+    let mut recs = aiperf_records();
+    let mut again = recs[2].clone();
+    again["metadata"]["x_request_id"] = json!("another");
+    recs.push(again);
+    std::fs::write(
+        &p,
+        recs.iter().map(|r| format!("{r}\n")).collect::<String>(),
+    )
+    .unwrap();
+    refused(
+        "aiperf",
+        &p,
+        &[":26:", "`metadata.turn_index`", "has this turn twice"],
+    );
+    let p = temp_file("formats-aiperf-broken.jsonl", "{\"metadata\": \n");
+    refused("aiperf", &p, &["formats-aiperf-broken.jsonl:1"]);
+    let p = temp_file("formats-aiperf-empty.jsonl", "\n");
+    refused("aiperf", &p, &["no requests of the profiling phase"]);
+    let dir = temp_dir("formats-aiperf-folder");
+    refused("aiperf", &dir, &["holds none of profile_export.jsonl"]);
+}
