@@ -652,3 +652,344 @@ fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
     let dir = temp_dir("formats-aiperf-folder");
     refused("aiperf", &dir, &["holds none of profile_export.jsonl"]);
 }
+
+// ------------------------------------------------------------------ guidellm
+
+fn guidellm_report() -> Value {
+    read(Path::new(&fixture("measured/guidellm/benchmarks.json")))
+}
+
+/// `aisim measured import --from guidellm INPUT --benchmark N ...`.
+fn import_guidellm(input: &str, dir: &Path, name: &str, benchmark: &str) -> PathBuf {
+    let out = dir.join(format!("{name}.json"));
+    let o = aisim(&[
+        "measured",
+        "import",
+        "--from",
+        "guidellm",
+        input,
+        "--benchmark",
+        benchmark,
+        "--profile",
+        PROFILE,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    out
+}
+
+#[test]
+fn guidellm_imports_one_benchmark_at_its_planned_arrivals() {
+    let dir = temp_dir("formats-guidellm");
+    let run = import_guidellm(&fixture("measured/guidellm"), &dir, "g", "1");
+    let v = read(&run);
+    let b = &guidellm_report()["benchmarks"][1];
+    let m = &v["measured"];
+    // 27 successful, 2 cut off at the benchmark's end, 1 errored.
+    assert_eq!(m["offered"], 30);
+    assert_eq!(m["completed"], 27);
+    let ok = b["requests"]["successful"].as_array().unwrap();
+    let t = |r: &Value, k: &str| r["info"]["timings"][k].as_f64().unwrap();
+    let mean = |f: &dyn Fn(&Value) -> f64| ok.iter().map(f).sum::<f64>() / ok.len() as f64;
+    // From the planned arrival (targeted_start), not the send.
+    close(
+        &m["ttft_ms"]["mean"],
+        mean(&|r| (t(r, "first_token_iteration") - t(r, "targeted_start")) * 1e3),
+        "ttft",
+    );
+    close(
+        &m["e2e_ms"]["mean"],
+        mean(&|r| (t(r, "request_end") - t(r, "targeted_start")) * 1e3),
+        "e2e",
+    );
+    close(
+        &m["tpot_ms"]["mean"],
+        mean(&|r| {
+            (t(r, "request_end") - t(r, "first_token_iteration"))
+                / (r["output_tokens"].as_f64().unwrap() - 1.0)
+                * 1e3
+        }),
+        "tpot",
+    );
+    // No per-token times in a GuideLLM report: no ITL.
+    assert!(m.get("itl_ms").is_none());
+    assert_eq!(
+        v["origin"],
+        json!({"from": "guidellm", "arrival": "planned", "prefix_reuse": "unknown"})
+    );
+    // Ten conversations of three turns.
+    let trace = lines(&dir.join("g.trace.jsonl"));
+    assert_eq!(trace.len(), 30);
+    let sessions: std::collections::BTreeSet<u64> = trace
+        .iter()
+        .map(|r| r["session_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 10);
+    assert_eq!(
+        trace.iter().filter(|r| r.get("delay_ms").is_some()).count(),
+        20
+    );
+    // The conversations start a quarter of a second apart.
+    for s in 0..10 {
+        let row = trace.iter().find(|r| r["session_id"] == s).unwrap();
+        close(
+            &row["timestamp"],
+            250.0 * s as f64,
+            &format!("conversation {s}"),
+        );
+    }
+    let requests = lines(&dir.join("g.requests.jsonl"));
+    let errors: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["error"].as_str())
+        .collect();
+    assert_eq!(errors.len(), 3);
+    assert_eq!(
+        errors
+            .iter()
+            .filter(|e| **e == "incomplete (cancelled)")
+            .count(),
+        2,
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("Internal Server Error")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_guidellm_benchmark_validates_round_trips_and_reads_the_same_from_yaml() {
+    let dir = temp_dir("formats-guidellm-validate");
+    let run = import_guidellm(
+        &fixture("measured/guidellm/benchmarks.json"),
+        &dir,
+        "g",
+        "1",
+    );
+    assert_eq!(
+        validated_metrics(&run),
+        ["ttft_ms", "tpot_ms", "e2e_ms", "output_tok_s", "completed"]
+    );
+    round_trip(&run, &dir);
+    let yaml = dir.join("benchmarks.yaml");
+    std::fs::write(&yaml, serde_yaml_ng::to_string(&guidellm_report()).unwrap()).unwrap();
+    let from_yaml = import_guidellm(yaml.to_str().unwrap(), &dir, "y", "1");
+    assert_eq!(read(&from_yaml)["measured"], read(&run)["measured"]);
+    // The synchronous benchmark: one request at a time, no conversations.
+    let sync = import_guidellm(&fixture("measured/guidellm"), &dir, "s", "0");
+    assert_eq!(read(&sync)["measured"]["completed"], 6);
+    assert!(read(&sync)["measured"].get("offered").is_none());
+    let trace = lines(&dir.join("s.trace.jsonl"));
+    assert!(trace.iter().all(|r| r.get("session_id").is_none()));
+}
+
+/// The report with `change` made, written to a file of its own.
+fn guidellm_with(tag: &str, change: impl FnOnce(&mut Value)) -> PathBuf {
+    let dir = temp_dir(&format!("formats-guidellm-bad-{tag}"));
+    let mut f = guidellm_report();
+    change(&mut f);
+    let p = dir.join("benchmarks.json");
+    std::fs::write(&p, f.to_string()).unwrap();
+    p
+}
+
+/// Imports `input` as `--from guidellm` with `extra` flags; exit 2 naming `wants`.
+fn guidellm_refused(input: &Path, extra: &[&str], wants: &[&str]) {
+    let out = input.with_file_name("out.json");
+    let args = [
+        "measured",
+        "import",
+        "--from",
+        "guidellm",
+        input.to_str().unwrap(),
+        "--profile",
+        PROFILE,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    fails(&[&args[..], extra].concat(), wants);
+}
+
+#[test]
+fn bad_guidellm_reports_exit_2_naming_the_json_path() {
+    let report = PathBuf::from(fixture("measured/guidellm/benchmarks.json"));
+    guidellm_refused(
+        &report,
+        &[],
+        &["`benchmarks`", "2 benchmarks", "--benchmark N"],
+    );
+    guidellm_refused(
+        &report,
+        &["--benchmark", "2"],
+        &["`benchmarks`", "--benchmark 2", "0 ..= 1"],
+    );
+    let out = temp_dir("formats-guidellm-flag").join("x.json");
+    fails(
+        &[
+            "measured",
+            "import",
+            "--from",
+            "aiperf",
+            &fixture("measured/aiperf"),
+            "--benchmark",
+            "1",
+            "--profile",
+            PROFILE,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--benchmark has no effect here"],
+    );
+    let one = ["--benchmark", "1"];
+    let s = "benchmarks[1].requests.successful";
+    let cases: Vec<(&str, Change, Vec<String>)> = vec![
+        (
+            "sample",
+            Box::new(|f| {
+                f["benchmarks"][1]["request_totals"]["successful"] = json!(270);
+            }),
+            vec![
+                format!("`{s}`"),
+                "27 requests of the 270".into(),
+                "sample".into(),
+            ],
+        ),
+        (
+            "no-benchmarks",
+            Box::new(|f| {
+                f.as_object_mut().unwrap().remove("benchmarks");
+            }),
+            vec![
+                "`benchmarks`".into(),
+                "not a GuideLLM benchmarks report".into(),
+            ],
+        ),
+        (
+            "no-requests",
+            Box::new(|f| {
+                f["benchmarks"][1]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("requests");
+            }),
+            vec!["`benchmarks[1].requests`".into(), "missing".into()],
+        ),
+        (
+            "list",
+            Box::new(|f| f["benchmarks"][1]["requests"]["errored"] = json!(3)),
+            vec![
+                "`benchmarks[1].requests.errored`".into(),
+                "list of requests".into(),
+            ],
+        ),
+        (
+            "not-object",
+            Box::new(|f| f["benchmarks"][1]["requests"]["successful"][4] = json!("x")),
+            vec![format!("`{s}[4]`"), "must be an object".into()],
+        ),
+        (
+            "no-timings",
+            Box::new(|f| {
+                f["benchmarks"][1]["requests"]["successful"][4]["info"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("timings");
+            }),
+            vec![format!("`{s}[4].info.timings`"), "missing".into()],
+        ),
+        (
+            "bad-time",
+            Box::new(|f| {
+                f["benchmarks"][1]["requests"]["successful"][4]["info"]["timings"]["request_end"] =
+                    json!("late")
+            }),
+            vec![
+                format!("`{s}[4].info.timings.request_end`"),
+                "number of seconds".into(),
+            ],
+        ),
+        (
+            "no-start",
+            Box::new(|f| {
+                let t = f["benchmarks"][1]["requests"]["successful"][4]["info"]["timings"]
+                    .as_object_mut()
+                    .unwrap();
+                t.remove("request_start");
+                t.remove("resolve_start");
+            }),
+            vec![
+                format!("`{s}[4].info.timings.request_start`"),
+                "missing".into(),
+            ],
+        ),
+        (
+            "no-first",
+            Box::new(|f| {
+                f["benchmarks"][1]["requests"]["successful"][4]["info"]["timings"]
+                    ["first_token_iteration"] = Value::Null
+            }),
+            vec![
+                format!("`{s}[4].info.timings.first_token_iteration`"),
+                "missing on a successful request".into(),
+            ],
+        ),
+        (
+            "first-before-arrival",
+            Box::new(|f| {
+                let t = &mut f["benchmarks"][1]["requests"]["successful"][4]["info"]["timings"];
+                t["first_token_iteration"] = json!(t["targeted_start"].as_f64().unwrap() - 1.0);
+            }),
+            vec![
+                format!("`{s}[4].info.timings.first_token_iteration`"),
+                "is before the send time".into(),
+            ],
+        ),
+        (
+            "no-prompt",
+            Box::new(|f| {
+                let r = f["benchmarks"][1]["requests"]["successful"][4]
+                    .as_object_mut()
+                    .unwrap();
+                r.remove("prompt_tokens");
+                r.remove("input_metrics");
+            }),
+            vec![format!("`{s}[4].prompt_tokens`"), "missing".into()],
+        ),
+        (
+            "bad-output",
+            Box::new(|f| {
+                f["benchmarks"][1]["requests"]["successful"][4]["output_tokens"] = json!(-2)
+            }),
+            vec![format!("`{s}[4].output_tokens`"), "whole number".into()],
+        ),
+        (
+            "turn",
+            Box::new(|f| {
+                f["benchmarks"][1]["requests"]["successful"][4]["info"]["turn_index"] = json!("one")
+            }),
+            vec![format!("`{s}[4].info.turn_index`"), "whole number".into()],
+        ),
+        (
+            "twice",
+            Box::new(|f| {
+                let id = f["benchmarks"][1]["requests"]["successful"][3]["request_id"].clone();
+                f["benchmarks"][1]["requests"]["successful"][4]["request_id"] = id;
+            }),
+            vec![format!("`{s}[4].request_id`"), "measured twice".into()],
+        ),
+    ];
+    for (tag, change, wants) in cases {
+        let p = guidellm_with(tag, change);
+        let wants: Vec<&str> = wants.iter().map(String::as_str).collect();
+        guidellm_refused(&p, &one, &wants);
+    }
+    let p = temp_file(
+        "formats-guidellm-broken.yaml",
+        "benchmarks:\n  - requests: [\n",
+    );
+    guidellm_refused(&p, &one, &["formats-guidellm-broken.yaml", "`(file)`"]);
+    let dir = temp_dir("formats-guidellm-folder");
+    guidellm_refused(&dir, &one, &["holds none of benchmarks.json"]);
+}

@@ -29,6 +29,7 @@ pub enum MeasuredCommand {
     ///   aisim measured import --from inference-perf RUN_DIR --stage 0 --profile h100/mixtral-8x7b/tp2 --out stage0.json
     ///   aisim measured import --from vllm-bench vllm-result.json --profile h100/llama-3.1-8b --out run.json
     ///   aisim measured import --from aiperf artifacts/RUN --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from guidellm benchmarks.json --benchmark 2 --profile h100/llama-3.1-8b --out run.json
     #[command(verbatim_doc_comment)]
     Import(ImportArgs),
 }
@@ -45,12 +46,14 @@ pub enum Source {
     VllmBench,
     /// AIPerf's profile_export.jsonl, or its artifact folder (sent at request_start_ns); needs --profile.
     Aiperf,
+    /// GuideLLM's benchmarks.json or .yaml, or its folder (planned at targeted_start); needs --profile, and --benchmark N when it holds several.
+    Guidellm,
 }
 
 /// Flags of `measured import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf: its artifact folder).
+    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf, guidellm: their output folder).
     pub input: PathBuf,
     /// What INPUT is [default: generic].
     #[arg(long, value_enum)]
@@ -73,6 +76,9 @@ pub struct ImportArgs {
     /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.
     #[arg(long, value_name = "N|summary")]
     pub stage: Option<String>,
+    /// With --from guidellm: the benchmark of the report to import (0-based) [default: its only one].
+    #[arg(long, value_name = "N")]
+    pub benchmark: Option<usize>,
 }
 
 /// Refuses, before any work, an import whose outputs (the run, its trace
@@ -125,6 +131,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             Source::InferencePerf => ImportSource::InferencePerf,
             Source::VllmBench => ImportSource::VllmBench,
             Source::Aiperf => ImportSource::Aiperf,
+            Source::Guidellm => ImportSource::Guidellm,
         }),
         out: a.out.clone(),
         name: a.name,
@@ -132,6 +139,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
         spec_from: a.spec_from,
         trace_block_size: a.trace_block_size,
         stage: a.stage,
+        benchmark: a.benchmark,
     })
     .map_err(job)?;
     let beside = match &i.requests {

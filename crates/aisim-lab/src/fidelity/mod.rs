@@ -8,6 +8,7 @@ pub mod aiperf;
 pub mod bench_file;
 pub mod calibrate;
 mod error;
+pub mod guidellm;
 pub mod import;
 pub mod inference_perf;
 mod json_file;

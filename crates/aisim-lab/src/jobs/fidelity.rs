@@ -17,6 +17,7 @@ use crate::fidelity::calibrate::{
     calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
     FittedFile, FITTED_VERSION, FIT_NAMES,
 };
+use crate::fidelity::guidellm::read_guidellm;
 use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
 use crate::fidelity::measured::{MeasuredRun, Served};
@@ -393,6 +394,9 @@ pub enum ImportSource {
     VllmBench,
     /// AIPerf's `profile_export.jsonl` (or its artifact folder).
     Aiperf,
+    /// GuideLLM's benchmarks report (`benchmarks.json` or `.yaml`, or its
+    /// folder), one benchmark of it.
+    Guidellm,
 }
 
 impl ImportSource {
@@ -404,6 +408,7 @@ impl ImportSource {
             ImportSource::InferencePerf => "inference-perf",
             ImportSource::VllmBench => "vllm-bench",
             ImportSource::Aiperf => "aiperf",
+            ImportSource::Guidellm => "guidellm",
         }
     }
 }
@@ -438,6 +443,9 @@ pub struct ImportRequest {
     /// With `from: inference_perf`: the stage (0-based) or `summary`.
     #[serde(default)]
     pub stage: Option<String>,
+    /// With `from: guidellm`: the benchmark of the report (0-based).
+    #[serde(default)]
+    pub benchmark: Option<usize>,
 }
 
 /// Runs `measured import`: the measured run, its trace and its per-request
@@ -447,6 +455,11 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
     if a.stage.is_some() && from != ImportSource::InferencePerf {
         return Err(JobError::msg(
             "--stage has no effect here: it picks a stage of an inference-perf run (--from inference-perf)",
+        ));
+    }
+    if a.benchmark.is_some() && from != ImportSource::Guidellm {
+        return Err(JobError::msg(
+            "--benchmark has no effect here: it picks a benchmark of a GuideLLM report (--from guidellm)",
         ));
     }
     let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
@@ -479,7 +492,10 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             &a.input, stage, spec, &a.out, &name, block,
         )?);
     }
-    if matches!(from, ImportSource::VllmBench | ImportSource::Aiperf) {
+    if matches!(
+        from,
+        ImportSource::VllmBench | ImportSource::Aiperf | ImportSource::Guidellm
+    ) {
         return bench_import(a, from, &name);
     }
     let (requests, spec, block, origin) = match from {
@@ -494,9 +510,10 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             let origin = origin_of("llmservingsim", &r);
             (r, s, 16, origin)
         }
-        ImportSource::InferencePerf | ImportSource::VllmBench | ImportSource::Aiperf => {
-            unreachable!("imported above")
-        }
+        ImportSource::InferencePerf
+        | ImportSource::VllmBench
+        | ImportSource::Aiperf
+        | ImportSource::Guidellm => unreachable!("imported above"),
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -558,6 +575,7 @@ fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imp
             read_vllm_bench(&a.input)?
         }
         ImportSource::Aiperf => read_aiperf(&a.input)?,
+        ImportSource::Guidellm => read_guidellm(&a.input, a.benchmark)?,
         _ => unreachable!("a load generator's file"),
     };
     let mut i = imported(&a.out, name, spec, &run.requests, block, run.origin);
