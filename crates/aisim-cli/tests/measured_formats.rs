@@ -283,7 +283,7 @@ fn bad_vllm_bench_files_exit_2_naming_the_json_path() {
     let p = vllm_with("bad-gap", |f| f["itls"][2][1] = json!(null));
     refused("vllm-bench", &p, &["`itls[2][1]`", "number of seconds"]);
     let p = vllm_with("negative-gap", |f| f["itls"][2][1] = json!(-0.001));
-    refused("vllm-bench", &p, &["`itls[2]`", "0 seconds or more"]);
+    refused("vllm-bench", &p, &["`itls[2][1]`", "0 seconds or more"]);
     let p = vllm_with("gaps-not-array", |f| f["itls"][2] = json!(0.01));
     refused("vllm-bench", &p, &["`itls[2]`", "must be an array"]);
     let p = vllm_with("bad-len", |f| f["input_lens"][5] = json!(-3));
@@ -992,4 +992,217 @@ fn bad_guidellm_reports_exit_2_naming_the_json_path() {
     guidellm_refused(&p, &one, &["formats-guidellm-broken.yaml", "`(file)`"]);
     let dir = temp_dir("formats-guidellm-folder");
     guidellm_refused(&dir, &one, &["holds none of benchmarks.json"]);
+}
+
+// -------------------------------------------------------------- sglang-bench
+
+fn sglang_runs() -> Vec<Value> {
+    lines(Path::new(&fixture("measured/sglang_bench.jsonl")))
+}
+
+/// `aisim measured import --from sglang-bench INPUT --benchmark N ...`.
+fn sglang_import(input: &str, run: &str, out: &Path) -> std::process::Output {
+    aisim(&[
+        "measured",
+        "import",
+        "--from",
+        "sglang-bench",
+        input,
+        "--benchmark",
+        run,
+        "--profile",
+        PROFILE,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn an_sglang_run_with_send_times_imports_as_the_client_measured_it() {
+    let dir = temp_dir("formats-sglang");
+    let run = dir.join("s.json");
+    let o = sglang_import(&fixture("measured/sglang_bench.jsonl"), "1", &run);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = read(&run);
+    let f = &sglang_runs()[1];
+    let m = &v["measured"];
+    assert_eq!(m["offered"], 32);
+    assert_eq!(m["completed"], f["completed"]);
+    for (metric, stat, key) in [
+        ("ttft_ms", "mean", "mean_ttft_ms"),
+        ("ttft_ms", "p50", "median_ttft_ms"),
+        ("ttft_ms", "p99", "p99_ttft_ms"),
+        ("itl_ms", "mean", "mean_itl_ms"),
+        ("itl_ms", "p50", "median_itl_ms"),
+        ("itl_ms", "p99", "p99_itl_ms"),
+        ("e2e_ms", "mean", "mean_e2e_latency_ms"),
+        ("e2e_ms", "p50", "median_e2e_latency_ms"),
+        ("e2e_ms", "p99", "p99_e2e_latency_ms"),
+    ] {
+        close(&m[metric][stat], f[key].as_f64().unwrap(), key);
+    }
+    assert_eq!(
+        v["origin"],
+        json!({"from": "sglang-bench", "arrival": "sent", "prefix_reuse": "unknown"})
+    );
+    let trace = lines(&dir.join("s.trace.jsonl"));
+    assert_eq!(trace.len(), 32);
+    let s0 = f["start_times"][0].as_f64().unwrap();
+    let s5 = f["start_times"][5].as_f64().unwrap();
+    close(
+        &trace[5]["timestamp"],
+        ((s5 - s0) * 1e6).round() / 1e3,
+        "arrival 5",
+    );
+    assert_eq!(
+        validated_metrics(&run),
+        [
+            "ttft_ms",
+            "tpot_ms",
+            "itl_ms",
+            "e2e_ms",
+            "output_tok_s",
+            "completed"
+        ]
+    );
+    round_trip(&run, &dir);
+    // The arrays may be under `details`, as some forms of bench_serving write.
+    let mut nested = f.clone();
+    let mut details = serde_json::Map::new();
+    for k in [
+        "start_times",
+        "input_lens",
+        "output_lens",
+        "ttfts",
+        "itls",
+        "errors",
+    ] {
+        details.insert(k.into(), nested.as_object_mut().unwrap().remove(k).unwrap());
+    }
+    nested["details"] = Value::Object(details);
+    let p = dir.join("nested.jsonl");
+    std::fs::write(&p, format!("{nested}\n")).unwrap();
+    let again = dir.join("n.json");
+    let o = sglang_import(p.to_str().unwrap(), "0", &again);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read(&again)["measured"], v["measured"]);
+}
+
+#[test]
+fn bad_sglang_files_exit_2_naming_the_line_and_field() {
+    let input = fixture("measured/sglang_bench.jsonl");
+    let dir = temp_dir("formats-sglang-bad");
+    let out = dir.join("out.json");
+    // Upstream bench_serving keeps no send times: the arrival is unknown.
+    let o = sglang_import(&input, "0", &out);
+    assert_eq!(o.status.code(), Some(2));
+    for w in [
+        "sglang_bench.jsonl:1:",
+        "`start_times`",
+        "arrival process is unknown",
+        "send_s",
+    ] {
+        assert!(stderr(&o).contains(w), "`{w}` not in {}", stderr(&o));
+    }
+    let write = |tag: &str, runs: &[Value]| -> PathBuf {
+        let p = dir.join(format!("{tag}.jsonl"));
+        std::fs::write(
+            &p,
+            runs.iter().map(|r| format!("{r}\n")).collect::<String>(),
+        )
+        .unwrap();
+        p
+    };
+    fails(
+        &[
+            "measured",
+            "import",
+            "--from",
+            "sglang-bench",
+            &input,
+            "--profile",
+            PROFILE,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["2 runs, one a line", "--benchmark N"],
+    );
+    let o = sglang_import(&input, "2", &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--benchmark 2: the file holds 2 runs"),
+        "{}",
+        stderr(&o)
+    );
+    let runs = sglang_runs();
+    let with = |tag: &str, change: &dyn Fn(&mut Value)| {
+        let mut r = runs.clone();
+        change(&mut r[1]);
+        write(tag, &r)
+    };
+    for (tag, change, wants) in [
+        (
+            "short",
+            &(|r: &mut Value| {
+                r["itls"].as_array_mut().unwrap().pop();
+            }) as &dyn Fn(&mut Value),
+            vec![":2:", "`itls`", "31 entries, but start_times has 32"],
+        ),
+        (
+            "not-detailed",
+            &|r: &mut Value| {
+                r.as_object_mut().unwrap().remove("ttfts");
+            },
+            vec![":2:", "`ttfts`", "--output-details"],
+        ),
+        (
+            "bad-ttft",
+            &|r: &mut Value| r["ttfts"][2] = json!(true),
+            vec![":2:", "`ttfts[2]`", "number of seconds"],
+        ),
+        (
+            "bad-gap",
+            &|r: &mut Value| r["itls"][3][0] = json!("x"),
+            vec![":2:", "`itls[3][0]`", "number of seconds"],
+        ),
+        (
+            "bad-len",
+            &|r: &mut Value| r["output_lens"][4] = json!(1.5),
+            vec![":2:", "`output_lens[4]`", "whole number"],
+        ),
+        (
+            "bad-error",
+            &|r: &mut Value| r["errors"][4] = json!({"x": 1}),
+            vec![":2:", "`errors[4]`", "failure's text"],
+        ),
+        (
+            "gap-count",
+            &|r: &mut Value| {
+                let n = r["output_lens"][0].as_u64().unwrap();
+                r["output_lens"][0] = json!(n + 5);
+                // More tokens than chunks is a chunk of several: still fine;
+                // a negative gap is not.
+                r["itls"][0][0] = json!(-0.5);
+            },
+            vec![":2:", "`itls[0][0]`", "0 seconds or more"],
+        ),
+    ] {
+        let p = with(tag, change);
+        let o = sglang_import(p.to_str().unwrap(), "1", &out);
+        assert_eq!(o.status.code(), Some(2), "{tag}: {}", stderr(&o));
+        for w in wants {
+            assert!(stderr(&o).contains(w), "{tag}: `{w}` not in {}", stderr(&o));
+        }
+    }
+    let p = temp_file("formats-sglang-broken.jsonl", "{\"completed\": 3,\n");
+    let o = sglang_import(p.to_str().unwrap(), "0", &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("formats-sglang-broken.jsonl:1"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sglang_import(dir.to_str().unwrap(), "0", &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is a folder"), "{}", stderr(&o));
 }

@@ -48,6 +48,8 @@ pub enum Source {
     Aiperf,
     /// GuideLLM's benchmarks.json or .yaml, or its folder (planned at targeted_start); needs --profile, and --benchmark N when it holds several.
     Guidellm,
+    /// SGLang's bench_serving --output-details JSONL, when a run has send times (start_times); needs --profile, and --benchmark N when it holds several runs.
+    SglangBench,
 }
 
 /// Flags of `measured import`.
@@ -76,7 +78,7 @@ pub struct ImportArgs {
     /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.
     #[arg(long, value_name = "N|summary")]
     pub stage: Option<String>,
-    /// With --from guidellm: the benchmark of the report to import (0-based) [default: its only one].
+    /// With --from guidellm: the benchmark of the report; with --from sglang-bench: the run (line) of the file (0-based) [default: its only one].
     #[arg(long, value_name = "N")]
     pub benchmark: Option<usize>,
 }
@@ -132,6 +134,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             Source::VllmBench => ImportSource::VllmBench,
             Source::Aiperf => ImportSource::Aiperf,
             Source::Guidellm => ImportSource::Guidellm,
+            Source::SglangBench => ImportSource::SglangBench,
         }),
         out: a.out.clone(),
         name: a.name,

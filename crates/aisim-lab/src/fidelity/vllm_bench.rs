@@ -21,24 +21,13 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::bench_file::{count, number, BenchRun};
+use super::bench_file::BenchRun;
 use super::json_file::read_json;
 use super::measured::{Arrival, Origin, PrefixReuse};
-use super::request_check::{check_path, Names, Seen};
-use super::timed_request::TimedRequest;
+use super::parallel_arrays::{parallel_requests, Place};
 use super::FidelityError;
-
-/// The per-request arrays the reader needs.
-const ARRAYS: [&str; 6] = [
-    "start_times",
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
-    "errors",
-];
 
 /// Reads a vLLM result file; every request, completed or not, in the
 /// order the file lists them (its ids are their indices).
@@ -51,134 +40,15 @@ pub fn read_vllm_bench(path: &Path) -> Result<BenchRun, FidelityError> {
             "not a JSON object: a vllm bench serve result is one",
         )
     })?;
-    let arrays = ARRAYS
-        .iter()
-        .map(|&name| array(path, top, name))
-        .collect::<Result<Vec<_>, _>>()?;
-    let [starts, inputs, outputs, ttfts, itls, errors] = arrays[..] else {
-        unreachable!("six arrays")
-    };
-    let n = starts.len();
-    if n == 0 {
-        return Err(FidelityError::field(
-            path,
-            "start_times",
-            "empty: no requests",
-        ));
-    }
-    for (name, a) in ARRAYS.iter().zip(&arrays) {
-        if a.len() != n {
-            return Err(FidelityError::field(
-                path,
-                *name,
-                format!(
-                    "{} entries, but start_times has {n}: the arrays hold one entry a request",
-                    a.len()
-                ),
-            ));
-        }
-    }
-    let mut seen = Seen::default();
-    let mut requests = Vec::with_capacity(n);
-    for i in 0..n {
-        let at = |name: &str| format!("{name}[{i}]");
-        let seconds = |name: &str, v: &Value| {
-            number(v, "seconds").map_err(|reason| FidelityError::field(path, at(name), reason))
-        };
-        let tokens = |name: &str, v: &Value| {
-            count(v).map_err(|reason| FidelityError::field(path, at(name), reason))
-        };
-        let start = seconds("start_times", &starts[i])?;
-        let input = tokens("input_lens", &inputs[i])?;
-        let output = tokens("output_lens", &outputs[i])?;
-        let ttft = seconds("ttfts", &ttfts[i])?;
-        let gaps = match &itls[i] {
-            Value::Array(g) => g
-                .iter()
-                .enumerate()
-                .map(|(j, g)| {
-                    number(g, "seconds").map_err(|reason| {
-                        FidelityError::field(path, format!("itls[{i}][{j}]"), reason)
-                    })
-                })
-                .collect::<Result<Vec<f64>, _>>()?,
-            other => {
-                return Err(FidelityError::field(
-                    path,
-                    at("itls"),
-                    format!("{other}: must be an array of the gaps between chunks, in seconds"),
-                ))
-            }
-        };
-        let error = match &errors[i] {
-            Value::String(e) => e.trim().to_string(),
-            Value::Null => String::new(),
-            other => {
-                return Err(FidelityError::field(
-                    path,
-                    at("errors"),
-                    format!("{other}: must be the failure's text, or \"\""),
-                ))
-            }
-        };
-        if ttft < 0.0 {
-            return Err(FidelityError::field(
-                path,
-                at("ttfts"),
-                format!("{ttft}: must be 0 seconds or more"),
-            ));
-        }
-        // A failure may come without a text; no output token is no completion.
-        let failed = if !error.is_empty() {
-            Some(error)
-        } else if output == 0 {
-            Some("no output token (output_lens 0)".to_string())
-        } else {
-            None
-        };
-        let r = match failed {
-            Some(why) => TimedRequest {
-                line: i + 1,
-                id: i.to_string(),
-                send_s: start,
-                first_token_s: start,
-                end_s: start,
-                input_tokens: input,
-                // What it asked for is not kept: replayed with one token.
-                output_tokens: output.max(1),
-                failed: Some(why),
-                ..TimedRequest::default()
-            },
-            None => {
-                let first = start + ttft;
-                let end = first + gaps.iter().sum::<f64>();
-                // Every token's time is known when each chunk held one.
-                let every_token = gaps.len() + 1 == output as usize;
-                TimedRequest {
-                    line: i + 1,
-                    id: i.to_string(),
-                    send_s: start,
-                    first_token_s: first,
-                    end_s: end,
-                    input_tokens: input,
-                    output_tokens: output,
-                    itl_s: every_token.then_some(gaps),
-                    ..TimedRequest::default()
-                }
-            }
-        };
-        let names = Names {
-            send: at("start_times"),
-            first: at("ttfts"),
-            end: at("itls"),
-            output: at("output_lens"),
-            itl: at("itls"),
-            id: format!("[{i}]"),
-            turn: format!("[{i}]"),
-        };
-        check_path(path, &r, &names, &mut seen)?;
-        requests.push(r);
-    }
+    let error = |field: String, reason: String| FidelityError::field(path, field, reason);
+    let requests = parallel_requests(
+        top,
+        &Place {
+            error: &error,
+            no_start_times: "the arrival process is unknown without each request's send time (this vLLM does not write start_times: run `vllm bench serve --save-result --save-detailed` with a vLLM that does, or import the requests in the generic shape with their send_s)",
+            no_arrays: "the per-request arrays are written only with `vllm bench serve --save-result --save-detailed`",
+        },
+    )?;
     Ok(BenchRun {
         requests,
         origin: Origin {
@@ -187,40 +57,4 @@ pub fn read_vllm_bench(path: &Path) -> Result<BenchRun, FidelityError> {
             prefix_reuse: PrefixReuse::Unknown,
         },
     })
-}
-
-fn array<'v>(
-    path: &Path,
-    top: &'v Map<String, Value>,
-    name: &str,
-) -> Result<&'v [Value], FidelityError> {
-    match top.get(name) {
-        Some(Value::Array(a)) => Ok(a),
-        Some(other) => Err(FidelityError::field(
-            path,
-            name,
-            format!("{}: must be an array, one entry a request", kind(other)),
-        )),
-        None if name == "start_times" => Err(FidelityError::field(
-            path,
-            name,
-            "missing: the arrival process is unknown without each request's send time (this vLLM does not write start_times: run `vllm bench serve --save-result --save-detailed` with a vLLM that does, or import the requests in the generic shape with their send_s)",
-        )),
-        None => Err(FidelityError::field(
-            path,
-            name,
-            "missing: the per-request arrays are written only with `vllm bench serve --save-result --save-detailed`",
-        )),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -21,6 +21,7 @@ use crate::fidelity::guidellm::read_guidellm;
 use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
 use crate::fidelity::measured::{MeasuredRun, Served};
+use crate::fidelity::sglang_bench::read_sglang_bench;
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
 use crate::fidelity::vllm_bench::read_vllm_bench;
 
@@ -397,6 +398,9 @@ pub enum ImportSource {
     /// GuideLLM's benchmarks report (`benchmarks.json` or `.yaml`, or its
     /// folder), one benchmark of it.
     Guidellm,
+    /// SGLang's `bench_serving --output-details` results (JSONL), one run
+    /// of it, when it has send times.
+    SglangBench,
 }
 
 impl ImportSource {
@@ -409,6 +413,7 @@ impl ImportSource {
             ImportSource::VllmBench => "vllm-bench",
             ImportSource::Aiperf => "aiperf",
             ImportSource::Guidellm => "guidellm",
+            ImportSource::SglangBench => "sglang-bench",
         }
     }
 }
@@ -443,7 +448,8 @@ pub struct ImportRequest {
     /// With `from: inference_perf`: the stage (0-based) or `summary`.
     #[serde(default)]
     pub stage: Option<String>,
-    /// With `from: guidellm`: the benchmark of the report (0-based).
+    /// With `from: guidellm`: the benchmark of the report; with `from:
+    /// sglang_bench`: the run (line) of the file (0-based).
     #[serde(default)]
     pub benchmark: Option<usize>,
 }
@@ -457,9 +463,10 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             "--stage has no effect here: it picks a stage of an inference-perf run (--from inference-perf)",
         ));
     }
-    if a.benchmark.is_some() && from != ImportSource::Guidellm {
+    if a.benchmark.is_some() && !matches!(from, ImportSource::Guidellm | ImportSource::SglangBench)
+    {
         return Err(JobError::msg(
-            "--benchmark has no effect here: it picks a benchmark of a GuideLLM report (--from guidellm)",
+            "--benchmark has no effect here: it picks a benchmark of a GuideLLM report (--from guidellm) or a run of an SGLang results file (--from sglang-bench)",
         ));
     }
     let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
@@ -494,7 +501,10 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
     }
     if matches!(
         from,
-        ImportSource::VllmBench | ImportSource::Aiperf | ImportSource::Guidellm
+        ImportSource::VllmBench
+            | ImportSource::Aiperf
+            | ImportSource::Guidellm
+            | ImportSource::SglangBench
     ) {
         return bench_import(a, from, &name);
     }
@@ -513,7 +523,8 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
         ImportSource::InferencePerf
         | ImportSource::VllmBench
         | ImportSource::Aiperf
-        | ImportSource::Guidellm => unreachable!("imported above"),
+        | ImportSource::Guidellm
+        | ImportSource::SglangBench => unreachable!("imported above"),
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -576,6 +587,15 @@ fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imp
         }
         ImportSource::Aiperf => read_aiperf(&a.input)?,
         ImportSource::Guidellm => read_guidellm(&a.input, a.benchmark)?,
+        ImportSource::SglangBench => {
+            if a.input.is_dir() {
+                return Err(JobError::msg(format!(
+                    "--from sglang-bench reads one results file, and {} is a folder: name the JSONL `python -m sglang.bench_serving --output-details` wrote",
+                    a.input.display()
+                )));
+            }
+            read_sglang_bench(&a.input, a.benchmark)?
+        }
         _ => unreachable!("a load generator's file"),
     };
     let mut i = imported(&a.out, name, spec, &run.requests, block, run.origin);
