@@ -1206,3 +1206,287 @@ fn bad_sglang_files_exit_2_naming_the_line_and_field() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("is a folder"), "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------- blis
+
+/// The fixture's data rows, each a map of column to cell.
+fn blis_rows() -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(fixture("measured/blis/observed.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, c)| (h.to_string(), c.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// A copy of the fixture's trace in a folder of its own, its header and
+/// data changed by `header` and `data`.
+fn blis_with(
+    tag: &str,
+    header: &dyn Fn(String) -> String,
+    data: &dyn Fn(String) -> String,
+) -> PathBuf {
+    let dir = temp_dir(&format!("formats-blis-{tag}"));
+    let read = |f: &str| std::fs::read_to_string(fixture(&format!("measured/blis/{f}"))).unwrap();
+    std::fs::write(dir.join("t.yaml"), header(read("observed.yaml"))).unwrap();
+    std::fs::write(dir.join("t.csv"), data(read("observed.csv"))).unwrap();
+    dir.join("t.csv")
+}
+
+#[test]
+fn a_blis_trace_imports_at_its_planned_arrivals_with_its_prefix_groups() {
+    let dir = temp_dir("formats-blis");
+    let run = import("blis", &fixture("measured/blis"), &dir, "b");
+    let v = read(&run);
+    let rows = blis_rows();
+    assert_eq!(rows.len(), 38);
+    // The header's two warm-up requests are left out; one error, one timeout.
+    let measured = &rows[2..];
+    let m = &v["measured"];
+    assert_eq!(m["offered"], 36);
+    assert_eq!(m["completed"], 34);
+    let us = |r: &std::collections::BTreeMap<String, String>, k: &str| r[k].parse::<f64>().unwrap();
+    let ok: Vec<_> = measured.iter().filter(|r| r["status"] == "ok").collect();
+    let mean = |f: &dyn Fn(&std::collections::BTreeMap<String, String>) -> f64| {
+        ok.iter().map(|r| f(r)).sum::<f64>() / ok.len() as f64
+    };
+    close(
+        &m["ttft_ms"]["mean"],
+        mean(&|r| (us(r, "first_chunk_time_us") - us(r, "arrival_time_us")) / 1e3),
+        "ttft",
+    );
+    close(
+        &m["e2e_ms"]["mean"],
+        mean(&|r| (us(r, "last_chunk_time_us") - us(r, "arrival_time_us")) / 1e3),
+        "e2e",
+    );
+    assert!(m.get("itl_ms").is_none());
+    assert_eq!(
+        v["origin"],
+        json!({"from": "blis", "arrival": "planned", "prefix_reuse": "prefix_groups"})
+    );
+    assert_eq!(v["served"], "http_streaming");
+    let trace = lines(&dir.join("b.trace.jsonl"));
+    assert_eq!(trace.len(), 36);
+    // Arrivals from the first measured one, in microseconds.
+    let first = us(&measured[0], "arrival_time_us");
+    for (row, t) in measured.iter().zip(&trace) {
+        close(
+            &t["timestamp"],
+            (us(row, "arrival_time_us") - first) / 1e3,
+            "arrival",
+        );
+        // The server's prompt tokens when it reported them, else the client's.
+        let want = match row["server_input_tokens"].as_str() {
+            "0" => &row["input_tokens"],
+            n => n,
+        };
+        assert_eq!(&t["input_length"].to_string(), want);
+    }
+    // Prompts of a group share its whole blocks (16 tokens), and no more.
+    let ids = |i: usize| trace[i]["hash_ids"].as_array().unwrap().clone();
+    let same = |a: usize, b: usize| {
+        ids(a)
+            .iter()
+            .zip(ids(b))
+            .take_while(|(x, y)| *x == y)
+            .count()
+    };
+    let groups: Vec<(&str, usize)> = measured
+        .iter()
+        .map(|r| {
+            (
+                r["prefix_group"].as_str(),
+                r["prefix_length"].parse::<usize>().unwrap(),
+            )
+        })
+        .collect();
+    let (g0, len0) = groups[0];
+    let other = groups.iter().skip(1).position(|(g, _)| *g == g0).unwrap() + 1;
+    assert_eq!(same(0, other), len0 / 16);
+    let stranger = groups.iter().position(|(g, _)| *g != g0).unwrap();
+    assert_eq!(same(0, stranger), 0);
+    assert_eq!(
+        ids(0).len(),
+        (us(&measured[0], "server_input_tokens") as usize).div_ceil(16)
+    );
+    // Six conversations of two rounds: the second waits its think time.
+    let sessions: std::collections::BTreeSet<u64> = trace
+        .iter()
+        .filter_map(|r| r["session_id"].as_u64())
+        .collect();
+    assert_eq!(sessions.len(), 6);
+    assert_eq!(
+        trace.iter().filter(|r| r.get("delay_ms").is_some()).count(),
+        6
+    );
+    let requests = lines(&dir.join("b.requests.jsonl"));
+    let errors: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["error"].as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        ["HTTP 503: Service Unavailable", "context deadline exceeded"]
+    );
+}
+
+#[test]
+fn a_blis_trace_validates_round_trips_and_a_simulated_one_runs_in_process() {
+    let dir = temp_dir("formats-blis-validate");
+    let run = import("blis", &fixture("measured/blis/observed.csv"), &dir, "b");
+    assert_eq!(
+        validated_metrics(&run),
+        ["ttft_ms", "tpot_ms", "e2e_ms", "output_tok_s", "completed"]
+    );
+    round_trip(&run, &dir);
+    // The header named instead of the data: the same run.
+    let by_header = import("blis", &fixture("measured/blis/observed.yaml"), &dir, "h");
+    assert_eq!(read(&by_header)["measured"], read(&run)["measured"]);
+    let generated = blis_with(
+        "generated",
+        &|h| h.replace("mode: real", "mode: generated"),
+        &|d| d,
+    );
+    let sim = import("blis", generated.to_str().unwrap(), &dir, "g");
+    assert!(
+        read(&sim).get("served").is_none(),
+        "in process: the default"
+    );
+}
+
+#[test]
+fn bad_blis_traces_exit_2_naming_the_file_line_and_field() {
+    let same = |s: String| s;
+    let header = |from: &'static str, to: &'static str| move |h: String| h.replace(from, to);
+    let cases: Vec<(&str, PathBuf, Vec<&str>)> = vec![
+        (
+            "version",
+            blis_with(
+                "version",
+                &header("trace_version: 2", "trace_version: 1"),
+                &same,
+            ),
+            vec!["t.yaml", "`trace_version`", "1: this aisim reads"],
+        ),
+        (
+            "unit",
+            blis_with("unit", &header("time_unit: us", "time_unit: ms"), &same),
+            vec!["t.yaml", "`time_unit`", "`ms`"],
+        ),
+        (
+            "mode",
+            blis_with("mode", &header("mode: real", "mode: live"), &same),
+            vec!["t.yaml", "`mode`", "one of real, generated, replayed"],
+        ),
+        (
+            "warm-up",
+            blis_with(
+                "warm-up",
+                &header("warm_up_requests: 2", "warm_up_requests: two"),
+                &same,
+            ),
+            vec!["t.yaml", "`warm_up_requests`", "whole number"],
+        ),
+        (
+            "all-warm-up",
+            blis_with(
+                "all-warm-up",
+                &header("warm_up_requests: 2", "warm_up_requests: 38"),
+                &same,
+            ),
+            vec!["t.csv", "all of them warm-up"],
+        ),
+        (
+            "yaml",
+            blis_with("yaml", &|_| "trace_version: [2\n".into(), &same),
+            vec!["t.yaml", "`(file)`"],
+        ),
+        (
+            "column",
+            blis_with("column", &same, &|d| {
+                d.replacen("send_time_us", "sent_us", 1)
+            }),
+            vec!["t.csv:1:", "`send_time_us`", "missing from the header row"],
+        ),
+        (
+            "time",
+            blis_with("time", &same, &|d| {
+                let mut l: Vec<String> = d.lines().map(String::from).collect();
+                let mut cells: Vec<String> = l[5].split(',').map(String::from).collect();
+                cells[19] = "-5".into();
+                l[5] = cells.join(",");
+                l.join("\n") + "\n"
+            }),
+            vec!["t.csv:6:", "`arrival_time_us`", "`-5`", "microseconds"],
+        ),
+        (
+            "status",
+            blis_with("status", &same, &|d| {
+                let mut l: Vec<String> = d.lines().map(String::from).collect();
+                l[6] = l[6].replacen(",ok,", ",fine,", 1);
+                l.join("\n") + "\n"
+            }),
+            vec!["t.csv:7:", "`status`", "`fine`: one of ok, error, timeout"],
+        ),
+        (
+            "tokens",
+            blis_with("tokens", &same, &|d| {
+                let mut l: Vec<String> = d.lines().map(String::from).collect();
+                let mut cells: Vec<String> = l[7].split(',').map(String::from).collect();
+                cells[10] = "many".into();
+                l[7] = cells.join(",");
+                l.join("\n") + "\n"
+            }),
+            vec!["t.csv:8:", "`output_tokens`", "`many`"],
+        ),
+        (
+            "early",
+            blis_with("early", &same, &|d| {
+                let mut l: Vec<String> = d.lines().map(String::from).collect();
+                let mut cells: Vec<String> = l[8].split(',').map(String::from).collect();
+                let arrival: i64 = cells[19].parse().unwrap();
+                cells[21] = (arrival - 1).to_string();
+                l[8] = cells.join(",");
+                l.join("\n") + "\n"
+            }),
+            vec![
+                "t.csv:9:",
+                "`first_chunk_time_us`",
+                "is before the send time",
+            ],
+        ),
+        (
+            "twice",
+            blis_with("twice", &same, &|d| {
+                let mut l: Vec<String> = d.lines().map(String::from).collect();
+                let id = l[9].split(',').next().unwrap().to_string();
+                let mut cells: Vec<String> = l[10].split(',').map(String::from).collect();
+                cells[0] = id;
+                l[10] = cells.join(",");
+                l.join("\n") + "\n"
+            }),
+            vec!["t.csv:11:", "`request_id`", "measured twice"],
+        ),
+    ];
+    for (_, p, wants) in cases {
+        refused("blis", &p, &wants);
+    }
+    let lone = temp_file("formats-blis-lone.csv", "request_id\n");
+    refused(
+        "blis",
+        &lone,
+        &["formats-blis-lone.csv", "no YAML header of the same name"],
+    );
+    let dir = temp_dir("formats-blis-two");
+    std::fs::write(dir.join("a.csv"), "x\n").unwrap();
+    std::fs::write(dir.join("b.csv"), "x\n").unwrap();
+    std::fs::write(dir.join("a.yaml"), "x: 1\n").unwrap();
+    refused("blis", &dir, &["holds 1 YAML and 2 CSV files"]);
+}

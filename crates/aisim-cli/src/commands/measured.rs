@@ -30,6 +30,7 @@ pub enum MeasuredCommand {
     ///   aisim measured import --from vllm-bench vllm-result.json --profile h100/llama-3.1-8b --out run.json
     ///   aisim measured import --from aiperf artifacts/RUN --profile h100/llama-3.1-8b --out run.json
     ///   aisim measured import --from guidellm benchmarks.json --benchmark 2 --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from blis observed.csv --profile h100/llama-3.1-8b --out run.json
     #[command(verbatim_doc_comment)]
     Import(ImportArgs),
 }
@@ -50,12 +51,14 @@ pub enum Source {
     Guidellm,
     /// SGLang's bench_serving --output-details JSONL, when a run has send times (start_times); needs --profile, and --benchmark N when it holds several runs.
     SglangBench,
+    /// A BLIS TraceV2: its data CSV (the header YAML of the same name beside it), or the folder holding both (planned at arrival_time_us); needs --profile.
+    Blis,
 }
 
 /// Flags of `measured import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf, guidellm: their output folder).
+    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf, guidellm: their output folder; blis: the folder of a trace's header and data).
     pub input: PathBuf,
     /// What INPUT is [default: generic].
     #[arg(long, value_enum)]
@@ -72,7 +75,7 @@ pub struct ImportArgs {
     /// Take the run's spec (engine, timing, ...) from this measured run; the workload is the import's.
     #[arg(long, value_name = "RUN.json")]
     pub spec_from: Option<PathBuf>,
-    /// Tokens per prompt block of the hash ids (generic files) [default: 16].
+    /// Tokens per prompt block of the hash ids (generic files; blis: of the prefix groups' shared blocks) [default: 16].
     #[arg(long)]
     pub trace_block_size: Option<u32>,
     /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.
@@ -135,6 +138,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             Source::Aiperf => ImportSource::Aiperf,
             Source::Guidellm => ImportSource::Guidellm,
             Source::SglangBench => ImportSource::SglangBench,
+            Source::Blis => ImportSource::Blis,
         }),
         out: a.out.clone(),
         name: a.name,

@@ -26,7 +26,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::bench_file::{count, id_text, input_file, json_lines, number, BenchRun};
-use super::measured::{Arrival, Origin, PrefixReuse};
+use super::measured::{Arrival, Origin, PrefixReuse, Served};
 use super::request_check::{check_line, Names, Seen};
 use super::timed_request::{TimedRequest, Turn};
 use super::FidelityError;
@@ -108,6 +108,7 @@ pub fn read_aiperf(input: &Path) -> Result<BenchRun, FidelityError> {
             arrival: Arrival::Sent,
             prefix_reuse: PrefixReuse::Unknown,
         },
+        served: Served::HttpStreaming,
     })
 }
 

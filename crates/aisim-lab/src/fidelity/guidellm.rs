@@ -27,7 +27,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::bench_file::{count, id_text, input_file, number, BenchRun};
-use super::measured::{Arrival, Origin, PrefixReuse};
+use super::measured::{Arrival, Origin, PrefixReuse, Served};
 use super::request_check::{check_path, Names, Seen};
 use super::timed_request::{TimedRequest, Turn};
 use super::FidelityError;
@@ -206,6 +206,7 @@ pub fn read_guidellm(input: &Path, benchmark: Option<usize>) -> Result<BenchRun,
             },
             prefix_reuse: PrefixReuse::Unknown,
         },
+        served: Served::HttpStreaming,
     })
 }
 

@@ -6,6 +6,7 @@
 
 pub mod aiperf;
 pub mod bench_file;
+pub mod blis;
 pub mod calibrate;
 mod error;
 pub mod guidellm;

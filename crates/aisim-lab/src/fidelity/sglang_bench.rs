@@ -22,7 +22,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::bench_file::{json_lines, BenchRun};
-use super::measured::{Arrival, Origin, PrefixReuse};
+use super::measured::{Arrival, Origin, PrefixReuse, Served};
 use super::parallel_arrays::{parallel_requests, Place};
 use super::FidelityError;
 use aisim_replay::trace::row_error;
@@ -96,5 +96,6 @@ pub fn read_sglang_bench(path: &Path, run: Option<usize>) -> Result<BenchRun, Fi
             arrival: Arrival::Sent,
             prefix_reuse: PrefixReuse::Unknown,
         },
+        served: Served::HttpStreaming,
     })
 }

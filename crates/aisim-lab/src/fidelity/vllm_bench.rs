@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::bench_file::BenchRun;
 use super::json_file::read_json;
-use super::measured::{Arrival, Origin, PrefixReuse};
+use super::measured::{Arrival, Origin, PrefixReuse, Served};
 use super::parallel_arrays::{parallel_requests, Place};
 use super::FidelityError;
 
@@ -56,5 +56,6 @@ pub fn read_vllm_bench(path: &Path) -> Result<BenchRun, FidelityError> {
             arrival: Arrival::Sent,
             prefix_reuse: PrefixReuse::Unknown,
         },
+        served: Served::HttpStreaming,
     })
 }

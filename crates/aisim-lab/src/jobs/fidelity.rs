@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::timing_form::{fitted_frontend_ms, parse_timing, timing_flags};
 use super::{JobError, Version};
 use crate::fidelity::aiperf::read_aiperf;
+use crate::fidelity::blis::read_blis;
 use crate::fidelity::calibrate::{
     calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
     FittedFile, FITTED_VERSION, FIT_NAMES,
@@ -20,7 +21,7 @@ use crate::fidelity::calibrate::{
 use crate::fidelity::guidellm::read_guidellm;
 use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
-use crate::fidelity::measured::{MeasuredRun, Served};
+use crate::fidelity::measured::MeasuredRun;
 use crate::fidelity::sglang_bench::read_sglang_bench;
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
 use crate::fidelity::vllm_bench::read_vllm_bench;
@@ -401,6 +402,8 @@ pub enum ImportSource {
     /// SGLang's `bench_serving --output-details` results (JSONL), one run
     /// of it, when it has send times.
     SglangBench,
+    /// A BLIS TraceV2 (its YAML header and CSV data, or their folder).
+    Blis,
 }
 
 impl ImportSource {
@@ -414,6 +417,7 @@ impl ImportSource {
             ImportSource::Aiperf => "aiperf",
             ImportSource::Guidellm => "guidellm",
             ImportSource::SglangBench => "sglang-bench",
+            ImportSource::Blis => "blis",
         }
     }
 }
@@ -505,6 +509,7 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             | ImportSource::Aiperf
             | ImportSource::Guidellm
             | ImportSource::SglangBench
+            | ImportSource::Blis
     ) {
         return bench_import(a, from, &name);
     }
@@ -524,7 +529,8 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
         | ImportSource::VllmBench
         | ImportSource::Aiperf
         | ImportSource::Guidellm
-        | ImportSource::SglangBench => unreachable!("imported above"),
+        | ImportSource::SglangBench
+        | ImportSource::Blis => unreachable!("imported above"),
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -596,10 +602,11 @@ fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imp
             }
             read_sglang_bench(&a.input, a.benchmark)?
         }
+        ImportSource::Blis => read_blis(&a.input, block)?,
         _ => unreachable!("a load generator's file"),
     };
     let mut i = imported(&a.out, name, spec, &run.requests, block, run.origin);
-    i.run.served = Served::HttpStreaming;
+    i.run.served = run.served;
     Ok(i)
 }
 
