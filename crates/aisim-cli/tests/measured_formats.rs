@@ -222,6 +222,32 @@ fn a_vllm_bench_run_validates_with_its_itl_and_round_trips() {
 }
 
 #[test]
+fn calibrate_fits_an_imported_run_with_failed_requests_on_its_completed_ones() {
+    let dir = temp_dir("formats-vllm-calibrate");
+    let run = import(
+        "vllm-bench",
+        &fixture("measured/vllm_bench.json"),
+        &dir,
+        "v",
+    );
+    let fitted = dir.join("fitted.json");
+    let v = json_ok(&[
+        "calibrate",
+        run.to_str().unwrap(),
+        "--out",
+        fitted.to_str().unwrap(),
+        "--max-evaluations",
+        "8",
+        "--format",
+        "json",
+    ]);
+    // The 30 offered requests are replayed; the 28 completed are compared
+    // one by one (the failed two have no latency to compare).
+    assert!(v["fit"]["evaluations"].as_u64().unwrap() >= 1, "{v}");
+    assert!(fitted.is_file());
+}
+
+#[test]
 fn a_chunk_of_several_tokens_leaves_the_itl_unknown() {
     let dir = temp_dir("formats-vllm-chunks");
     let mut f = vllm_fixture();
