@@ -403,12 +403,48 @@ fn aiperf_imports_with_its_conversations_and_chunk_gaps() {
         gaps.iter().sum::<f64>() / gaps.len() as f64,
         "itl",
     );
+    // inputs.json beside the export: every prompt hashed from its text.
     assert_eq!(
         v["origin"],
-        json!({"from": "aiperf", "arrival": "sent", "prefix_reuse": "unknown"})
+        json!({"from": "aiperf", "arrival": "sent", "prefix_reuse": "prompt_text"})
     );
     // Eight conversations of three turns: later turns wait their think time.
     let trace = lines(&dir.join("a.trace.jsonl"));
+    let ids = |r: &Value| r["hash_ids"].as_array().unwrap().clone();
+    let shared = |a: &Value, b: &Value| {
+        ids(a)
+            .iter()
+            .zip(ids(b))
+            .take_while(|(x, y)| *x == y)
+            .count()
+    };
+    for r in &trace {
+        let want = r["input_length"].as_u64().unwrap().div_ceil(16) as usize;
+        assert_eq!(ids(r).len(), want);
+    }
+    // Every conversation opens with the same system prompt (1,200
+    // characters, about 290 tokens: 18 whole blocks), and no more.
+    let openers: Vec<&Value> = trace
+        .iter()
+        .filter(|r| r.get("delay_ms").is_none())
+        .collect();
+    assert_eq!(openers.len(), 8);
+    for o in &openers[1..] {
+        assert_eq!(shared(openers[0], o), 18);
+    }
+    // A later turn holds the conversation so far: its earlier turn's blocks
+    // past the system prompt too (all but the last one or two: a block is
+    // the file's mean characters a token, and a turn's own text runs a
+    // little short or long of its tokens), and its own after them.
+    let of = |s: u64| -> Vec<&Value> { trace.iter().filter(|r| r["session_id"] == s).collect() };
+    for s in 0..8 {
+        let turns = of(s);
+        let (n, k) = (ids(turns[0]).len(), shared(turns[0], turns[1]));
+        assert!(
+            k > 18 && k + 2 >= n && k < ids(turns[1]).len(),
+            "conversation {s}: {k} of {n}"
+        );
+    }
     assert_eq!(trace.len(), 24);
     let sessions: std::collections::BTreeSet<u64> = trace
         .iter()
@@ -436,6 +472,132 @@ fn aiperf_imports_with_its_conversations_and_chunk_gaps() {
         &trace[1]["timestamp"],
         ((second - first_send) as f64 / 1e6 * 1e3).round() / 1e3,
         "second arrival",
+    );
+}
+
+#[test]
+fn aiperf_prompts_are_hashed_from_inputs_json_or_are_unknown_without_it() {
+    let dir = temp_dir("formats-aiperf-inputs");
+    // The export alone: nothing of the prompts is known.
+    let alone = dir.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(
+        fixture("measured/aiperf/profile_export.jsonl"),
+        alone.join("profile_export.jsonl"),
+    )
+    .unwrap();
+    let run = import("aiperf", alone.to_str().unwrap(), &dir, "alone");
+    assert_eq!(read(&run)["origin"]["prefix_reuse"], "unknown");
+    assert!(lines(&dir.join("alone.trace.jsonl"))
+        .iter()
+        .all(|r| r["hash_ids"] == json!([])));
+    // Token ids: hashed exactly, 16 to a block.
+    let tokens = dir.join("tokens");
+    std::fs::create_dir_all(&tokens).unwrap();
+    std::fs::copy(
+        fixture("measured/aiperf/profile_export.jsonl"),
+        tokens.join("profile_export.jsonl"),
+    )
+    .unwrap();
+    let mut inputs = read(Path::new(&fixture("measured/aiperf/inputs.json")));
+    for (i, session) in inputs["data"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        for (t, p) in session["payloads"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            // 40 shared tokens, then the conversation's, then the turn's.
+            let mut ids: Vec<u64> = (0..40).collect();
+            ids.extend((0..30 * (t as u64 + 1)).map(|k| 1000 * (i as u64 + 1) + k));
+            *p = json!({"prompt": ids});
+        }
+    }
+    std::fs::write(tokens.join("inputs.json"), inputs.to_string()).unwrap();
+    let run = import("aiperf", tokens.to_str().unwrap(), &dir, "tokens");
+    assert_eq!(read(&run)["origin"]["prefix_reuse"], "token_ids");
+    let trace = lines(&dir.join("tokens.trace.jsonl"));
+    let first = |s: u64, turn: usize| -> Vec<Value> {
+        trace
+            .iter()
+            .filter(|r| r["session_id"] == s)
+            .nth(turn)
+            .unwrap()["hash_ids"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    // Two conversations share the first 32 tokens' two blocks exactly.
+    let (a, b) = (first(0, 0), first(1, 0));
+    assert_eq!(a[..2], b[..2]);
+    assert_ne!(a[2], b[2]);
+    // A conversation's turns share its first 64 tokens' four blocks.
+    let (t0, t1) = (first(0, 0), first(0, 1));
+    assert_eq!(t0[..4], t1[..4]);
+    assert_ne!(t0[4], t1[4]);
+}
+
+#[test]
+fn bad_aiperf_inputs_exit_2_naming_the_file_and_field() {
+    let dir = temp_dir("formats-aiperf-inputs-bad");
+    let case = |tag: &str, inputs: Value| -> PathBuf {
+        let d = dir.join(tag);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(
+            fixture("measured/aiperf/profile_export.jsonl"),
+            d.join("profile_export.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(d.join("inputs.json"), inputs.to_string()).unwrap();
+        d
+    };
+    let fixture_inputs = read(Path::new(&fixture("measured/aiperf/inputs.json")));
+    refused(
+        "aiperf",
+        &case("no-data", json!({"sessions": []})),
+        &["inputs.json", "`data`", "missing"],
+    );
+    let mut short = fixture_inputs.clone();
+    let cut = short["data"][3]["session_id"].as_str().unwrap().to_string();
+    short["data"][3]["payloads"].as_array_mut().unwrap().pop();
+    refused(
+        "aiperf",
+        &case("short", short),
+        &[
+            "profile_export.jsonl:",
+            "`metadata.conversation_id`",
+            &format!("{cut}, turn 2: no such payload"),
+        ],
+    );
+    let mut no_prompt = fixture_inputs.clone();
+    no_prompt["data"][0]["payloads"][0] = json!({"model": "m"});
+    refused(
+        "aiperf",
+        &case("no-prompt", no_prompt),
+        &[
+            "inputs.json",
+            "`data[0].payloads[0]`",
+            "neither messages nor a prompt",
+        ],
+    );
+    let mut bad_content = fixture_inputs.clone();
+    bad_content["data"][1]["payloads"][0]["messages"][1]["content"] = json!(5);
+    refused(
+        "aiperf",
+        &case("content", bad_content),
+        &["`data[1].payloads[0]`", "messages[1].content"],
+    );
+    let mut bad_id = fixture_inputs;
+    bad_id["data"][2]["session_id"] = json!(7);
+    refused(
+        "aiperf",
+        &case("id", bad_id),
+        &["`data[2].session_id`", "7: must be"],
     );
 }
 

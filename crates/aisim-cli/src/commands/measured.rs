@@ -75,7 +75,7 @@ pub struct ImportArgs {
     /// Take the run's spec (engine, timing, ...) from this measured run; the workload is the import's.
     #[arg(long, value_name = "RUN.json")]
     pub spec_from: Option<PathBuf>,
-    /// Tokens per prompt block of the hash ids (generic files; blis: of the prefix groups' shared blocks) [default: 16].
+    /// Tokens per prompt block of the hash ids (generic files; aiperf: the prompts of inputs.json; blis: the prefix groups') [default: 16].
     #[arg(long)]
     pub trace_block_size: Option<u32>,
     /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.

@@ -18,15 +18,19 @@
 //! between streamed chunks after the first), `inter_token_latency` (the
 //! request's mean, not used), `input_sequence_length` and
 //! `output_sequence_length` (tokens). `error` is null, or `{code, type,
-//! message}`. The file keeps no prompt (prefix reuse is unknown) and the
-//! send time only (the arrival is the send).
+//! message}`. The export keeps no prompt, but `inputs.json` beside it keeps
+//! every turn's request body (`aiperf_inputs.rs`): with it, prompts are
+//! hashed in blocks; without, prefix reuse is unknown. Only the send time
+//! is kept: the arrival is the send.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::aiperf_inputs::{read_inputs, Prompt, INPUTS_FILE};
 use super::bench_file::{count, id_text, input_file, json_lines, number, BenchRun};
 use super::measured::{Arrival, Origin, PrefixReuse, Served};
+use super::prompt_blocks::{text_blocks, token_ids_blocks};
 use super::request_check::{check_line, Names, Seen};
 use super::timed_request::{TimedRequest, Turn};
 use super::FidelityError;
@@ -43,12 +47,16 @@ struct Record {
     request: TimedRequest,
     start_ns: u64,
     conversation: Option<(String, u32)>,
+    /// The dataset's conversation and turn, which `inputs.json` names.
+    dataset_turn: Option<(String, u32)>,
 }
 
 /// Reads AIPerf's `profile_export.jsonl` (or the artifact folder holding
 /// it): every request of the profiling phase, completed or not; warm-up
-/// records are left out (not measured, and not replayed).
-pub fn read_aiperf(input: &Path) -> Result<BenchRun, FidelityError> {
+/// records are left out (not measured, and not replayed). With
+/// `inputs.json` beside it, every request's prompt is hashed in blocks of
+/// `block` tokens.
+pub fn read_aiperf(input: &Path, block: u32) -> Result<BenchRun, FidelityError> {
     let path = input_file(input, &[AIPERF_FILE])?;
     let path = path.as_path();
     let mut records = Vec::new();
@@ -80,12 +88,19 @@ pub fn read_aiperf(input: &Path) -> Result<BenchRun, FidelityError> {
         id: "metadata.x_request_id".into(),
         turn: "metadata.turn_index".into(),
     };
+    let inputs = path.with_file_name(INPUTS_FILE);
+    let prefix_reuse = if inputs.is_file() {
+        hash_prompts(path, &inputs, &mut records, block)?
+    } else {
+        PrefixReuse::Unknown
+    };
     let first_ns = records.iter().map(|r| r.start_ns).min().unwrap_or(0);
     let mut requests = Vec::with_capacity(records.len());
     for Record {
         mut request,
         start_ns,
         conversation,
+        ..
     } in records
     {
         let sent = (start_ns - first_ns) as f64 / 1e9;
@@ -106,9 +121,70 @@ pub fn read_aiperf(input: &Path) -> Result<BenchRun, FidelityError> {
         origin: Origin {
             from: "aiperf".into(),
             arrival: Arrival::Sent,
-            prefix_reuse: PrefixReuse::Unknown,
+            prefix_reuse,
         },
         served: Served::HttpStreaming,
+    })
+}
+
+/// Every record's prompt block ids, from the prompts of `inputs`: text in
+/// blocks of the file's mean characters per token, token ids exactly.
+fn hash_prompts(
+    path: &Path,
+    inputs: &Path,
+    records: &mut [Record],
+    block: u32,
+) -> Result<PrefixReuse, FidelityError> {
+    let prompts = read_inputs(inputs)?;
+    let mut found = Vec::with_capacity(records.len());
+    for r in records.iter() {
+        let prompt = r
+            .dataset_turn
+            .as_ref()
+            .and_then(|k| prompts.get(k))
+            .ok_or_else(|| {
+                row_error(
+                    path,
+                    r.request.line,
+                    "metadata.conversation_id",
+                    match &r.dataset_turn {
+                        Some((c, t)) => format!(
+                            "{c}, turn {t}: no such payload in {} (its prompts are hashed for every request or none)",
+                            inputs.display()
+                        ),
+                        None => format!(
+                            "missing (or its turn_index): the request's prompt in {} is unknown",
+                            inputs.display()
+                        ),
+                    },
+                )
+            })?;
+        found.push(prompt);
+    }
+    let (chars, tokens) = records
+        .iter()
+        .zip(&found)
+        .filter_map(|(r, p)| match p {
+            Prompt::Text(t) => Some((t.chars().count() as f64, r.request.input_tokens as f64)),
+            Prompt::Tokens(_) => None,
+        })
+        .fold((0.0, 0.0), |(c, t), (a, b)| (c + a, t + b));
+    let per_token = if tokens > 0.0 { chars / tokens } else { 1.0 };
+    let mut any_text = false;
+    for (r, p) in records.iter_mut().zip(found) {
+        let input = r.request.input_tokens;
+        r.request.hash_ids = Some(match p {
+            Prompt::Text(t) => {
+                any_text = true;
+                text_blocks(t, input, block, per_token)
+            }
+            Prompt::Tokens(ids) => token_ids_blocks(ids, block),
+        });
+    }
+    Ok(if any_text {
+        PrefixReuse::PromptText
+    } else {
+        PrefixReuse::TokenIds
     })
 }
 
@@ -317,6 +393,10 @@ fn record(path: &Path, line: usize, o: &Map<String, Value>) -> Result<Option<Rec
         None | Some(Value::Null) => format!("line {line}"),
         Some(v) => id_text(v),
     };
+    let dataset_turn = match (meta.get("conversation_id"), meta.get("turn_index")) {
+        (Some(Value::String(c)), Some(t)) => count(t).ok().map(|t| (c.clone(), t)),
+        _ => None,
+    };
     let conversation = match (
         ["x_correlation_id", "conversation_id"]
             .iter()
@@ -381,5 +461,6 @@ fn record(path: &Path, line: usize, o: &Map<String, Value>) -> Result<Option<Rec
         request,
         start_ns,
         conversation,
+        dataset_turn,
     }))
 }

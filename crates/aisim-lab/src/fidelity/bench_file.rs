@@ -29,50 +29,6 @@ pub struct BenchRun {
     pub served: Served,
 }
 
-/// A stable 64-bit hash of a text (FNV-1a, then mixed): the same group
-/// name gives the same ids in every run.
-fn text_hash(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    aisim_core::block_hash::mix64(h)
-}
-
-/// The trace block ids of a prompt of `input` tokens whose first `prefix`
-/// tokens every prompt of prefix group `group` shares (none with an empty
-/// group): the complete blocks of `block` tokens within the prefix take
-/// the group's ids, every later block an id of this prompt alone (`own`,
-/// different for every prompt of the file). A block the prefix ends inside
-/// is the prompt's own: only whole blocks are shared.
-pub(crate) fn prefix_group_ids(
-    group: &str,
-    prefix: u32,
-    input: u32,
-    block: u32,
-    own: u64,
-) -> Vec<u64> {
-    let block = block.max(1) as u64;
-    let blocks = (input as u64).div_ceil(block);
-    let shared = if group.is_empty() {
-        0
-    } else {
-        (prefix.min(input) as u64 / block).min(blocks)
-    };
-    let g = text_hash(group);
-    let mine = aisim_core::block_hash::mix64(own ^ 0x5eed_0f0c_ba5e_b10c);
-    (0..blocks)
-        .map(|j| {
-            if j < shared {
-                aisim_core::block_hash::mix64(g.wrapping_add(j))
-            } else {
-                aisim_core::block_hash::mix64(mine.wrapping_add(j))
-            }
-        })
-        .collect()
-}
-
 /// `input` itself, or in a folder the first of `names` it holds.
 pub(crate) fn input_file(input: &Path, names: &[&str]) -> Result<PathBuf, FidelityError> {
     if !input.is_dir() {

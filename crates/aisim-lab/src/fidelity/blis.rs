@@ -28,8 +28,9 @@ use std::path::{Path, PathBuf};
 use csv::ByteRecord;
 use serde_json::Value;
 
-use super::bench_file::{prefix_group_ids, BenchRun};
+use super::bench_file::BenchRun;
 use super::measured::{Arrival, Origin, PrefixReuse, Served};
+use super::prompt_blocks::prefix_group_ids;
 use super::request_check::{check_line, Names, Seen};
 use super::timed_request::{TimedRequest, Turn};
 use super::FidelityError;

@@ -5,6 +5,7 @@
 //! (`calibrate`). docs/fidelity.md describes the formats and models.
 
 pub mod aiperf;
+mod aiperf_inputs;
 pub mod bench_file;
 pub mod blis;
 pub mod calibrate;
@@ -16,6 +17,7 @@ mod json_file;
 pub mod measured;
 mod optimize;
 mod parallel_arrays;
+mod prompt_blocks;
 mod request_check;
 pub mod request_times;
 pub mod sglang_bench;

@@ -591,7 +591,7 @@ fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imp
             }
             read_vllm_bench(&a.input)?
         }
-        ImportSource::Aiperf => read_aiperf(&a.input)?,
+        ImportSource::Aiperf => read_aiperf(&a.input, block)?,
         ImportSource::Guidellm => read_guidellm(&a.input, a.benchmark)?,
         ImportSource::SglangBench => {
             if a.input.is_dir() {
