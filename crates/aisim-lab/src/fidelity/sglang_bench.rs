@@ -2,11 +2,11 @@
 //! (JSONL, one run a line) as measured requests.
 //!
 //! Schema read from SGLang's public source (sgl-project/sglang,
-//! `python/sglang/bench_serving.py` at commit 0033168f0f58, and its later
-//! form at 50a613687fe1; adapted, as it says, from vLLM's
-//! `benchmark_serving.py`). Facts used, not code: each run appends one
-//! JSON object, a line, to the output file; with `--output-details` it
-//! holds, merged into the object (or, in some forms, under `details`), the
+//! `python/sglang/bench_serving.py` at commit 0033168f0f58: adapted, as it
+//! says, from vLLM's `benchmark_serving.py`). Facts used, not code: each
+//! run appends one JSON object, a line, to the output file; with
+//! `--output-details` it holds, merged into the object (or, as some
+//! wrappers of it write, under `details`), the
 //! parallel arrays `input_lens`, `output_lens`, `ttfts` (seconds from the
 //! POST to the first streamed chunk with text), `itls` (seconds between
 //! such chunks) and `errors` (`""` on success), one entry a request, and
