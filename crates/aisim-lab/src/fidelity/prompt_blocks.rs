@@ -87,3 +87,56 @@ pub(crate) fn text_blocks(text: &str, input: u32, block: u32, chars_per_token: f
         text_hash(&piece)
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many leading ids two prompts share.
+    fn shared(a: &[u64], b: &[u64]) -> usize {
+        a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    }
+
+    #[test]
+    fn token_ids_share_exactly_their_common_whole_blocks() {
+        let a: Vec<u64> = (0..40).collect();
+        let mut b = a.clone();
+        b[35] = 999;
+        let (x, y) = (token_ids_blocks(&a, 16), token_ids_blocks(&b, 16));
+        assert_eq!((x.len(), y.len()), (3, 3));
+        assert_eq!(shared(&x, &y), 2);
+        // A change in the first block changes every id after it.
+        b[0] = 7;
+        assert_eq!(shared(&x, &token_ids_blocks(&b, 16)), 0);
+        assert_eq!(token_ids_blocks(&a, 16), x, "deterministic");
+    }
+
+    #[test]
+    fn a_prefix_group_shares_its_whole_blocks_and_nothing_else() {
+        let a = prefix_group_ids("sys", 40, 100, 16, 1);
+        let b = prefix_group_ids("sys", 40, 70, 16, 2);
+        assert_eq!((a.len(), b.len()), (7, 5));
+        // 40 tokens: two whole 16-token blocks; the third is the prompt's own.
+        assert_eq!(shared(&a, &b), 2);
+        assert_eq!(shared(&a, &prefix_group_ids("other", 40, 100, 16, 3)), 0);
+        assert_eq!(shared(&a, &prefix_group_ids("", 0, 100, 16, 4)), 0);
+        // A prefix longer than the prompt shares the prompt's whole blocks.
+        assert_eq!(prefix_group_ids("sys", 500, 40, 16, 5)[..2], a[..2]);
+    }
+
+    #[test]
+    fn texts_share_the_blocks_their_common_text_covers() {
+        // 4 characters a token, 4 tokens a block: 16 characters a block.
+        let common = "0123456789abcdef".repeat(4);
+        let a = format!("{common}xxxxxxxxxxxxxxxx");
+        let b = format!("{common}yyyyyyyyyyyyyyyy");
+        let (x, y) = (text_blocks(&a, 20, 4, 4.0), text_blocks(&b, 20, 4, 4.0));
+        assert_eq!((x.len(), y.len()), (5, 5));
+        assert_eq!(shared(&x, &y), 4);
+        // Past the text's end the ids go on, chained to their place.
+        let short = text_blocks(&common, 24, 4, 4.0);
+        assert_eq!(short.len(), 6);
+        assert_eq!(shared(&short, &x), 4);
+        assert_ne!(short[4], short[5]);
+    }
+}
