@@ -350,6 +350,22 @@ fn bad_vllm_bench_files_exit_2_naming_the_json_path() {
         ],
         &["--from vllm-bench needs --profile"],
     );
+    fails(
+        &[
+            "measured",
+            "import",
+            "--from",
+            "vllm-bench",
+            &fixture("measured/vllm_bench.json"),
+            "--profile",
+            PROFILE,
+            "--trace-block-size",
+            "32",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--trace-block-size has no effect with --from vllm-bench"],
+    );
 }
 
 // -------------------------------------------------------------------- aiperf

@@ -561,6 +561,16 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
 /// hardware), served over HTTP, streaming, as these clients measure.
 fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imported, JobError> {
     let flag = from.flag();
+    if a.trace_block_size.is_some()
+        && matches!(
+            from,
+            ImportSource::VllmBench | ImportSource::SglangBench | ImportSource::Guidellm
+        )
+    {
+        return Err(JobError::msg(format!(
+            "--trace-block-size has no effect with --from {flag}: its file keeps no prompt to hash"
+        )));
+    }
     if a.profile.is_none() && a.spec_from.is_none() {
         return Err(JobError::msg(format!(
             "--from {flag} needs --profile HARDWARE/MODEL[/tpN] (or --spec-from RUN.json): the file names no hardware"
