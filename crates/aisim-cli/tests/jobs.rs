@@ -255,6 +255,59 @@ fn measured_import_validate_and_calibrate() {
 }
 
 #[test]
+fn a_load_generators_file_imports_the_same_from_a_request() {
+    let dir = temp_dir("jobs-formats");
+    for (from, flag, input, extra) in [
+        ("guidellm", "guidellm", "measured/guidellm", Some(1)),
+        ("vllm_bench", "vllm-bench", "measured/vllm_bench.json", None),
+        ("aiperf", "aiperf", "measured/aiperf", None),
+        (
+            "sglang_bench",
+            "sglang-bench",
+            "measured/sglang_bench.jsonl",
+            Some(1),
+        ),
+        ("blis", "blis", "measured/blis", None),
+    ] {
+        let run = dir.join(format!("{from}.json"));
+        let input = fixture(input);
+        let n = extra.map(|n: usize| n.to_string());
+        let mut args = vec![
+            "measured",
+            "import",
+            "--from",
+            flag,
+            &input,
+            "--out",
+            path(&run),
+            "--profile",
+            "h100/llama-3.1-8b",
+        ];
+        if let Some(n) = &n {
+            args.extend(["--benchmark", n.as_str()]);
+        }
+        cli(&args);
+        let mut req = json!({
+            "input": input, "from": from, "out": run, "profile": "h100/llama-3.1-8b"
+        });
+        if let Some(n) = extra {
+            req["benchmark"] = n.into();
+        }
+        let imported = jobs::fidelity::measured_import(&request(req)).unwrap();
+        assert_eq!(
+            format!("{}\n", imported.run.to_json()),
+            std::fs::read_to_string(&run).unwrap(),
+            "{from}"
+        );
+        assert_eq!(
+            imported.trace,
+            std::fs::read_to_string(&imported.trace_path).unwrap(),
+            "{from}"
+        );
+    }
+}
+
+#[test]
 fn every_fleet_command() {
     let o = jobs::fleet::optimize(&request(json!({
         "plan": {"lam": 50}, "verify_top": 1, "n_sim_req": 2000

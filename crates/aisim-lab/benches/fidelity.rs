@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use aisim_lab::fidelity::calibrate::{calibrate, CalibrateOptions};
-use aisim_lab::fidelity::import::{imported, read_llmservingsim};
+use aisim_lab::fidelity::import::{imported, origin_of, read_llmservingsim};
 use aisim_lab::fidelity::inference_perf::{read_inference_perf, Stage};
 use aisim_lab::fidelity::measured::MeasuredRun;
 use aisim_lab::fidelity::validate::validate;
@@ -21,9 +21,16 @@ fn import(dir: &Path, tmp: &Path) -> MeasuredRun {
     let (requests, spec) = read_llmservingsim(dir, None).unwrap();
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let out = tmp.join(format!("{name}.json"));
-    imported(&out, &name, spec, &requests, 16)
-        .write(&out)
-        .unwrap()
+    imported(
+        &out,
+        &name,
+        spec,
+        &requests,
+        16,
+        origin_of("llmservingsim", &requests),
+    )
+    .write(&out)
+    .unwrap()
 }
 
 fn main() {

@@ -45,6 +45,7 @@ fn self_measured(spec: ReplaySpec, dir: &Path, name: &str) -> MeasuredRun {
         spec,
         requests: Some(requests),
         served: Default::default(),
+        origin: None,
     };
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, run.to_json()).unwrap();
@@ -269,6 +270,7 @@ fn summary_measured(
         spec,
         requests: None,
         served,
+        origin: None,
     };
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, run.to_json()).unwrap();

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use aisim_lab::fidelity::calibrate::{calibrate, physics_timing, CalibrateOptions};
-use aisim_lab::fidelity::import::{imported, read_llmservingsim, summarize};
+use aisim_lab::fidelity::import::{imported, origin_of, read_llmservingsim, summarize};
 use aisim_lab::fidelity::measured::{Measured, MeasuredRun};
 use aisim_lab::fidelity::timed_request::trace_order;
 use aisim_lab::fidelity::validate::{validate, ValidationReport};
@@ -40,9 +40,16 @@ fn import(run: &str) -> MeasuredRun {
     let dir = work_dir();
     let (requests, spec) = read_llmservingsim(&shared(run), None).unwrap();
     let out = dir.join(format!("{run}.json"));
-    imported(&out, run, spec, &requests, 16)
-        .write(&out)
-        .unwrap()
+    imported(
+        &out,
+        run,
+        spec,
+        &requests,
+        16,
+        origin_of("llmservingsim", &requests),
+    )
+    .write(&out)
+    .unwrap()
 }
 
 #[test]
@@ -167,9 +174,16 @@ fn held_out_prediction_on_the_real_runs() {
         let (first, last) = order.split_at(150);
         let write = |name: &str, part: &[_]| {
             let out = dir.join(format!("{name}.json"));
-            imported(&out, name, spec.clone(), part, 16)
-                .write(&out)
-                .unwrap()
+            imported(
+                &out,
+                name,
+                spec.clone(),
+                part,
+                16,
+                origin_of("llmservingsim", part),
+            )
+            .write(&out)
+            .unwrap()
         };
         let full = write(run, &order);
         let first = write(&format!("{run}_first"), first);

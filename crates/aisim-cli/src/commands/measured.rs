@@ -27,6 +27,10 @@ pub enum MeasuredCommand {
     ///   aisim measured import requests.jsonl --out run.json --profile h100/llama-3.1-8b
     ///   aisim measured import --from llmservingsim ../shared/real/llmservingsim/RTX4090__Llama-3.1-8B --out rtx4090.json
     ///   aisim measured import --from inference-perf RUN_DIR --stage 0 --profile h100/mixtral-8x7b/tp2 --out stage0.json
+    ///   aisim measured import --from vllm-bench vllm-result.json --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from aiperf artifacts/RUN --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from guidellm benchmarks.json --benchmark 2 --profile h100/llama-3.1-8b --out run.json
+    ///   aisim measured import --from blis observed.csv --profile h100/llama-3.1-8b --out run.json
     #[command(verbatim_doc_comment)]
     Import(ImportArgs),
 }
@@ -39,12 +43,22 @@ pub enum Source {
     Llmservingsim,
     /// An inference-perf run folder (results/config.yaml, the stages' lifecycle metrics, exp-config.yaml); needs --stage and --profile.
     InferencePerf,
+    /// The JSON of `vllm bench serve --save-result --save-detailed` (sent at start_times); needs --profile.
+    VllmBench,
+    /// AIPerf's profile_export.jsonl, or its artifact folder (sent at request_start_ns); needs --profile.
+    Aiperf,
+    /// GuideLLM's benchmarks.json or .yaml, or its folder (planned at targeted_start); needs --profile, and --benchmark N when it holds several.
+    Guidellm,
+    /// SGLang's bench_serving --output-details JSONL, when a run has send times (start_times); needs --profile, and --benchmark N when it holds several runs.
+    SglangBench,
+    /// A BLIS TraceV2: its data CSV (the header YAML of the same name beside it), or the folder holding both (planned at arrival_time_us); needs --profile.
+    Blis,
 }
 
 /// Flags of `measured import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Per-request file, or with --from llmservingsim the run folder.
+    /// Per-request file, or the run folder (--from llmservingsim, inference-perf; aiperf, guidellm: their output folder; blis: the folder of a trace's header and data).
     pub input: PathBuf,
     /// What INPUT is [default: generic].
     #[arg(long, value_enum)]
@@ -61,12 +75,15 @@ pub struct ImportArgs {
     /// Take the run's spec (engine, timing, ...) from this measured run; the workload is the import's.
     #[arg(long, value_name = "RUN.json")]
     pub spec_from: Option<PathBuf>,
-    /// Tokens per prompt block of the hash ids (generic files) [default: 16].
+    /// Tokens per prompt block of the hash ids (generic files; aiperf: the prompts of inputs.json; blis: the prefix groups') [default: 16].
     #[arg(long)]
     pub trace_block_size: Option<u32>,
     /// With --from inference-perf: the stage to import (0-based), or `summary` for all of them.
     #[arg(long, value_name = "N|summary")]
     pub stage: Option<String>,
+    /// With --from guidellm: the benchmark of the report; with --from sglang-bench: the run (line) of the file (0-based) [default: its only one].
+    #[arg(long, value_name = "N")]
+    pub benchmark: Option<usize>,
 }
 
 /// Refuses, before any work, an import whose outputs (the run, its trace
@@ -117,6 +134,11 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
             Source::Generic => ImportSource::Generic,
             Source::Llmservingsim => ImportSource::Llmservingsim,
             Source::InferencePerf => ImportSource::InferencePerf,
+            Source::VllmBench => ImportSource::VllmBench,
+            Source::Aiperf => ImportSource::Aiperf,
+            Source::Guidellm => ImportSource::Guidellm,
+            Source::SglangBench => ImportSource::SglangBench,
+            Source::Blis => ImportSource::Blis,
         }),
         out: a.out.clone(),
         name: a.name,
@@ -124,6 +146,7 @@ pub fn run(args: MeasuredArgs) -> Result<(), CliError> {
         spec_from: a.spec_from,
         trace_block_size: a.trace_block_size,
         stage: a.stage,
+        benchmark: a.benchmark,
     })
     .map_err(job)?;
     let beside = match &i.requests {

@@ -286,9 +286,10 @@ fn targets(runs: &[MeasuredRun]) -> Result<Vec<Target>, FidelityError> {
                 .map(MeasuredRequests::read)
                 .transpose()?
                 .map(|m| {
-                    let n = m.requests.len().max(1) as f64;
-                    let mean_ttft = m.requests.iter().map(|r| r.ttft_ms).sum::<f64>() / n;
-                    let mean_e2e = m.requests.iter().map(|r| r.e2e_ms).sum::<f64>() / n;
+                    let done = || m.requests.iter().filter(|r| r.completed);
+                    let n = done().count().max(1) as f64;
+                    let mean_ttft = done().map(|r| r.ttft_ms).sum::<f64>() / n;
+                    let mean_e2e = done().map(|r| r.e2e_ms).sum::<f64>() / n;
                     (m, mean_ttft, mean_e2e)
                 });
             Ok(Target {
@@ -373,7 +374,11 @@ fn residuals(targets: &mut [Target], v: &Values, prior: &Prior) -> Result<Vec<f6
             let (mean_ttft, mean_e2e) = (*mean_ttft, *mean_e2e);
             let simulated = measured.simulated(&out_run.records)?;
             let mut requests = Vec::new();
+            // A request that did not complete was offered, not measured.
             for (m, s) in measured.requests.iter().zip(simulated) {
+                if !m.completed {
+                    continue;
+                }
                 for (mv, sv, scale) in [
                     (m.ttft_ms, s.map(|s| s.0), mean_ttft),
                     (m.e2e_ms, s.map(|s| s.1), mean_e2e),

@@ -3,7 +3,6 @@
 //! import gives the measured run and the Mooncake trace it implies (arrivals
 //! at the measured send times), written next to each other.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -11,20 +10,24 @@ use std::path::{Path, PathBuf};
 use aisim_core::timing::TimingSpec;
 use serde_json::{Map, Value};
 
+use super::bench_file::json_lines;
 use super::json_file::read_json;
-use super::measured::{Measured, MeasuredRun, Served, MEASURED_VERSION};
+use super::measured::{
+    Arrival, Measured, MeasuredRun, Origin, PrefixReuse, Served, MEASURED_VERSION,
+};
+use super::request_check::{check_line, Names, Seen};
 use super::stats::Stats;
-use super::timed_request::{requests_text, trace_order, TimedRequest};
+use super::timed_request::{requests_text, trace_order, TimedRequest, Turn};
 use super::FidelityError;
 use aisim_replay::spec::WorkloadSpec;
 use aisim_replay::trace::csv::{cell_text, CsvRecords};
-use aisim_replay::trace::{read_trace, row_error, write_mooncake_row, Lines, TraceFormat};
+use aisim_replay::trace::{read_trace, row_error, write_mooncake_row, TraceFormat};
 use aisim_replay::ReplayError;
 use aisim_replay::ReplaySpec;
 use csv::ByteRecord;
 
 /// Column names of the generic per-request shape.
-pub const GENERIC_FIELDS: [&str; 7] = [
+pub const GENERIC_FIELDS: [&str; 11] = [
     "request_id",
     "send_s",
     "first_token_s",
@@ -32,38 +35,48 @@ pub const GENERIC_FIELDS: [&str; 7] = [
     "input_tokens",
     "output_tokens",
     "hash_ids",
+    "error",
+    "itl_s",
+    "session_id",
+    "turn_index",
 ];
 
-/// The summary measurement tools print: TTFT = first − send, TPOT =
-/// (end − first) / (output − 1) over requests with 2 tokens or more, E2E =
-/// end − send (ms), output tokens per second over first send to last end.
-/// ITL needs every token's time, which these files do not hold: left out.
+/// The summary measurement tools print, over the requests that completed:
+/// TTFT = first − send, TPOT = (end − first) / (output − 1) over requests
+/// with 2 tokens or more, E2E = end − send (ms), output tokens per second
+/// over their first send to last end, and ITL over every token gap when
+/// every completed request has every token's time (`itl_s`). `offered` is
+/// every request when some did not complete.
 pub fn summarize(requests: &[TimedRequest]) -> Measured {
+    let done: Vec<&TimedRequest> = requests.iter().filter(|r| r.completed()).collect();
     let ms = |f: &dyn Fn(&TimedRequest) -> Option<f64>| -> Vec<f64> {
-        requests.iter().filter_map(f).map(|s| s * 1e3).collect()
+        done.iter().filter_map(|r| f(r)).map(|s| s * 1e3).collect()
     };
     let ttft = ms(&|r| Some(r.first_token_s - r.send_s));
     let tpot = ms(&|r| {
         (r.output_tokens > 1).then(|| (r.end_s - r.first_token_s) / (r.output_tokens - 1) as f64)
     });
     let e2e = ms(&|r| Some(r.end_s - r.send_s));
-    let start = requests
+    let itl: Option<Vec<f64>> = done
         .iter()
-        .map(|r| r.send_s)
-        .fold(f64::INFINITY, f64::min);
-    let end = requests
+        .map(|r| r.itl_s.as_ref())
+        .collect::<Option<Vec<_>>>()
+        .map(|gaps| gaps.into_iter().flatten().map(|g| g * 1e3).collect());
+    let start = done.iter().map(|r| r.send_s).fold(f64::INFINITY, f64::min);
+    let end = done
         .iter()
         .map(|r| r.end_s)
         .fold(f64::NEG_INFINITY, f64::max);
-    let tokens: u64 = requests.iter().map(|r| r.output_tokens as u64).sum();
+    let tokens: u64 = done.iter().map(|r| r.output_tokens as u64).sum();
     let span = end - start;
+    let stats = |v: &[f64]| (!v.is_empty()).then(|| Stats::of(v));
     Measured {
-        offered: None,
-        completed: Some(requests.len() as u64),
-        ttft_ms: Some(Stats::of(&ttft)),
-        tpot_ms: (!tpot.is_empty()).then(|| Stats::of(&tpot)),
-        itl_ms: None,
-        e2e_ms: Some(Stats::of(&e2e)),
+        offered: (done.len() < requests.len()).then_some(requests.len() as u64),
+        completed: Some(done.len() as u64),
+        ttft_ms: stats(&ttft),
+        tpot_ms: stats(&tpot),
+        itl_ms: itl.as_deref().and_then(stats),
+        e2e_ms: stats(&e2e),
         output_tok_s: (span > 0.0).then(|| tokens as f64 / span),
     }
 }
@@ -76,76 +89,6 @@ fn field_error(
     need: &str,
 ) -> ReplayError {
     row_error(path, line, field, format!("{value}: {need}"))
-}
-
-/// Checks a request's times and lengths, and that its id is new.
-fn check(
-    path: &Path,
-    r: &TimedRequest,
-    names: [&str; 4],
-    seen: &mut HashSet<String>,
-) -> Result<(), ReplayError> {
-    let [send, first, end, output] = names;
-    for (field, v) in [(send, r.send_s), (first, r.first_token_s), (end, r.end_s)] {
-        // Within aisim's clock (2^63 ns), so the trace written from these
-        // times never has to clamp one.
-        if aisim_replay::workload::clock::checked_ms(v * 1e3).is_none() {
-            return Err(field_error(
-                path,
-                r.line,
-                field,
-                aisim_core::number::float(v),
-                "must be a time of 0 ..= 9223372036 seconds (aisim's clock, 2^63 ns)",
-            ));
-        }
-    }
-    // Each time at or after the one before it.
-    for (field, v, before, what) in [
-        (first, r.first_token_s, r.send_s, "the send time"),
-        (end, r.end_s, r.first_token_s, "the first token"),
-    ] {
-        if v < before {
-            return Err(field_error(
-                path,
-                r.line,
-                field,
-                v,
-                &format!("is before {what} {before}"),
-            ));
-        }
-    }
-    // Tokens after the first take time: several in no time is no measurement.
-    if r.output_tokens > 1 && r.end_s == r.first_token_s {
-        return Err(field_error(
-            path,
-            r.line,
-            end,
-            r.end_s,
-            &format!(
-                "is the first token's time, yet {} tokens came after it: a measured request takes time per token",
-                r.output_tokens - 1
-            ),
-        ));
-    }
-    if r.output_tokens == 0 {
-        return Err(field_error(
-            path,
-            r.line,
-            output,
-            0,
-            "a measured request has at least 1 output token",
-        ));
-    }
-    if !seen.insert(r.id.clone()) {
-        return Err(field_error(
-            path,
-            r.line,
-            "request_id",
-            &r.id,
-            "is measured twice",
-        ));
-    }
-    Ok(())
 }
 
 fn get<'v>(
@@ -179,30 +122,6 @@ fn tokens(path: &Path, line: usize, v: &Value, field: &str) -> Result<u32, Repla
 
 fn id_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
-}
-
-/// Reads JSON lines, giving each object and its line to `row`.
-fn json_lines(
-    path: &Path,
-    mut row: impl FnMut(usize, &Map<String, Value>) -> Result<(), ReplayError>,
-) -> Result<(), ReplayError> {
-    let file = File::open(path).map_err(|source| ReplayError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut lines = Lines::new(BufReader::new(file), path);
-    while let Some((line, text)) = lines.next_line()? {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| aisim_replay::trace::json_rows::broken_json(path, line, &e))?;
-        let o = v
-            .as_object()
-            .ok_or_else(|| row_error(path, line, "(row)", "not a JSON object"))?;
-        row(line, o)?;
-    }
-    Ok(())
 }
 
 fn generic_json(
@@ -245,6 +164,62 @@ fn generic_json(
             ))
         }
     };
+    let failed = match o.get("error") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(e)) if e.is_empty() => None,
+        Some(Value::String(e)) => Some(e.clone()),
+        Some(other) => {
+            return Err(field_error(
+                path,
+                line,
+                "error",
+                other,
+                "must be the text of why the request did not complete",
+            ))
+        }
+    };
+    let itl_s = match o.get("itl_s") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|g| seconds(path, line, g, "itl_s"))
+                .collect::<Result<Vec<f64>, _>>()?,
+        ),
+        Some(other) => {
+            return Err(field_error(
+                path,
+                line,
+                "itl_s",
+                other,
+                "must be an array of the gaps between tokens, in seconds",
+            ))
+        }
+    };
+    let session = match (o.get("session_id"), o.get("turn_index")) {
+        (None | Some(Value::Null), None | Some(Value::Null)) => None,
+        (Some(s), Some(t)) if !s.is_null() && !t.is_null() => Some(Turn {
+            session_id: id_of(s),
+            turn_index: tokens(path, line, t, "turn_index").map_err(|_| {
+                field_error(path, line, "turn_index", t, "must be a whole number from 0")
+            })?,
+        }),
+        (Some(s), _) if !s.is_null() => {
+            return Err(row_error(
+                path,
+                line,
+                "turn_index",
+                "missing: a request of a conversation (session_id) needs its turn",
+            ))
+        }
+        _ => {
+            return Err(row_error(
+                path,
+                line,
+                "session_id",
+                "missing: a turn (turn_index) needs its conversation",
+            ))
+        }
+    };
     Ok(TimedRequest {
         line,
         id: id_of(get(path, line, o, "request_id")?),
@@ -269,6 +244,9 @@ fn generic_json(
             "output_tokens",
         )?,
         hash_ids,
+        failed,
+        itl_s,
+        session,
     })
 }
 
@@ -292,7 +270,24 @@ fn csv_row(
     for (name, &cell) in header.iter().zip(cells) {
         let v = match name.as_str() {
             "request_id" => Value::String(cell.to_string()),
-            "hash_ids" if cell.is_empty() => Value::Null,
+            "hash_ids" | "error" | "itl_s" | "session_id" | "turn_index" if cell.is_empty() => {
+                Value::Null
+            }
+            "error" | "session_id" => Value::String(cell.to_string()),
+            "itl_s" => Value::Array(
+                cell.split_whitespace()
+                    .map(|g| match serde_json::from_str::<serde_json::Number>(g) {
+                        Ok(n) => Ok(Value::Number(n)),
+                        Err(_) => Err(field_error(
+                            path,
+                            line,
+                            "itl_s",
+                            format!("`{g}`"),
+                            "must be numbers of seconds, space-separated",
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
             "hash_ids" => Value::Array(
                 cell.split_whitespace()
                     .map(|h| {
@@ -330,8 +325,8 @@ fn csv_row(
 /// extension; a header row, then one request a record).
 pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let names = ["send_s", "first_token_s", "end_s", "output_tokens"];
+    let mut seen = Seen::default();
+    let names = Names::generic("send_s", "first_token_s", "end_s", "output_tokens");
     let is_csv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
@@ -363,13 +358,13 @@ pub fn read_generic(path: &Path) -> Result<Vec<TimedRequest>, FidelityError> {
             };
             let o = csv_row(path, line, h, &texts)?;
             let r = generic_json(path, line, &o)?;
-            check(path, &r, names, &mut seen)?;
+            check_line(path, &r, &names, &mut seen)?;
             out.push(r);
         }
     } else {
         json_lines(path, |line, o| {
             let r = generic_json(path, line, o)?;
-            check(path, &r, names, &mut seen)?;
+            check_line(path, &r, &names, &mut seen)?;
             out.push(r);
             Ok(())
         })?;
@@ -399,23 +394,47 @@ fn sibling(out: &Path, suffix: &str) -> PathBuf {
 }
 
 /// The Mooncake trace of `requests`: arrivals at their send times from the
-/// first one (ms), in send order.
+/// first one (ms), in send order. The turns of a conversation share a
+/// numeric `session_id` (the conversations numbered from 0 as they first
+/// appear), and each later turn's `delay_ms` is the measured think time:
+/// its send after the end of the turn before it (0 when it was sent before
+/// that one ended), which the replay's default dispatch (`thinktime`) adds
+/// to the simulated end.
 pub fn trace_text(requests: &[TimedRequest]) -> String {
     let start = requests
         .iter()
         .map(|r| r.send_s)
         .fold(f64::INFINITY, f64::min);
     let mut out = Vec::new();
+    // Each conversation's number and the end of its latest turn so far.
+    let mut sessions: std::collections::HashMap<&str, (u64, f64)> = Default::default();
     for r in trace_order(requests) {
         let hashes = r.hash_ids.as_deref().unwrap_or(&[]);
+        let (session, delay_ms) = match &r.session {
+            None => (None, None),
+            Some(t) => {
+                let next = sessions.len() as u64;
+                match sessions.get_mut(t.session_id.as_str()) {
+                    None => {
+                        sessions.insert(&t.session_id, (next, r.end_s));
+                        (Some(next), None)
+                    }
+                    Some((n, end)) => {
+                        let delay = ((r.send_s - *end) * 1e3).max(0.0);
+                        *end = r.end_s;
+                        (Some(*n), Some(delay))
+                    }
+                }
+            }
+        };
         write_mooncake_row(
             &mut out,
             (r.send_s - start) * 1e3,
             r.input_tokens,
             r.output_tokens,
             hashes,
-            None,
-            None,
+            session,
+            delay_ms,
         )
         .expect("writing to memory");
     }
@@ -467,6 +486,20 @@ impl Imported {
     }
 }
 
+/// What a generic or LLMServingSim import says of its origin: sent at the
+/// file's send times, prefixes from its hash ids when it has them.
+pub fn origin_of(from: &str, requests: &[TimedRequest]) -> Origin {
+    Origin {
+        from: from.to_string(),
+        arrival: Arrival::Sent,
+        prefix_reuse: if requests.iter().any(|r| r.hash_ids.is_some()) {
+            PrefixReuse::HashIds
+        } else {
+            PrefixReuse::Unknown
+        },
+    }
+}
+
 /// The measured run of `requests` to be written at `out` (named `name`),
 /// with `spec` but for its workload: the trace beside it, of
 /// `block_size`-token blocks.
@@ -476,6 +509,7 @@ pub fn imported(
     mut spec: ReplaySpec,
     requests: &[TimedRequest],
     block_size: u32,
+    origin: Origin,
 ) -> Imported {
     let trace_path = trace_path(out);
     let requests_path = requests_path(out);
@@ -492,6 +526,7 @@ pub fn imported(
             measured: summarize(requests),
             requests: Some(PathBuf::from(requests_path.file_name().unwrap_or_default())),
             served: Served::InProcess,
+            origin: Some(origin),
         },
         trace_path,
         trace: trace_text(requests),
@@ -509,7 +544,7 @@ pub fn read_llmservingsim(
 ) -> Result<(Vec<TimedRequest>, ReplaySpec), FidelityError> {
     let path = dir.join("requests.jsonl");
     let mut requests = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = Seen::default();
     json_lines(&path, |line, o| {
         let r = TimedRequest {
             line,
@@ -540,16 +575,17 @@ pub fn read_llmservingsim(
                 "output_toks",
             )?,
             hash_ids: None,
+            ..TimedRequest::default()
         };
-        check(
+        check_line(
             &path,
             &r,
-            [
+            &Names::generic(
                 "queued_ts",
                 "first_token_ts",
                 "last_token_ts",
                 "output_toks",
-            ],
+            ),
             &mut seen,
         )?;
         requests.push(r);

@@ -478,6 +478,9 @@ pub fn read_inference_perf(
                 .as_ref()
                 .map(|(p, _)| PathBuf::from(p.file_name().unwrap_or_default())),
             served: Served::HttpStreaming,
+            // Its trace is rebuilt from the client's configuration
+            // (docs/fidelity.md), not a file's per-request times.
+            origin: None,
         },
         trace_path,
         trace,
@@ -631,6 +634,7 @@ fn read_logged(path: &Path, counts: &[u64], output_len: u32) -> Result<LoggedRun
                     input_tokens: input,
                     output_tokens: output,
                     hash_ids: None,
+                    ..TimedRequest::default()
                 },
             });
         }

@@ -68,6 +68,45 @@ impl Measured {
     }
 }
 
+/// Where an imported run came from, and what its file could not say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    /// The importer (`--from`): `generic`, `llmservingsim`, `vllm-bench`, ...
+    pub from: String,
+    /// Which time of each request the trace's arrival is.
+    pub arrival: Arrival,
+    /// How the trace knows which prompts share a prefix.
+    pub prefix_reuse: PrefixReuse,
+}
+
+/// Which time of a request an import's trace takes as its arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// When the load generator planned to send it (its schedule: the
+    /// offered load, whatever the client's own delays).
+    Planned,
+    /// When the client sent it (or the server queued it).
+    Sent,
+}
+
+/// What an import's trace knows of shared prompt prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrefixReuse {
+    /// The file gave each prompt's block hashes.
+    HashIds,
+    /// Hashed from each prompt's text, in blocks.
+    PromptText,
+    /// Hashed from each prompt's token ids, in blocks.
+    TokenIds,
+    /// Built from each request's prefix group and length.
+    PrefixGroups,
+    /// The file says nothing of the prompts: replayed without shared prefixes.
+    Unknown,
+}
+
 /// A measured run: the run's spec and its measurements.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeasuredRun {
@@ -87,6 +126,9 @@ pub struct MeasuredRun {
     /// engine (request parsing, tokenization, streaming).
     #[serde(skip_serializing_if = "Served::is_in_process")]
     pub served: Served,
+    /// Where an imported run came from (absent for runs written by hand).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 impl MeasuredRun {
@@ -117,7 +159,9 @@ impl MeasuredRun {
     }
 }
 
-const TOP_FIELDS: [&str; 6] = ["version", "name", "spec", "measured", "requests", "served"];
+const TOP_FIELDS: [&str; 7] = [
+    "version", "name", "spec", "measured", "requests", "served", "origin",
+];
 
 fn number(path: &Path, field: &str, v: &Value) -> Result<f64, FidelityError> {
     match v.as_f64() {
@@ -323,6 +367,13 @@ impl MeasuredRun {
                 )
             })?,
         };
+        let origin = match top.get("origin") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                serde_json::from_value(v.clone())
+                    .map_err(|e| FidelityError::field(path, "origin", format!("{v}: {e}")))?,
+            ),
+        };
         Ok(MeasuredRun {
             version: MEASURED_VERSION,
             name,
@@ -330,6 +381,7 @@ impl MeasuredRun {
             measured,
             requests,
             served,
+            origin,
         })
     }
 

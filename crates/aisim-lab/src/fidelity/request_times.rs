@@ -25,6 +25,9 @@ pub struct RequestTimes {
     pub ttft_ms: f64,
     /// End − send, ms.
     pub e2e_ms: f64,
+    /// Whether it completed: one that did not is replayed (it is in the
+    /// trace) but has no latency to compare.
+    pub completed: bool,
 }
 
 /// The per-request file of a run (generic shape), in trace order.
@@ -48,6 +51,7 @@ impl MeasuredRequests {
                 output_tokens: r.output_tokens,
                 ttft_ms: (r.first_token_s - r.send_s) * 1e3,
                 e2e_ms: (r.end_s - r.send_s) * 1e3,
+                completed: r.completed(),
             })
             .collect();
         Ok(MeasuredRequests {

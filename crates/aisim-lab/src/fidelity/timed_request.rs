@@ -8,7 +8,7 @@ use serde_json::json;
 use aisim_replay::collector::{Outcome, RequestRecord};
 
 /// One request as measured (seconds on any one clock).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TimedRequest {
     /// Line of the file it came from.
     pub line: usize,
@@ -26,6 +26,31 @@ pub struct TimedRequest {
     pub output_tokens: u32,
     /// Prompt block hashes, when known.
     pub hash_ids: Option<Vec<u64>>,
+    /// Why it did not complete (failed, cancelled, cut off), when it did
+    /// not: it is offered in the trace but in no latency, and its times are
+    /// what was seen before it ended (the send time when nothing came).
+    pub failed: Option<String>,
+    /// Every gap between consecutive output tokens (s), when every token's
+    /// time is known (`output_tokens − 1` of them).
+    pub itl_s: Option<Vec<f64>>,
+    /// The conversation it is a turn of, when it is one.
+    pub session: Option<Turn>,
+}
+
+/// A request's place in a multi-turn conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Turn {
+    /// The conversation's id.
+    pub session_id: String,
+    /// Its turn, 0-based.
+    pub turn_index: u32,
+}
+
+impl TimedRequest {
+    /// Whether it completed (it counts in the latencies).
+    pub fn completed(&self) -> bool {
+        self.failed.is_none()
+    }
 }
 
 /// `requests` in the order an import's trace holds them: by send time,
@@ -53,7 +78,7 @@ pub fn timed_requests(records: &[RequestRecord]) -> Vec<TimedRequest> {
                 end_s: s(RequestRecord::at(r.terminal_ns)?),
                 input_tokens: r.input_length,
                 output_tokens: r.output_length,
-                hash_ids: None,
+                ..TimedRequest::default()
             })
         })
         .collect()
@@ -75,6 +100,16 @@ pub fn requests_text(requests: &[TimedRequest]) -> String {
         });
         if let Some(h) = &r.hash_ids {
             row["hash_ids"] = json!(h);
+        }
+        if let Some(e) = &r.failed {
+            row["error"] = json!(e);
+        }
+        if let Some(g) = &r.itl_s {
+            row["itl_s"] = json!(g);
+        }
+        if let Some(t) = &r.session {
+            row["session_id"] = json!(t.session_id);
+            row["turn_index"] = json!(t.turn_index);
         }
         out.push_str(&row.to_string());
         out.push('\n');

@@ -12,14 +12,19 @@ use serde::{Deserialize, Serialize};
 
 use super::timing_form::{fitted_frontend_ms, parse_timing, timing_flags};
 use super::{JobError, Version};
+use crate::fidelity::aiperf::read_aiperf;
+use crate::fidelity::blis::read_blis;
 use crate::fidelity::calibrate::{
     calibrate_observed as fit_runs_observed, runs_at, CalibrateOptions, CalibrationProgress, Fit,
     FittedFile, FITTED_VERSION, FIT_NAMES,
 };
-use crate::fidelity::import::{imported, read_generic, read_llmservingsim, Imported};
+use crate::fidelity::guidellm::read_guidellm;
+use crate::fidelity::import::{imported, origin_of, read_generic, read_llmservingsim, Imported};
 use crate::fidelity::inference_perf::{read_inference_perf, Stage};
 use crate::fidelity::measured::MeasuredRun;
+use crate::fidelity::sglang_bench::read_sglang_bench;
 use crate::fidelity::validate::{validate as validate_runs, RunValidation, ValidationReport};
+use crate::fidelity::vllm_bench::read_vllm_bench;
 
 /// `aisim validate RUN.json...` (the runs required).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -387,6 +392,34 @@ pub enum ImportSource {
     /// An inference-perf run folder (results/config.yaml, the stages'
     /// lifecycle metrics, exp-config.yaml): summaries only.
     InferencePerf,
+    /// `vllm bench serve --save-result --save-detailed`'s result JSON.
+    VllmBench,
+    /// AIPerf's `profile_export.jsonl` (or its artifact folder).
+    Aiperf,
+    /// GuideLLM's benchmarks report (`benchmarks.json` or `.yaml`, or its
+    /// folder), one benchmark of it.
+    Guidellm,
+    /// SGLang's `bench_serving --output-details` results (JSONL), one run
+    /// of it, when it has send times.
+    SglangBench,
+    /// A BLIS TraceV2 (its YAML header and CSV data, or their folder).
+    Blis,
+}
+
+impl ImportSource {
+    /// Its name on the command line (`--from`).
+    fn flag(self) -> &'static str {
+        match self {
+            ImportSource::Generic => "generic",
+            ImportSource::Llmservingsim => "llmservingsim",
+            ImportSource::InferencePerf => "inference-perf",
+            ImportSource::VllmBench => "vllm-bench",
+            ImportSource::Aiperf => "aiperf",
+            ImportSource::Guidellm => "guidellm",
+            ImportSource::SglangBench => "sglang-bench",
+            ImportSource::Blis => "blis",
+        }
+    }
 }
 
 /// `aisim measured import INPUT --out RUN.json` (both required).
@@ -419,6 +452,10 @@ pub struct ImportRequest {
     /// With `from: inference_perf`: the stage (0-based) or `summary`.
     #[serde(default)]
     pub stage: Option<String>,
+    /// With `from: guidellm`: the benchmark of the report; with `from:
+    /// sglang_bench`: the run (line) of the file (0-based).
+    #[serde(default)]
+    pub benchmark: Option<usize>,
 }
 
 /// Runs `measured import`: the measured run, its trace and its per-request
@@ -428,6 +465,12 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
     if a.stage.is_some() && from != ImportSource::InferencePerf {
         return Err(JobError::msg(
             "--stage has no effect here: it picks a stage of an inference-perf run (--from inference-perf)",
+        ));
+    }
+    if a.benchmark.is_some() && !matches!(from, ImportSource::Guidellm | ImportSource::SglangBench)
+    {
+        return Err(JobError::msg(
+            "--benchmark has no effect here: it picks a benchmark of a GuideLLM report (--from guidellm) or a run of an SGLang results file (--from sglang-bench)",
         ));
     }
     let name = a.name.clone().unwrap_or_else(|| run_name(&a.out));
@@ -460,7 +503,17 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
             &a.input, stage, spec, &a.out, &name, block,
         )?);
     }
-    let (requests, spec, block) = match from {
+    if matches!(
+        from,
+        ImportSource::VllmBench
+            | ImportSource::Aiperf
+            | ImportSource::Guidellm
+            | ImportSource::SglangBench
+            | ImportSource::Blis
+    ) {
+        return bench_import(a, from, &name);
+    }
+    let (requests, spec, block, origin) = match from {
         ImportSource::Llmservingsim => {
             if a.trace_block_size.is_some() {
                 return Err(JobError::msg("--trace-block-size has no effect with --from llmservingsim: its trace has 16-token blocks"));
@@ -469,9 +522,15 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
                 return Err(JobError::msg("--spec-from has no effect with --from llmservingsim: the spec comes from its meta.json"));
             }
             let (r, s) = read_llmservingsim(&a.input, a.profile.as_deref())?;
-            (r, s, 16)
+            let origin = origin_of("llmservingsim", &r);
+            (r, s, 16, origin)
         }
-        ImportSource::InferencePerf => unreachable!("imported above"),
+        ImportSource::InferencePerf
+        | ImportSource::VllmBench
+        | ImportSource::Aiperf
+        | ImportSource::Guidellm
+        | ImportSource::SglangBench
+        | ImportSource::Blis => unreachable!("imported above"),
         ImportSource::Generic => {
             let block = a.trace_block_size.unwrap_or(16);
             if block == 0 {
@@ -489,10 +548,76 @@ pub fn measured_import(a: &ImportRequest) -> Result<Imported, JobError> {
                     spec.timing = t;
                 }
             }
-            (read_generic(&a.input)?, spec, block)
+            let r = read_generic(&a.input)?;
+            let origin = origin_of("generic", &r);
+            (r, spec, block, origin)
         }
     };
-    Ok(imported(&a.out, &name, spec, &requests, block))
+    Ok(imported(&a.out, &name, spec, &requests, block, origin))
+}
+
+/// A load generator's result file as a measured run: its spec from
+/// `--spec-from` and `--profile` (one of them needed: the files name no
+/// hardware), served over HTTP, streaming, as these clients measure.
+fn bench_import(a: &ImportRequest, from: ImportSource, name: &str) -> Result<Imported, JobError> {
+    let flag = from.flag();
+    if a.trace_block_size.is_some()
+        && matches!(
+            from,
+            ImportSource::VllmBench | ImportSource::SglangBench | ImportSource::Guidellm
+        )
+    {
+        return Err(JobError::msg(format!(
+            "--trace-block-size has no effect with --from {flag}: its file keeps no prompt to hash"
+        )));
+    }
+    if a.profile.is_none() && a.spec_from.is_none() {
+        return Err(JobError::msg(format!(
+            "--from {flag} needs --profile HARDWARE/MODEL[/tpN] (or --spec-from RUN.json): the file names no hardware"
+        )));
+    }
+    let mut spec = match &a.spec_from {
+        Some(p) => MeasuredRun::from_file(p)?.spec,
+        None => ReplaySpec::default(),
+    };
+    if a.profile.is_some() {
+        if let Some(t) = timing_flags(Some("physics"), a.profile.as_deref(), &spec.timing)? {
+            spec.timing = t;
+        }
+    }
+    let block = a.trace_block_size.unwrap_or(16);
+    if block == 0 {
+        return Err(JobError::msg(
+            "--trace-block-size 0: at least 1 token per block",
+        ));
+    }
+    let run = match from {
+        ImportSource::VllmBench => {
+            if a.input.is_dir() {
+                return Err(JobError::msg(format!(
+                    "--from vllm-bench reads one result file, and {} is a folder: name the JSON `vllm bench serve --save-result --save-detailed` wrote",
+                    a.input.display()
+                )));
+            }
+            read_vllm_bench(&a.input)?
+        }
+        ImportSource::Aiperf => read_aiperf(&a.input, block)?,
+        ImportSource::Guidellm => read_guidellm(&a.input, a.benchmark)?,
+        ImportSource::SglangBench => {
+            if a.input.is_dir() {
+                return Err(JobError::msg(format!(
+                    "--from sglang-bench reads one results file, and {} is a folder: name the JSONL `python -m sglang.bench_serving --output-details` wrote",
+                    a.input.display()
+                )));
+            }
+            read_sglang_bench(&a.input, a.benchmark)?
+        }
+        ImportSource::Blis => read_blis(&a.input, block)?,
+        _ => unreachable!("a load generator's file"),
+    };
+    let mut i = imported(&a.out, name, spec, &run.requests, block, run.origin);
+    i.run.served = run.served;
+    Ok(i)
 }
 
 /// A run's default name: its file name without `.json`.
