@@ -117,6 +117,59 @@ pub struct WorkloadNote {
     /// How many of the trace's requests that is (a trace only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused_requests: Option<u64>,
+    /// The flag that sets `max_ctx`.
+    #[serde(skip)]
+    pub max_ctx_flag: &'static str,
+}
+
+impl WorkloadNote {
+    /// The note of `cdf` at `lam` req/s served up to `max_ctx` tokens (set
+    /// by the flag named beside it), sized by `model`.
+    pub fn new(
+        cdf: &Cdf,
+        lam: f64,
+        (max_ctx, max_ctx_flag): (u32, &'static str),
+        sizing_model: SizingModel,
+        ttft_figure: TtftFigure,
+        calibration: CalibrationMethod,
+    ) -> WorkloadNote {
+        let share = cdf.share_above(max_ctx as u64);
+        WorkloadNote {
+            lengths: cdf.length_source(),
+            sizing_model,
+            ttft_figure,
+            calibration,
+            max_ctx,
+            refused_share: share,
+            refused_rps: share * lam,
+            refused_requests: cdf.count_above(max_ctx as u64),
+            max_ctx_flag,
+        }
+    }
+}
+
+/// The part of `cdf` pools of at most `max_ctx` tokens serve, and its rate
+/// out of `lam` (the longer requests are refused, as an engine refuses a
+/// prompt beyond its maximum length).
+pub fn served_part(cdf: &Cdf, lam: f64, max_ctx: u32) -> (Cdf, f64) {
+    let max = max_ctx as u64;
+    let served = cdf.up_to(max).unwrap_or_else(|| cdf.clone());
+    (served, lam * (1.0 - cdf.share_above(max)))
+}
+
+/// An error naming `flag` when every request of `cdf` is longer than `max_ctx`.
+pub fn check_served(cdf: &Cdf, max_ctx: u32, flag: &'static str) -> Result<(), FleetError> {
+    if cdf.up_to(max_ctx as u64).is_none() {
+        return Err(FleetError::invalid(
+            flag,
+            max_ctx,
+            format!(
+                "every request of {} is longer: no pool could serve any",
+                cdf.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A plan: the candidate row and its pools (for simulation).
@@ -142,16 +195,7 @@ impl Planner {
     pub fn validate_sizing(&self) -> Result<(), FleetError> {
         self.targets.validate()?;
         validate::context("--long-max-ctx", self.long_max_ctx, self.gpu_long.as_ref())?;
-        if self.cdf.up_to(self.long_max_ctx as u64).is_none() {
-            return Err(FleetError::invalid(
-                "--long-max-ctx",
-                self.long_max_ctx,
-                format!(
-                    "every request of {} is longer: no pool could serve any",
-                    self.cdf.name
-                ),
-            ));
-        }
+        check_served(&self.cdf, self.long_max_ctx, "--long-max-ctx")?;
         if let CalibrationMethod::Sampled(n) = self.method {
             validate::count("--samples", n, validate::MAX_REQUESTS)?;
         }
@@ -167,25 +211,19 @@ impl Planner {
 
     /// What the plans are sized on, and what is refused.
     pub fn workload_note(&self) -> WorkloadNote {
-        let max = self.long_max_ctx as u64;
-        let share = self.cdf.share_above(max);
-        WorkloadNote {
-            lengths: self.cdf.length_source(),
-            sizing_model: self.model,
-            ttft_figure: self.model.ttft_figure(),
-            calibration: self.method,
-            max_ctx: self.long_max_ctx,
-            refused_share: share,
-            refused_rps: share * self.lam,
-            refused_requests: self.cdf.count_above(max),
-        }
+        WorkloadNote::new(
+            &self.cdf,
+            self.lam,
+            (self.long_max_ctx, "--long-max-ctx"),
+            self.model,
+            self.model.ttft_figure(),
+            self.method,
+        )
     }
 
     /// The workload the pools serve (up to `long_max_ctx`) and its rate.
     pub(crate) fn served(&self) -> (Cdf, f64) {
-        let max = self.long_max_ctx as u64;
-        let cdf = self.cdf.up_to(max).unwrap_or_else(|| self.cdf.clone());
-        (cdf, self.lam * (1.0 - self.cdf.share_above(max)))
+        served_part(&self.cdf, self.lam, self.long_max_ctx)
     }
 
     fn size(

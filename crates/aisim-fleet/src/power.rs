@@ -9,7 +9,8 @@ use crate::calibrate::{calibrate, CalibrationMethod, ServiceModel};
 use crate::cdf::{Cdf, LengthSource};
 use crate::erlang::p99_wait_plus;
 use crate::mgc::simulate_mgc;
-use crate::pool_model::PoolModel;
+use crate::plan::{check_served, served_part, WorkloadNote};
+use crate::pool_model::{PoolModel, SizingModel, TtftFigure};
 use crate::sizing::{min_gpus, SizingTargets};
 use crate::validate;
 use crate::FleetError;
@@ -71,10 +72,13 @@ pub struct TokPerWattReport {
     pub cdf: String,
     /// Rate.
     pub lam: f64,
-    /// Mean output tokens: 20 % of the interval-midpoint mean total, in whole tokens.
+    /// Mean output tokens of the served requests: a trace's own mean, or 20 %
+    /// of a CDF's interval-midpoint mean total in whole tokens.
     pub mean_output_tokens: f64,
     /// Rows.
     pub rows: Vec<TokPerWattRow>,
+    /// What the pools are sized on, and what is refused.
+    pub workload: WorkloadNote,
 }
 
 /// Tokens per watt per profile: sized for the SLO, or at the given utilizations.
@@ -95,6 +99,10 @@ pub fn tok_per_watt(
     for &r in rho_sweep.unwrap_or_default() {
         validate::share("rho", r)?;
     }
+    check_served(cdf, max_ctx, "--max-ctx")?;
+    let (workload, offered, name) = (power_workload(cdf, lam, max_ctx), lam, cdf.name.clone());
+    let (cdf, lam) = &served_part(cdf, lam, max_ctx);
+    let lam = *lam;
     // Whole tokens (azure: 325), as the reference computes it; a trace's own mean.
     let mean_out = match cdf.length_source() {
         LengthSource::TracePairs => cdf.mean_lengths().1,
@@ -133,10 +141,11 @@ pub fn tok_per_watt(
     }
     Ok(TokPerWattReport {
         schema_version: crate::SCHEMA_VERSION,
-        cdf: cdf.name.clone(),
-        lam,
+        cdf: name,
+        lam: offered,
         mean_output_tokens: mean_out,
         rows,
+        workload,
     })
 }
 
@@ -178,6 +187,8 @@ pub struct GridFlexReport {
     pub points: Vec<GridFlexPoint>,
     /// Deepest cut that meets the SLO, %.
     pub deepest_safe_pct: Option<f64>,
+    /// What the fleet serves, and what is refused.
+    pub workload: WorkloadNote,
 }
 
 /// The power/latency trade-off of capping the batch to cut power by each of
@@ -212,6 +223,10 @@ pub fn grid_flex(
     if verify_requests > 0 {
         validate::count("--verify-des", verify_requests, validate::MAX_REQUESTS)?;
     }
+    check_served(cdf, max_ctx, "--max-ctx")?;
+    let (workload, offered) = (power_workload(cdf, lam, max_ctx), lam);
+    let (cdf, lam) = &served_part(cdf, lam, max_ctx);
+    let lam = *lam;
     let (idle, nominal) = (profile.power().idle_w(), profile.power().nominal_w());
     let full = full_batch(profile.as_ref());
     let slots_full = profile.n_slots(max_ctx);
@@ -266,10 +281,24 @@ pub fn grid_flex(
         schema_version: crate::SCHEMA_VERSION,
         gpu: profile.key().to_string(),
         n_gpus,
-        lam,
+        lam: offered,
         slo_ms,
         baseline_kw,
         points,
         deepest_safe_pct,
+        workload,
     })
+}
+
+/// The power planners' workload: the slot model's calibration, the true P99
+/// of wait + prefill, requests longer than `--max-ctx` refused.
+fn power_workload(cdf: &Cdf, lam: f64, max_ctx: u32) -> WorkloadNote {
+    WorkloadNote::new(
+        cdf,
+        lam,
+        (max_ctx, "--max-ctx"),
+        SizingModel::Slots,
+        TtftFigure::P99OfWaitPlusPrefill,
+        CalibrationMethod::Exact,
+    )
 }

@@ -73,9 +73,10 @@ fn workload_lines(w: &WorkloadNote) -> String {
             .refused_requests
             .map_or(String::new(), |n| format!("{n} requests, "));
         out += &format!(
-            "Refused: {count}{} % of them ({} req/s), are longer than --long-max-ctx {} tokens; no pool serves them and none is sized for them.\n",
-            num(100.0 * w.refused_share, 2),
+            "Refused: {count}{} % of them ({} req/s), are longer than {} {} tokens; no pool serves them and none is sized for them.\n",
+            table::sig(100.0 * w.refused_share),
             table::sig(w.refused_rps),
+            w.max_ctx_flag,
             w.max_ctx
         );
     }
@@ -563,7 +564,9 @@ pub fn render_tok_per_watt(r: &TokPerWattReport) -> String {
     ])
     .titled(format!(
         "Tokens per watt: {} at {} req/s (mean output {} tokens)",
-        r.cdf, r.lam, r.mean_output_tokens
+        r.cdf,
+        table::sig(r.lam),
+        table::sig(r.mean_output_tokens)
     ));
     for row in &r.rows {
         t.row([
@@ -577,7 +580,7 @@ pub fn render_tok_per_watt(r: &TokPerWattReport) -> String {
             num(row.p99_ttft_ms, 1),
         ]);
     }
-    t.render()
+    workload_lines(&r.workload) + &t.render()
 }
 
 /// `grid-flex`.
@@ -611,5 +614,5 @@ pub fn render_grid_flex(r: &GridFlexReport) -> String {
         .map_or("no cut meets the SLO".to_string(), |d| {
             format!("deepest safe cut: {d:.0}%")
         });
-    format!("{}\n{deepest}\n", t.render())
+    format!("{}{}\n{deepest}\n", workload_lines(&r.workload), t.render())
 }
