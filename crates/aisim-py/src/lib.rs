@@ -10,7 +10,6 @@
 //! (`python/aisim/__init__.py`) turns these strings into dicts.
 
 use std::error::Error;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -31,7 +30,7 @@ use aisim_replay::collector::RequestRecord;
 use aisim_replay::per_request::RequestRow;
 use aisim_replay::runtime::ReplayObserver;
 use aisim_replay::ReplaySpec;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
@@ -50,7 +49,8 @@ struct Outcome {
     /// The request that reproduces the run (JSON), where there is one.
     #[pyo3(get)]
     spec: Option<String>,
-    /// Another output of the job (calibrate's fitted coefficients), JSON.
+    /// Another output of the job, JSON: calibrate's fitted coefficients,
+    /// sweep's best run.
     #[pyo3(get)]
     extra: Option<String>,
     page: Option<Page>,
@@ -84,18 +84,6 @@ impl Outcome {
     }
 }
 
-/// Why a call failed: the job's error (the user's input or aisim's bug), or Ctrl-C.
-enum Failure {
-    Job(JobError),
-    Interrupted,
-}
-
-impl From<JobError> for Failure {
-    fn from(e: JobError) -> Failure {
-        Failure::Job(e)
-    }
-}
-
 /// The error and the causes it does not already say, as the CLI's
 /// paragraph words them (without its `error: ` lead).
 fn paragraph(e: &(dyn Error + 'static)) -> String {
@@ -111,21 +99,18 @@ fn paragraph(e: &(dyn Error + 'static)) -> String {
     said.join("\n  caused by: ")
 }
 
-fn to_py(f: Failure) -> PyErr {
-    match f {
-        Failure::Interrupted => PyKeyboardInterrupt::new_err("aisim: interrupted"),
-        Failure::Job(e) => {
-            let internal = e.is_internal();
-            let boxed = e.into_boxed();
-            let text = paragraph(boxed.as_ref());
-            if internal {
-                PyRuntimeError::new_err(format!(
-                    "internal error: {text}; this is a bug in aisim, please report it"
-                ))
-            } else {
-                PyValueError::new_err(text)
-            }
-        }
+/// A job's failure as Python's exception: `ValueError` for the user's
+/// input, `RuntimeError` for aisim's bug (the CLI's exit 2 and 1).
+fn to_py(e: JobError) -> PyErr {
+    let internal = e.is_internal();
+    let boxed = e.into_boxed();
+    let text = paragraph(boxed.as_ref());
+    if internal {
+        PyRuntimeError::new_err(format!(
+            "internal error: {text}; this is a bug in aisim, please report it"
+        ))
+    } else {
+        PyValueError::new_err(text)
     }
 }
 
@@ -186,35 +171,54 @@ fn reproducible(spec: &ReplaySpec) -> Result<String, JobError> {
     Ok(spec.to_json())
 }
 
-/// The replay's observer here: the records as rows, and Ctrl-C checked at
-/// each batch (a batch comes every few thousand simulated events).
-struct Collect<'a> {
+/// The replay's observer here: the records as rows.
+#[derive(Default)]
+struct Collect {
     rows: Vec<RequestRow>,
-    cancel: &'a AtomicBool,
 }
 
-impl ReplayObserver for Collect<'_> {
+impl ReplayObserver for Collect {
     fn records(&mut self, batch: &[RequestRecord]) -> std::io::Result<()> {
-        if self.cancel.load(Ordering::Relaxed) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "interrupted",
-            ));
-        }
         self.rows.extend(batch.iter().map(RequestRow::of));
         Ok(())
     }
 }
 
-/// The rows as columns: `{name: [value per row]}`, names in the rows' order.
+/// A JSON object's entries in their written order (a struct's field order).
+struct Entries(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Entries, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Entries, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = m.next_entry::<String, Value>()? {
+                    out.push(entry);
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// The rows as columns, `{name: [value per row]}` (JSON), the names in the
+/// order `--per-request` writes them.
 fn columns(rows: &[RequestRow]) -> String {
     let mut names: Vec<String> = Vec::new();
     let mut cols: Vec<Vec<Value>> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        let Ok(Value::Object(map)) = serde_json::to_value(row) else {
-            continue;
-        };
-        for (k, v) in map {
+        let text = serde_json::to_string(row).expect("a row serializes");
+        let Entries(entries) = serde_json::from_str(&text).expect("a row is an object");
+        for (k, v) in entries {
             let at = match names.iter().position(|n| *n == k) {
                 Some(at) => at,
                 None => {
@@ -232,18 +236,15 @@ fn columns(rows: &[RequestRow]) -> String {
         if i > 0 {
             out.push(b',');
         }
-        let _ = write!(
-            out,
-            "{}:{}",
-            Value::String(n.clone()),
-            Value::Array(c.clone())
-        );
+        serde_json::to_writer(&mut out, n).expect("a name is JSON");
+        out.push(b':');
+        serde_json::to_writer(&mut out, c).expect("values are JSON");
     }
     out.push(b'}');
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-fn replay(args: Map<String, Value>, cancel: &AtomicBool) -> Result<Outcome, Failure> {
+fn replay(args: Map<String, Value>) -> Result<Outcome, JobError> {
     let (spec, flags) = replay_spec(args)?;
     let spec_json = reproducible(&spec)?;
     let outputs = ReplayOutputs {
@@ -251,15 +252,8 @@ fn replay(args: Map<String, Value>, cancel: &AtomicBool) -> Result<Outcome, Fail
         stream_records: true,
     };
     let job = ReplayJob::new(spec, flags.seeds, outputs).map_err(|e| flags.blame(e))?;
-    let mut observer = Collect {
-        rows: Vec::new(),
-        cancel,
-    };
-    let output = job.run(&mut observer);
-    if cancel.load(Ordering::Relaxed) {
-        return Err(Failure::Interrupted);
-    }
-    let output = output.map_err(|e| flags.blame(e))?;
+    let mut observer = Collect::default();
+    let output = job.run(&mut observer).map_err(|e| flags.blame(e))?;
     let requests = columns(&observer.rows);
     let report = output.report;
     let cdfs = output.cdfs;
@@ -272,17 +266,16 @@ fn replay(args: Map<String, Value>, cancel: &AtomicBool) -> Result<Outcome, Fail
     Ok(outcome)
 }
 
-fn replay_seeds(args: Map<String, Value>, cancel: &AtomicBool) -> Result<Outcome, Failure> {
+fn replay_seeds(args: Map<String, Value>) -> Result<Outcome, JobError> {
     if !args.contains_key("seeds") {
         return Err(JobError::msg(
             "replay_seeds needs `seeds`, the number of seeds (at most 10000)",
-        )
-        .into());
+        ));
     }
-    replay(args, cancel)
+    replay(args)
 }
 
-fn compare(mut args: Map<String, Value>) -> Result<Outcome, Failure> {
+fn compare(mut args: Map<String, Value>) -> Result<Outcome, JobError> {
     // `--all` shapes the table only; the report is the same.
     let _table_only: Option<bool> = take(&mut args, "all")?;
     let request: CompareRequest = request_from_flags("compare", args)?;
@@ -306,7 +299,7 @@ const SATURATE_OWN: [&str; 7] = [
     "threads",
 ];
 
-fn saturate(args: Map<String, Value>) -> Result<Outcome, Failure> {
+fn saturate(args: Map<String, Value>) -> Result<Outcome, JobError> {
     let (own, replay_args): (Map<String, Value>, Map<String, Value>) = args
         .into_iter()
         .partition(|(k, _)| SATURATE_OWN.contains(&k.as_str()));
@@ -346,7 +339,7 @@ fn saturate(args: Map<String, Value>) -> Result<Outcome, Failure> {
     Ok(outcome)
 }
 
-fn sweep(mut args: Map<String, Value>) -> Result<Outcome, Failure> {
+fn sweep(mut args: Map<String, Value>) -> Result<Outcome, JobError> {
     let grid: PathBuf = take(&mut args, "grid")?
         .ok_or_else(|| JobError::msg("sweep needs `grid`, a grid file (docs/sweeps.md)"))?;
     let out: PathBuf = take(&mut args, "out")?
@@ -400,7 +393,7 @@ fn sweep(mut args: Map<String, Value>) -> Result<Outcome, Failure> {
     Ok(outcome)
 }
 
-fn calibrate(mut args: Map<String, Value>) -> Result<Outcome, Failure> {
+fn calibrate(mut args: Map<String, Value>) -> Result<Outcome, JobError> {
     let out: Option<PathBuf> = take(&mut args, "out")?;
     let request: CalibrateRequest = request_from_flags("calibrate", args)?;
     let calibrated = fidelity::calibrate(&request)?;
@@ -424,7 +417,7 @@ fn plain<R, T>(
     job: &str,
     args: Map<String, Value>,
     run: impl Fn(&R) -> Result<T, JobError>,
-) -> Result<(Outcome, R, T), Failure>
+) -> Result<(Outcome, R, T), JobError>
 where
     R: serde::de::DeserializeOwned + serde::Serialize,
     T: serde::Serialize,
@@ -436,10 +429,10 @@ where
     Ok((outcome, request, report))
 }
 
-fn dispatch(job: &str, args: Map<String, Value>, cancel: &AtomicBool) -> Result<Outcome, Failure> {
+fn dispatch(job: &str, args: Map<String, Value>) -> Result<Outcome, JobError> {
     Ok(match job {
-        "replay" => replay(args, cancel)?,
-        "replay_seeds" => replay_seeds(args, cancel)?,
+        "replay" => replay(args)?,
+        "replay_seeds" => replay_seeds(args)?,
         "compare" => compare(args)?,
         "saturate" => saturate(args)?,
         "sweep" => sweep(args)?,
@@ -465,13 +458,16 @@ fn dispatch(job: &str, args: Map<String, Value>, cancel: &AtomicBool) -> Result<
             let request: ProfilesRequest = request_from_flags("profiles", args)?;
             Outcome::report(&catalog::profiles(&request))
         }
-        other => return Err(JobError::msg(format!("no job `{other}`")).into()),
+        other => return Err(JobError::msg(format!("no job `{other}`"))),
     })
 }
 
-/// Runs `job` with `arguments` (JSON of the keyword arguments), the GIL
-/// released; Ctrl-C stops a replay at its next batch of records and raises
-/// `KeyboardInterrupt` (any other job is left to finish on its thread).
+/// Runs `job` with `arguments` (JSON of the keyword arguments) on a thread
+/// of its own while this one waits without the GIL, checking for signals
+/// every 50 ms. On Ctrl-C the job's cancel flag (`aisim_core::cancel`) is
+/// set, which every replay checks between passes; the job's thread is
+/// waited for (up to 30 s: a fleet planner's own simulation does not check
+/// the flag) and `KeyboardInterrupt` raised.
 #[pyfunction]
 fn run(py: Python<'_>, job: String, arguments_json: String) -> PyResult<Outcome> {
     let cancel = Arc::new(AtomicBool::new(false));
@@ -480,9 +476,9 @@ fn run(py: Python<'_>, job: String, arguments_json: String) -> PyResult<Outcome>
     std::thread::Builder::new()
         .name(format!("aisim-{job}"))
         .spawn(move || {
-            let result = arguments(&arguments_json)
-                .map_err(Failure::from)
-                .and_then(|args| dispatch(&job, args, &flag));
+            let result = aisim_core::cancel::with_flag(Some(flag), || {
+                arguments(&arguments_json).and_then(|args| dispatch(&job, args))
+            });
             let _ = tx.send(result);
         })
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the job's thread: {e}")))?;
@@ -505,8 +501,7 @@ fn run(py: Python<'_>, job: String, arguments_json: String) -> PyResult<Outcome>
         }
         if let Err(e) = py.check_signals() {
             cancel.store(true, Ordering::Relaxed);
-            // A replay stops at its next batch: wait for it, briefly.
-            let _ = py.allow_threads(move || rx.recv_timeout(Duration::from_secs(5)));
+            let _ = py.allow_threads(move || rx.recv_timeout(Duration::from_secs(30)));
             return Err(e);
         }
     }

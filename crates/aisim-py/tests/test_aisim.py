@@ -84,6 +84,7 @@ def test_synthetic_replay_and_per_request_records_equal_the_clis(tmp_path):
     same(r, cli(*args))
     rows = [json.loads(l) for l in per.read_text().splitlines()]
     assert len(rows) == len(r.requests["id"])
+    assert list(r.requests) == list(rows[0])  # the columns in the file's order
     for name in rows[0]:
         assert r.requests[name] == [row[name] for row in rows], name
 
@@ -126,7 +127,8 @@ def test_saturate_equals_the_cli():
 
 def test_sweep_equals_plan_run_merge(tmp_path):
     grid = FIXTURES / "sweep" / "trace-grid.json"
-    r = aisim.sweep(grid, out=tmp_path / "py", threads=2)
+    r = aisim.sweep(grid, out=tmp_path / "py", threads=2, best=True, slo_ttft_ms=5000)
+    assert r.best is None or 0 <= r.best < len(r.report)
     plan = tmp_path / "plan.jsonl"
     subprocess.run([str(BIN), "sweep", "plan", str(grid), "--out", str(plan)], check=True,
                    capture_output=True, cwd=ROOT)
@@ -255,14 +257,32 @@ def test_bad_flags_raise_value_error_with_the_clis_message():
     assert str(e.value) in cli_error("optimize", "--verify-top", 0, "--seeds", 2)
 
 
-def test_ctrl_c_interrupts_a_long_replay():
+def interrupted_within(seconds, call):
+    """Sends SIGINT after 0.5 s; the call must raise KeyboardInterrupt, and
+    return (its job stopped: the module waits for it) within `seconds`."""
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        aisim.replay(synthetic=True, requests=5_000_000, rate=2000, input_tokens="256",
-                     output_tokens="16", workers=8)
-    assert time.monotonic() - started < 10
+        call()
+    timer.join()
+    assert time.monotonic() - started < seconds
+
+
+def test_ctrl_c_interrupts_a_long_replay():
+    interrupted_within(5, lambda: aisim.replay(
+        synthetic=True, requests=5_000_000, rate=2000, input_tokens="256",
+        output_tokens="16", workers=8))
+
+
+def test_ctrl_c_interrupts_a_study_of_many_runs():
+    # Many seeds on the pool's threads: the flag reaches every worker.
+    interrupted_within(5, lambda: aisim.replay_seeds(
+        seeds=64, synthetic=True, requests=200_000, rate=2000, input_tokens="256",
+        output_tokens="16", workers=4))
+    interrupted_within(5, lambda: aisim.saturate(
+        synthetic=True, requests=500_000, input_tokens="256", output_tokens="16",
+        slo_ttft_ms=1000, rate_range="100..5000", threads=2))
 
 
 def test_the_gil_is_released_while_simulating():

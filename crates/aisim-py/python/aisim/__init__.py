@@ -10,8 +10,8 @@ prints with ``--format json`` (apart from ``host``).
 Errors in what was asked for raise ``ValueError`` with the CLI's message
 (file, line and field of a bad trace row, the flag behind a bad value); a bug
 in aisim raises ``RuntimeError``. The simulation runs without the GIL, and
-Ctrl-C raises ``KeyboardInterrupt`` (a replay stops at once; another job is
-left to finish on its own thread).
+Ctrl-C raises ``KeyboardInterrupt`` once the job has stopped (every replay,
+alone or in a study, stops within a pass).
 
 See docs/python.md for a walkthrough.
 """
@@ -63,7 +63,9 @@ class Columns(dict):
             raise ImportError("to_pandas() needs pandas: pip install pandas") from e
         return pandas.DataFrame(dict(self))
 
-    def __len__(self):
+    @property
+    def rows(self):
+        """The number of requests."""
         return len(next(iter(self.values()), []))
 
 
@@ -77,11 +79,13 @@ class Result:
         spec: the request that reproduces the run (for a replay, the spec
             ``--print-spec`` writes: ``aisim.replay(spec=result.spec)`` runs
             it again), or ``None``.
-        fitted: calibrate's fitted coefficients (what ``--out`` writes);
-            sweep's index of the best run (with ``best=True``); else ``None``.
+        fitted: calibrate's fitted coefficients (what ``--out`` writes), else
+            ``None``.
+        best: sweep's best run with ``best=True`` (its index in ``report``,
+            ``None`` when no run holds the SLOs), else ``None``.
     """
 
-    __slots__ = ("report", "requests", "spec", "fitted", "_outcome", "job")
+    __slots__ = ("report", "requests", "spec", "fitted", "best", "_outcome", "job")
 
     def __init__(self, job, outcome):
         self.job = job
@@ -89,7 +93,9 @@ class Result:
         self.report = json.loads(outcome.report)
         self.requests = None if outcome.requests is None else Columns(json.loads(outcome.requests))
         self.spec = None if outcome.spec is None else json.loads(outcome.spec)
-        self.fitted = None if outcome.extra is None else json.loads(outcome.extra)
+        extra = None if outcome.extra is None else json.loads(outcome.extra)
+        self.fitted = extra if job == "calibrate" else None
+        self.best = extra if job == "sweep" else None
 
     def html(self):
         """The self-contained HTML page the CLI's ``--html`` writes for this run."""
@@ -106,7 +112,7 @@ class Result:
         return self.requests.to_pandas()
 
     def __repr__(self):
-        n = "" if self.requests is None else f", {len(self.requests)} requests"
+        n = "" if self.requests is None else f", {self.requests.rows} requests"
         return f"<aisim.Result of {self.job}{n}>"
 
 
@@ -288,7 +294,7 @@ def sweep(grid, *, out=None, threads=None, full_report=False, best=False,
         out: the results folder (kept; a new temporary folder when absent).
         threads: threads [default: the machine's].
         full_report: keep each run's whole report in its result.
-        best: the best run (cheapest holding the SLOs) in ``Result.fitted``.
+        best: the best run (cheapest holding the SLOs) in ``Result.best``.
         slo_ttft_ms, slo_tpot_ms, slo_e2e_ms: p99 limits for ``best``.
 
     Returns:

@@ -12,6 +12,8 @@ Trace = Union[PathLike, Sequence[Mapping[str, Any]], Mapping[str, Sequence[Any]]
 
 class Columns(Dict[str, List[Any]]):
     """Per-request records as columns: `{name: [value per request]}`."""
+    @property
+    def rows(self) -> int: ...
     def to_pandas(self) -> Any: ...
 
 class Result:
@@ -21,6 +23,7 @@ class Result:
     requests: Optional[Columns]
     spec: Optional[Dict[str, Any]]
     fitted: Optional[Any]
+    best: Optional[int]
     def html(self) -> str: ...
     def report_json(self) -> str: ...
     def to_pandas(self) -> Any: ...
