@@ -68,6 +68,9 @@ def test_replay_flags_are_the_clis_in_snake_case():
     r = aisim.replay(MOONCAKE, workers=2, router="kv", slo_ttft_ms=500, block_size=16)
     same(r, cli("replay", MOONCAKE, "--workers", 2, "--router", "kv",
                 "--slo-ttft-ms", 500, "--block-size", 16, "--quiet"))
+    # Choices as the CLI writes them.
+    http = aisim.replay(MOONCAKE, frontend="http-streaming", kv_transfer_mode=None)
+    same(http, cli("replay", MOONCAKE, "--frontend", "http-streaming", "--quiet"))
     # The spec reproduces the run.
     again = aisim.replay(spec=r.spec)
     assert without_host(again.report) == without_host(r.report)

@@ -202,8 +202,14 @@ pub struct ReplayFlags {
 
 impl ReplayFlags {
     /// Flags from a JSON object named as the flags in snake case, unknown
-    /// names refused (with the list of known ones).
-    pub fn from_value(value: serde_json::Value) -> Result<ReplayFlags, JobError> {
+    /// names refused (with the list of known ones). Choices are read as the
+    /// CLI writes them (`http-streaming`) or as the spec does (`http_streaming`).
+    pub fn from_value(mut value: serde_json::Value) -> Result<ReplayFlags, JobError> {
+        for key in ["frontend", "kv_transfer_mode"] {
+            if let Some(serde_json::Value::String(choice)) = value.get_mut(key) {
+                *choice = choice.replace('-', "_");
+            }
+        }
         let known = serde_json::to_value(ReplayFlags::default()).expect("flags serialize");
         let known: Vec<&String> = known.as_object().expect("an object").keys().collect();
         if let Some(map) = value.as_object() {
@@ -1056,10 +1062,11 @@ mod tests {
     fn flags_from_json_refuse_unknown_names_and_read_the_cli_forms() {
         let f = ReplayFlags::from_value(serde_json::json!({
             "workers": 2, "router": "kv", "slo_ttft_ms": 500, "synthetic": true,
-            "rate": 5, "frontend": "http_streaming", "dispatch": "fixed:20"
+            "rate": 5, "frontend": "http-streaming", "dispatch": "fixed:20"
         }))
         .unwrap();
         assert_eq!(f.workers, Some(2));
+        assert_eq!(f.frontend, Some(Served::HttpStreaming));
         assert_eq!(f.workload.rate, Some(5.0));
         let e = ReplayFlags::from_value(serde_json::json!({"wrokers": 2})).unwrap_err();
         assert!(

@@ -224,8 +224,9 @@ def replay(trace=None, *, spec=None, **flags):
         **flags: ``aisim replay``'s flags in snake case: ``workers=4``,
             ``router="kv"``, ``backend="sglang"``, ``slo_ttft_ms=500``,
             ``synthetic=True, rate=20, requests=500``, ``seeds=5``, ...
-            (``aisim replay --help``). Choices are written as in the spec
-            (``frontend="http_streaming"``, ``kv_transfer_mode="full_prompt"``).
+            (``aisim replay --help``). Choices are written as on the command
+            line or as in the spec (``frontend="http-streaming"`` or
+            ``"http_streaming"``).
 
     Returns:
         A :class:`Result`: ``report`` (the CLI's JSON), ``requests`` (the
