@@ -465,9 +465,10 @@ fn dispatch(job: &str, args: Map<String, Value>) -> Result<Outcome, JobError> {
 /// Runs `job` with `arguments` (JSON of the keyword arguments) on a thread
 /// of its own while this one waits without the GIL, checking for signals
 /// every 50 ms. On Ctrl-C the job's cancel flag (`aisim_core::cancel`) is
-/// set, which every replay checks between passes; the job's thread is
-/// waited for (up to 30 s: a fleet planner's own simulation does not check
-/// the flag) and `KeyboardInterrupt` raised.
+/// set, which every replay checks between passes and the fleet DES between
+/// events; the job's thread is waited for (up to 30 s: the slot-level M/G/c
+/// check and the analytic sizing do not check the flag) and
+/// `KeyboardInterrupt` raised.
 #[pyfunction]
 fn run(py: Python<'_>, job: String, arguments_json: String) -> PyResult<Outcome> {
     let cancel = Arc::new(AtomicBool::new(false));

@@ -283,6 +283,7 @@ def test_ctrl_c_interrupts_a_study_of_many_runs():
     interrupted_within(5, lambda: aisim.replay_seeds(
         seeds=64, synthetic=True, requests=200_000, rate=2000, input_tokens="256",
         output_tokens="16", workers=4))
+    interrupted_within(5, lambda: aisim.simulate(n_s=40, n_l=10, n_req=3_000_000, seeds=2, lam=400))
     interrupted_within(5, lambda: aisim.saturate(
         synthetic=True, requests=500_000, input_tokens="256", output_tokens="16",
         slo_ttft_ms=1000, rate_range="100..5000", threads=2))
