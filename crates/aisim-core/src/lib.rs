@@ -34,6 +34,7 @@
 
 pub mod block_hash;
 pub mod cache_lab;
+pub mod cancel;
 mod config;
 pub mod csv_records;
 mod engine;

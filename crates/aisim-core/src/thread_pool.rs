@@ -22,6 +22,8 @@ pub fn run_seeds_on<T: Send>(
     f: impl Fn(u64) -> T + Sync,
 ) -> Vec<T> {
     let next = std::sync::atomic::AtomicU64::new(0);
+    // The caller's cancel flag goes with the work to every worker.
+    let flag = crate::cancel::current();
     let workers = (workers.max(1) as u64).min(seeds.max(1)) as usize;
     if workers == 1 {
         // One worker runs on the calling thread: nothing to share, and the
@@ -31,15 +33,19 @@ pub fn run_seeds_on<T: Send>(
     let mut done: Vec<(u64, T)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if k >= seeds {
-                            return mine;
+                let flag = flag.clone();
+                let (next, f) = (&next, &f);
+                s.spawn(move || {
+                    crate::cancel::with_flag(flag, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if k >= seeds {
+                                return mine;
+                            }
+                            mine.push((k, f(seed.wrapping_add(k))));
                         }
-                        mine.push((k, f(seed.wrapping_add(k))));
-                    }
+                    })
                 })
             })
             .collect();
@@ -50,4 +56,27 @@ pub fn run_seeds_on<T: Send>(
     });
     done.sort_by_key(|(k, _)| *k);
     done.into_iter().map(|(_, t)| t).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_callers_cancel_flag_reaches_every_worker_for_the_call_only() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        assert!(crate::cancel::current().is_none());
+        let flag = Arc::new(AtomicBool::new(true));
+        let seen = crate::cancel::with_flag(Some(flag), || {
+            run_seeds_on(
+                2,
+                4,
+                0,
+                |_| crate::cancel::is_set(&crate::cancel::current()),
+            )
+        });
+        assert_eq!(seen, vec![true; 4]);
+        assert!(crate::cancel::current().is_none());
+    }
 }

@@ -57,6 +57,9 @@ pub enum FleetError {
         /// The error.
         source: std::io::Error,
     },
+    /// The caller's cancel flag stopped a simulation (`aisim_core::cancel`).
+    #[error("interrupted")]
+    Cancelled,
     /// An engine-side error (unknown profile, ...).
     #[error(transparent)]
     Core(#[from] aisim_core::CoreError),
@@ -75,7 +78,8 @@ impl FleetError {
             | FleetError::Invalid { .. }
             | FleetError::Pool { .. }
             | FleetError::File { .. }
-            | FleetError::Io { .. } => false,
+            | FleetError::Io { .. }
+            | FleetError::Cancelled => false,
         }
     }
 

@@ -325,3 +325,17 @@ fn bad_des_settings_are_errors_naming_the_field() {
         );
     }
 }
+
+#[test]
+fn a_set_cancel_flag_stops_the_des() {
+    let a100 = resolve_profile("a100").unwrap();
+    let reqs: Vec<FleetRequest> = (0..50).map(|k| req(k as f64 * 100.0, 1000, 100)).collect();
+    let config = cfg(vec![pool("p", a100, 2, 8192)]);
+    let set = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+        true,
+    )));
+    let e = aisim_core::cancel::with_flag(set, || run_des(&config, &reqs)).unwrap_err();
+    assert!(matches!(e, aisim_fleet::FleetError::Cancelled), "{e}");
+    assert!(!e.is_internal());
+    assert!(run_des(&config, &reqs).is_ok());
+}

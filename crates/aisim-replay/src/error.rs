@@ -83,6 +83,9 @@ pub enum ReplayError {
     /// Streamed per-request records could not be written (the run stopped).
     #[error("cannot write the per-request records: {0}")]
     Output(#[source] std::io::Error),
+    /// The caller's cancel flag stopped the run (`aisim_core::cancel`).
+    #[error("interrupted")]
+    Cancelled,
 }
 
 impl ReplayError {
@@ -96,7 +99,8 @@ impl ReplayError {
             | ReplayError::Spec { .. }
             | ReplayError::SpecFile { .. }
             | ReplayError::Io { .. }
-            | ReplayError::Output(_) => false,
+            | ReplayError::Output(_)
+            | ReplayError::Cancelled => false,
         }
     }
 

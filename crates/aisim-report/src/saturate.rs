@@ -25,10 +25,7 @@ pub fn setting(s: &Setting) -> String {
 
 /// The flag that set the range, for messages.
 pub fn range_flag(axis: Axis) -> &'static str {
-    match axis {
-        Axis::Rate => "--rate-range",
-        Axis::Speedup => "--speedup-range",
-    }
+    aisim_lab::jobs::sweep::range_flag(axis)
 }
 
 /// The condition in one line: the limits and the shares.

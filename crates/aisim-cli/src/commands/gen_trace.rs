@@ -5,10 +5,10 @@ use aisim_replay::trace::write_mooncake_row;
 use aisim_replay::workload::{SyntheticWorkload, Workload};
 use clap::Args;
 
-use super::blame::blame_flag;
 use super::synthetic::SyntheticArgs;
-use crate::exit::{input, CliError};
+use crate::exit::{input, job, CliError};
 use crate::output::{check_paths, Target};
+use aisim_lab::jobs::replay_flags::blame_flag;
 
 /// Flags of the subcommand (documented on `Command` in main.rs).
 #[derive(Debug, Args)]
@@ -26,7 +26,8 @@ pub struct GenTraceArgs {
 /// Runs the command.
 pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
     check_paths(&[], &[("--out", args.out.as_ref())])?;
-    let synthetic = args.workload.to_spec().map_err(input)?;
+    let flags = args.workload.flags();
+    let synthetic = flags.to_spec().map_err(job)?;
     // Validate through the replay spec, which knows the rules.
     let spec = ReplaySpec {
         workload: WorkloadSpec::Synthetic(synthetic.clone()),
@@ -34,7 +35,7 @@ pub fn run(args: GenTraceArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     spec.validate()
-        .map_err(|e| input(blame_flag(e, &args.workload.field_flags())))?;
+        .map_err(|e| job(blame_flag(e, &flags.field_flags())))?;
     let target = args.out.unwrap_or(Target::Stdout);
     let mut w = SyntheticWorkload::new(synthetic, args.seed, 1.0);
     let mut failure = None;

@@ -1,6 +1,5 @@
 //! One module per subcommand.
 
-mod blame;
 pub mod cache_lab;
 pub mod calibrate;
 pub mod compare;

@@ -6,31 +6,22 @@ use std::time::Instant;
 
 use aisim_core::{Backend, PreemptionMode};
 use aisim_lab::jobs::replay::{ReplayJob, ReplayOutputs};
+use aisim_lab::jobs::replay_flags::ReplayFlags;
+use aisim_lab::jobs::timing_form::timing_in;
 use aisim_lab::jobs::JobError;
 use aisim_replay::collector::RequestRecord;
+use aisim_replay::frontend::Served;
 use aisim_replay::per_request::{RowFormat, RowWriter};
 use aisim_replay::runtime::ReplayObserver;
-use aisim_replay::spec::{
-    DispatchMode, KvTransferMode, KvTransferSpec, LoadPlannerSpec, PoolBoundsSpec, PoolSpec,
-    RouterKind, RouterQueueSpec, ScalingKind, TopologySpec, WorkloadSpec,
-};
+use aisim_replay::spec::{DispatchMode, KvTransferMode, RouterKind, ScalingKind};
 use aisim_replay::trace::TraceFormat;
 use aisim_replay::{ReplayError, ReplaySpec};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::blame::{blame_file, blame_flag, FieldFlag};
 use super::synthetic::SyntheticArgs;
 use crate::exit::{anyhow_of, input, CliError};
 use crate::output::{check_paths, stdout_taker, HtmlArgs, OutputArgs, Target};
-use aisim_lab::jobs::timing_form::{apply_frontend, timing_flags, timing_in};
-use aisim_replay::frontend::Served;
-
-/// Requests the router queue holds unless `--router-queue-capacity` says.
-const ROUTER_QUEUE_CAPACITY: u32 = 1024;
-
-/// Workers the built-in demo runs on unless `--workers` says otherwise.
-const DEMO_WORKERS: u32 = 4;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum FormatArg {
@@ -344,728 +335,107 @@ pub struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    /// The spec these flags describe (over `--spec` or the defaults).
-    fn build_spec(&self) -> anyhow::Result<ReplaySpec> {
-        let mut spec = match &self.spec {
-            Some(path) => ReplaySpec::from_file(path).map_err(|e| blame_file(e, path))?,
-            None => ReplaySpec::default(),
-        };
-        self.set_workload(&mut spec)?;
-        if self.spec.is_none() && matches!(spec.workload, WorkloadSpec::Demo) {
-            spec.topology = TopologySpec::Aggregated {
-                workers: DEMO_WORKERS,
-            };
-        }
-        self.set_topology(&mut spec)?;
-        if let Some(s) = self.speedup {
-            spec.admission.speedup = s;
-        }
-        if self.concurrency.is_some() {
-            spec.admission.concurrency = self.concurrency;
-        }
-        if let Some(d) = self.dispatch {
-            spec.dispatch = d;
-        }
-        let e = &mut spec.engine;
-        if let Some(b) = self.backend {
-            e.backend = match b {
+    /// The flags that describe the run, for the library to build its spec.
+    fn flags(&self) -> ReplayFlags {
+        ReplayFlags {
+            trace: self.trace.clone(),
+            trace_format: self.trace_format.map(|f| match f {
+                FormatArg::Mooncake => TraceFormat::Mooncake,
+                FormatArg::Bailian => TraceFormat::Bailian,
+                FormatArg::Azure => TraceFormat::Azure,
+                FormatArg::Burstgpt => TraceFormat::Burstgpt,
+            }),
+            trace_block_size: self.trace_block_size,
+            speedup: self.speedup,
+            concurrency: self.concurrency,
+            dispatch: self.dispatch,
+            synthetic: self.synthetic,
+            workers: self.workers,
+            backend: self.backend.map(|b| match b {
                 BackendArg::Vllm => Backend::Vllm,
                 BackendArg::Sglang => Backend::Sglang,
                 BackendArg::Trtllm => Backend::Trtllm,
-            };
-        }
-        macro_rules! set {
-            ($($flag:ident => $field:expr),* $(,)?) => { $( if let Some(v) = self.$flag { $field = v; } )* };
-        }
-        set!(dp_size => e.dp_size, tp_size => e.tp_size, max_num_seqs => e.max_num_seqs,
-             max_num_batched_tokens => e.max_num_batched_tokens, speedup_ratio => e.speedup_ratio,
-             decode_speedup_ratio => e.decode_speedup_ratio);
-        if self.block_size.is_some() {
-            e.block_size = self.block_size;
-        }
-        if self.max_model_len.is_some() {
-            e.max_model_len = self.max_model_len;
-        }
-        if self.no_prefix_caching {
-            e.enable_prefix_caching = false;
-        }
-        if self.no_chunked_prefill {
-            e.enable_chunked_prefill = false;
-        }
-        if let Some(p) = self.preemption {
-            e.preemption = match p {
+            }),
+            dp_size: self.dp_size,
+            tp_size: self.tp_size,
+            block_size: self.block_size,
+            num_gpu_blocks: self.num_gpu_blocks,
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            no_prefix_caching: self.no_prefix_caching,
+            no_chunked_prefill: self.no_chunked_prefill,
+            preemption: self.preemption.map(|p| match p {
                 PreemptionArg::Lifo => PreemptionMode::Lifo,
                 PreemptionArg::Fifo => PreemptionMode::Fifo,
-            };
-        }
-        if let Some(t) = timing_flags(
-            self.timing.as_deref(),
-            self.profile.as_deref(),
-            &spec.timing,
-        )
-        .map_err(anyhow_of)?
-        {
-            spec.timing = t;
-        }
-        if self.num_gpu_blocks.is_some() {
-            spec.engine.num_gpu_blocks = self.num_gpu_blocks;
-        }
-        self.set_pools(&mut spec);
-        self.set_pool_timings(&mut spec)?;
-        if let Some(r) = self.router {
-            spec.router.policy = r.kind();
-        }
-        if let Some(r) = self.router_inner {
-            spec.router.inner = Some(r.kind());
-        }
-        if let Some(t) = self.router_temperature {
-            spec.router.temperature = t;
-        }
-        if let Some(s) = self.prefill_load_scale {
-            spec.router.prefill_load_scale = s;
-        }
-        match (self.router_queue_threshold, self.router_queue_capacity, &mut spec.router.queue) {
-            (Some(threshold), capacity, q) => {
-                let capacity = capacity.or(q.map(|q| q.capacity)).unwrap_or(ROUTER_QUEUE_CAPACITY);
-                *q = Some(RouterQueueSpec { threshold, capacity });
-            }
-            (None, Some(capacity), Some(q)) => q.capacity = capacity,
-            (None, Some(_), None) => anyhow::bail!(
-                "--router-queue-capacity has no effect without --router-queue-threshold: the router queues requests only while every worker is at that threshold"
-            ),
-            (None, None, _) => {}
-        }
-        self.set_scaling(&mut spec)?;
-        let d = &mut spec.discipline;
-        set!(warmup => d.warmup_requests, warmup_s => d.warmup_s, seed => spec.seed);
-        if self.timeout.is_some() {
-            d.timeout_s = self.timeout;
-        }
-        if self.drain.is_some() {
-            d.drain_s = self.drain;
-        }
-        if self.max_sim_time.is_some() {
-            d.max_sim_time_s = self.max_sim_time;
-        }
-        for (flag, field) in [
-            (self.sla_ttft_ms, &mut spec.sla.ttft_ms),
-            (self.sla_tpot_ms, &mut spec.sla.tpot_ms),
-            (self.sla_e2e_ms, &mut spec.sla.e2e_ms),
-        ] {
-            if flag.is_some() {
-                *field = flag;
-            }
-        }
-        let served = self.frontend.map(|f| match f {
-            FrontendArg::InProcess => Served::InProcess,
-            FrontendArg::HttpStreaming => Served::HttpStreaming,
-        });
-        apply_frontend(&mut spec, served, self.frontend_ms, self.timing.as_deref())
-            .map_err(anyhow_of)?;
-        self.check_effects(&spec)?;
-        // The spec keeps only what was set: the profile's engine facts are
-        // applied when a run is built (`Replayer::new`), so a sweep's base or
-        // a `--print-spec` copy does not carry one profile's values into
-        // another's run. They are checked now, on a copy.
-        let mut applied = spec.clone();
-        applied
-            .apply_profile()
-            .and_then(|()| applied.validate())
-            .map_err(|e| blame_flag(e, &self.field_flags()))?;
-        Ok(spec)
-    }
-
-    /// The topology: `--workers` (aggregated) or `--prefill-workers` and
-    /// `--decode-workers` (disaggregated), with the KV link's flags.
-    fn set_topology(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
-        let disagg = self.prefill_workers.is_some() || self.decode_workers.is_some();
-        if let (Some(_), true) = (self.workers, disagg) {
-            let flag = if self.prefill_workers.is_some() {
-                "--prefill-workers"
-            } else {
-                "--decode-workers"
-            };
-            anyhow::bail!("--workers and {flag} describe different topologies: give --workers N (aggregated) or --prefill-workers P --decode-workers D (disaggregated)");
-        }
-        if let Some(w) = self.workers {
-            spec.topology = TopologySpec::Aggregated { workers: w };
-        }
-        if disagg && !matches!(spec.topology, TopologySpec::Disaggregated { .. }) {
-            let (Some(p), Some(d)) = (self.prefill_workers, self.decode_workers) else {
-                let (given, missing) = if self.prefill_workers.is_some() {
-                    ("--prefill-workers", "--decode-workers")
-                } else {
-                    ("--decode-workers", "--prefill-workers")
-                };
-                anyhow::bail!("{given} needs {missing}: a disaggregated topology has both pools");
-            };
-            spec.topology = TopologySpec::Disaggregated {
-                prefill: PoolSpec::new(p),
-                decode: PoolSpec::new(d),
-                kv_transfer: KvTransferSpec::default(),
-            };
-        }
-        let TopologySpec::Disaggregated {
-            prefill,
-            decode,
-            kv_transfer: t,
-        } = &mut spec.topology
-        else {
-            if let Some(flag) = self.disagg_flags().first() {
-                anyhow::bail!("{flag} has no effect on an aggregated topology: it applies to disaggregated serving (--prefill-workers P --decode-workers D)");
-            }
-            return Ok(());
-        };
-        if let Some(p) = self.prefill_workers {
-            prefill.workers = p;
-        }
-        if let Some(d) = self.decode_workers {
-            decode.workers = d;
-        }
-        if let Some(v) = self.kv_transfer_gb_s {
-            t.gb_s = v;
-        }
-        if let Some(v) = self.kv_transfer_latency_ms {
-            t.latency_ms = v;
-        }
-        if self.kv_bytes_per_token.is_some() {
-            t.bytes_per_token = self.kv_bytes_per_token;
-        }
-        if let Some(m) = self.kv_transfer_mode {
-            t.mode = match m {
+            }),
+            max_model_len: self.max_model_len,
+            timing: self.timing.clone(),
+            profile: self.profile.clone(),
+            speedup_ratio: self.speedup_ratio,
+            decode_speedup_ratio: self.decode_speedup_ratio,
+            prefill_workers: self.prefill_workers,
+            decode_workers: self.decode_workers,
+            prefill_profile: self.prefill_profile.clone(),
+            prefill_timing: self.prefill_timing.clone(),
+            decode_profile: self.decode_profile.clone(),
+            decode_timing: self.decode_timing.clone(),
+            prefill_max_num_batched_tokens: self.prefill_max_num_batched_tokens,
+            prefill_max_num_seqs: self.prefill_max_num_seqs,
+            prefill_num_gpu_blocks: self.prefill_num_gpu_blocks,
+            decode_max_num_batched_tokens: self.decode_max_num_batched_tokens,
+            decode_max_num_seqs: self.decode_max_num_seqs,
+            decode_num_gpu_blocks: self.decode_num_gpu_blocks,
+            kv_transfer_gb_s: self.kv_transfer_gb_s,
+            kv_transfer_latency_ms: self.kv_transfer_latency_ms,
+            kv_bytes_per_token: self.kv_bytes_per_token,
+            kv_transfer_mode: self.kv_transfer_mode.map(|m| match m {
                 TransferModeArg::FullPrompt => KvTransferMode::FullPrompt,
                 TransferModeArg::DestinationMissing => KvTransferMode::DestinationMissing,
-            };
-        }
-        Ok(())
-    }
-
-    /// The flags only a disaggregated topology reads, those given: the
-    /// pools' own engine settings, the KV link and the planner's per-pool
-    /// settings (`--prefill-workers` and `--decode-workers` make one).
-    fn disagg_flags(&self) -> Vec<&'static str> {
-        self.given_flags(&[
-            "topology.prefill.engine.",
-            "topology.decode.engine.",
-            "topology.prefill.timing.",
-            "topology.decode.timing.",
-            "topology.kv_transfer.",
-            "scaling.load.prefill.",
-            "scaling.load.decode.",
-            "scaling.load.tpot_ms",
-        ])
-    }
-
-    /// The flags given that set a spec field starting with one of `prefixes`.
-    fn given_flags(&self, prefixes: &[&str]) -> Vec<&'static str> {
-        let mut flags: Vec<&'static str> = self
-            .field_flags()
-            .into_iter()
-            .filter(|(field, _, given)| *given && prefixes.iter().any(|p| field.starts_with(p)))
-            .map(|(_, flag, _)| flag)
-            .collect();
-        flags.dedup();
-        flags
-    }
-
-    /// The per-pool engine flags: a pool given one gets its own engine,
-    /// the spec's `engine` (every other flag) with that setting changed.
-    fn set_pools(&self, spec: &mut ReplaySpec) {
-        let base = spec.engine.clone();
-        let TopologySpec::Disaggregated {
-            prefill, decode, ..
-        } = &mut spec.topology
-        else {
-            return;
-        };
-        let pools = [
-            (
-                prefill,
-                self.prefill_max_num_batched_tokens,
-                self.prefill_max_num_seqs,
-                self.prefill_num_gpu_blocks,
-            ),
-            (
-                decode,
-                self.decode_max_num_batched_tokens,
-                self.decode_max_num_seqs,
-                self.decode_num_gpu_blocks,
-            ),
-        ];
-        for (pool, budget, seqs, blocks) in pools {
-            if budget.is_none() && seqs.is_none() && blocks.is_none() {
-                continue;
-            }
-            let e = pool.engine.get_or_insert_with(|| Box::new(base.clone()));
-            if let Some(v) = budget {
-                e.max_num_batched_tokens = v;
-            }
-            if let Some(v) = seqs {
-                e.max_num_seqs = v;
-            }
-            if blocks.is_some() {
-                e.num_gpu_blocks = blocks;
-            }
+            }),
+            router: self.router.map(RouterArg::kind),
+            router_temperature: self.router_temperature,
+            prefill_load_scale: self.prefill_load_scale,
+            router_inner: self.router_inner.map(RouterArg::kind),
+            router_queue_threshold: self.router_queue_threshold,
+            router_queue_capacity: self.router_queue_capacity,
+            planner: self.planner.map(|p| match p {
+                PlannerArg::None => ScalingKind::None,
+                PlannerArg::Load => ScalingKind::Load,
+            }),
+            planner_tick_s: self.planner_tick_s,
+            min_workers: self.min_workers,
+            max_workers: self.max_workers,
+            prefill_min_workers: self.prefill_min_workers,
+            prefill_max_workers: self.prefill_max_workers,
+            decode_min_workers: self.decode_min_workers,
+            decode_max_workers: self.decode_max_workers,
+            startup_s: self.startup_s,
+            planner_ttft_ms: self.planner_ttft_ms,
+            planner_tpot_ms: self.planner_tpot_ms,
+            planner_queue_depth: self.planner_queue_depth,
+            warmup: self.warmup,
+            warmup_s: self.warmup_s,
+            timeout: self.timeout,
+            drain: self.drain,
+            max_sim_time: self.max_sim_time,
+            frontend: self.frontend.map(|f| match f {
+                FrontendArg::InProcess => Served::InProcess,
+                FrontendArg::HttpStreaming => Served::HttpStreaming,
+            }),
+            frontend_ms: self.frontend_ms,
+            slo_ttft_ms: self.sla_ttft_ms,
+            slo_tpot_ms: self.sla_tpot_ms,
+            slo_e2e_ms: self.sla_e2e_ms,
+            seed: self.seed,
+            seeds: self.seeds,
+            spec: self.spec.clone(),
+            workload: self.workload.flags(),
         }
     }
 
-    /// `--prefill-timing` / `--prefill-profile` and the decode pool's: a
-    /// pool given either runs a timing of its own, read as `--timing` and
-    /// `--profile` read theirs (a physics timing without a pool profile takes
-    /// the spec's); a pool given neither runs the spec's `timing`.
-    fn set_pool_timings(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
-        let base = spec.timing.clone();
-        let TopologySpec::Disaggregated {
-            prefill, decode, ..
-        } = &mut spec.topology
-        else {
-            return Ok(());
-        };
-        let pools = [
-            (
-                prefill,
-                &self.prefill_timing,
-                &self.prefill_profile,
-                "--prefill",
-            ),
-            (
-                decode,
-                &self.decode_timing,
-                &self.decode_profile,
-                "--decode",
-            ),
-        ];
-        for (pool, timing, profile, prefix) in pools {
-            let own = pool.timing.as_deref().unwrap_or(&base).clone();
-            let t = timing_flags(timing.as_deref(), profile.as_deref(), &own)
-                .map_err(anyhow_of)
-                .with_context(|| match (timing, profile) {
-                    (Some(t), _) => format!("{prefix}-timing {t}"),
-                    (None, p) => format!("{prefix}-profile {}", p.as_deref().unwrap_or_default()),
-                })?;
-            if let Some(t) = t {
-                pool.timing = Some(Box::new(t));
-            }
-        }
-        Ok(())
-    }
-
-    /// The scaling flags: `--planner` picks the policy; the planner's
-    /// parameters need the load planner (flags with no effect are errors).
-    fn set_scaling(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
-        match self.planner {
-            Some(PlannerArg::None) => {
-                spec.scaling.policy = ScalingKind::None;
-                spec.scaling.load = None;
-            }
-            Some(PlannerArg::Load) => spec.scaling.policy = ScalingKind::Load,
-            None => {}
-        }
-        if spec.scaling.policy != ScalingKind::Load {
-            if let Some(flag) = self.given_flags(&["scaling.load."]).first() {
-                anyhow::bail!("{flag} has no effect with the scaling policy {}: it sets the load-based planner (--planner load)", spec.scaling.policy.name());
-            }
-            return Ok(());
-        }
-        let p = spec
-            .scaling
-            .load
-            .get_or_insert_with(LoadPlannerSpec::default);
-        if let Some(v) = self.planner_tick_s {
-            p.tick_s = v;
-        }
-        if let Some(v) = self.min_workers {
-            p.min_workers = v;
-        }
-        if self.max_workers.is_some() {
-            p.max_workers = self.max_workers;
-        }
-        if let Some(v) = self.startup_s {
-            p.startup_s = v;
-        }
-        if self.planner_ttft_ms.is_some() {
-            p.ttft_ms = self.planner_ttft_ms;
-        }
-        if let Some(v) = self.planner_queue_depth {
-            p.queue_depth = v;
-        }
-        if self.planner_tpot_ms.is_some() {
-            p.tpot_ms = self.planner_tpot_ms;
-        }
-        let pools = [
-            (
-                &mut p.prefill,
-                self.prefill_min_workers,
-                self.prefill_max_workers,
-            ),
-            (
-                &mut p.decode,
-                self.decode_min_workers,
-                self.decode_max_workers,
-            ),
-        ];
-        for (bounds, min, max) in pools {
-            if min.is_none() && max.is_none() {
-                continue;
-            }
-            let b = bounds.get_or_insert_with(PoolBoundsSpec::default);
-            if min.is_some() {
-                b.min_workers = min;
-            }
-            if max.is_some() {
-                b.max_workers = max;
-            }
-        }
-        Ok(())
-    }
-
-    /// The spec (and engine) fields the flags set, for errors to name the flag.
-    fn field_flags(&self) -> Vec<FieldFlag> {
-        let timing = self.timing.is_some();
-        let mut fields = vec![
-            ("topology.workers", "--workers", self.workers.is_some()),
-            ("admission.speedup", "--speedup", self.speedup.is_some()),
-            (
-                "admission.concurrency",
-                "--concurrency",
-                self.concurrency.is_some(),
-            ),
-            (
-                "workload.trace_block_size",
-                "--trace-block-size",
-                self.trace_block_size.is_some(),
-            ),
-            ("discipline.warmup_s", "--warmup-s", self.warmup_s.is_some()),
-            ("discipline.timeout_s", "--timeout", self.timeout.is_some()),
-            ("discipline.drain_s", "--drain", self.drain.is_some()),
-            (
-                "discipline.max_sim_time_s",
-                "--max-sim-time",
-                self.max_sim_time.is_some(),
-            ),
-            (
-                "router.temperature",
-                "--router-temperature",
-                self.router_temperature.is_some(),
-            ),
-            (
-                "router.prefill_load_scale",
-                "--prefill-load-scale",
-                self.prefill_load_scale.is_some(),
-            ),
-            (
-                "router.inner",
-                "--router-inner",
-                self.router_inner.is_some(),
-            ),
-            (
-                "frontend.request_ms",
-                "--frontend-ms",
-                self.frontend_ms.is_some(),
-            ),
-            ("sla.ttft_ms", "--slo-ttft-ms", self.sla_ttft_ms.is_some()),
-            ("sla.tpot_ms", "--slo-tpot-ms", self.sla_tpot_ms.is_some()),
-            ("sla.e2e_ms", "--slo-e2e-ms", self.sla_e2e_ms.is_some()),
-            ("timing.prefill_ms", "--timing", timing),
-            ("timing.decode_ms", "--timing", timing),
-            ("dp_size", "--dp-size", self.dp_size.is_some()),
-            ("tp_size", "--tp-size", self.tp_size.is_some()),
-            ("block_size", "--block-size", self.block_size.is_some()),
-            (
-                "num_gpu_blocks",
-                "--num-gpu-blocks",
-                self.num_gpu_blocks.is_some(),
-            ),
-            (
-                "max_num_seqs",
-                "--max-num-seqs",
-                self.max_num_seqs.is_some(),
-            ),
-            (
-                "max_num_batched_tokens",
-                "--max-num-batched-tokens",
-                self.max_num_batched_tokens.is_some(),
-            ),
-            (
-                "max_model_len",
-                "--max-model-len",
-                self.max_model_len.is_some(),
-            ),
-            (
-                "speedup_ratio",
-                "--speedup-ratio",
-                self.speedup_ratio.is_some(),
-            ),
-            (
-                "decode_speedup_ratio",
-                "--decode-speedup-ratio",
-                self.decode_speedup_ratio.is_some(),
-            ),
-        ];
-        let pool_flags = [
-            (
-                "topology.prefill.workers",
-                "--prefill-workers",
-                self.prefill_workers.is_some(),
-            ),
-            (
-                "topology.decode.workers",
-                "--decode-workers",
-                self.decode_workers.is_some(),
-            ),
-            (
-                "topology.prefill.engine.max_num_batched_tokens",
-                "--prefill-max-num-batched-tokens",
-                self.prefill_max_num_batched_tokens.is_some(),
-            ),
-            (
-                "topology.prefill.engine.max_num_seqs",
-                "--prefill-max-num-seqs",
-                self.prefill_max_num_seqs.is_some(),
-            ),
-            (
-                "topology.prefill.engine.num_gpu_blocks",
-                "--prefill-num-gpu-blocks",
-                self.prefill_num_gpu_blocks.is_some(),
-            ),
-            (
-                "topology.decode.engine.max_num_batched_tokens",
-                "--decode-max-num-batched-tokens",
-                self.decode_max_num_batched_tokens.is_some(),
-            ),
-            (
-                "topology.decode.engine.max_num_seqs",
-                "--decode-max-num-seqs",
-                self.decode_max_num_seqs.is_some(),
-            ),
-            (
-                "topology.decode.engine.num_gpu_blocks",
-                "--decode-num-gpu-blocks",
-                self.decode_num_gpu_blocks.is_some(),
-            ),
-            (
-                "topology.prefill.timing.profile",
-                "--prefill-profile",
-                self.prefill_profile.is_some(),
-            ),
-            (
-                "topology.decode.timing.profile",
-                "--decode-profile",
-                self.decode_profile.is_some(),
-            ),
-            ("timing.profile", "--profile", self.profile.is_some()),
-            (
-                "topology.kv_transfer.gb_s",
-                "--kv-transfer-gb-s",
-                self.kv_transfer_gb_s.is_some(),
-            ),
-            (
-                "topology.kv_transfer.latency_ms",
-                "--kv-transfer-latency-ms",
-                self.kv_transfer_latency_ms.is_some(),
-            ),
-            (
-                "topology.kv_transfer.bytes_per_token",
-                "--kv-bytes-per-token",
-                self.kv_bytes_per_token.is_some(),
-            ),
-            (
-                "topology.kv_transfer.mode",
-                "--kv-transfer-mode",
-                self.kv_transfer_mode.is_some(),
-            ),
-            ("engine.dp_size", "--dp-size", self.dp_size.is_some()),
-            (
-                "router.queue.threshold",
-                "--router-queue-threshold",
-                self.router_queue_threshold.is_some(),
-            ),
-            ("engine.backend", "--backend", self.backend.is_some()),
-            ("scaling.policy", "--planner", self.planner.is_some()),
-            (
-                "scaling.load.tick_s",
-                "--planner-tick-s",
-                self.planner_tick_s.is_some(),
-            ),
-            (
-                "scaling.load.min_workers",
-                "--min-workers",
-                self.min_workers.is_some(),
-            ),
-            (
-                "scaling.load.max_workers",
-                "--max-workers",
-                self.max_workers.is_some(),
-            ),
-            (
-                "scaling.load.startup_s",
-                "--startup-s",
-                self.startup_s.is_some(),
-            ),
-            (
-                "scaling.load.ttft_ms",
-                "--planner-ttft-ms",
-                self.planner_ttft_ms.is_some(),
-            ),
-            (
-                "scaling.load.queue_depth",
-                "--planner-queue-depth",
-                self.planner_queue_depth.is_some(),
-            ),
-            (
-                "scaling.load.tpot_ms",
-                "--planner-tpot-ms",
-                self.planner_tpot_ms.is_some(),
-            ),
-            (
-                "scaling.load.prefill.min_workers",
-                "--prefill-min-workers",
-                self.prefill_min_workers.is_some(),
-            ),
-            (
-                "scaling.load.prefill.max_workers",
-                "--prefill-max-workers",
-                self.prefill_max_workers.is_some(),
-            ),
-            (
-                "scaling.load.decode.min_workers",
-                "--decode-min-workers",
-                self.decode_min_workers.is_some(),
-            ),
-            (
-                "scaling.load.decode.max_workers",
-                "--decode-max-workers",
-                self.decode_max_workers.is_some(),
-            ),
-        ];
-        fields.extend(pool_flags);
-        let pool_timings = [
-            (
-                POOL_TIMING_FIELDS[0],
-                "--prefill-timing",
-                self.prefill_timing.is_some(),
-            ),
-            (
-                POOL_TIMING_FIELDS[1],
-                "--decode-timing",
-                self.decode_timing.is_some(),
-            ),
-        ];
-        for (pool_fields, flag, given) in pool_timings {
-            fields.extend(pool_fields.map(|f| (f, flag, given)));
-        }
-        fields.extend(self.workload.field_flags());
-        fields
-    }
-
-    /// The workload: TRACE or `--synthetic` replace the spec file's, and the
-    /// workload flags refine whichever it is.
-    fn set_workload(&self, spec: &mut ReplaySpec) -> anyhow::Result<()> {
-        match (&self.trace, self.synthetic) {
-            (Some(_), true) => anyhow::bail!("give either a TRACE file or --synthetic, not both"),
-            (Some(path), false) => {
-                spec.workload = WorkloadSpec::Trace {
-                    path: path.clone(),
-                    format: None,
-                    trace_block_size: None,
-                }
-            }
-            (None, true) if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) => {
-                spec.workload = WorkloadSpec::Synthetic(self.workload.to_spec()?);
-                return Ok(());
-            }
-            (None, _) => {}
-        }
-        match &mut spec.workload {
-            WorkloadSpec::Synthetic(s) => self.workload.apply(s)?,
-            WorkloadSpec::Trace {
-                format,
-                trace_block_size,
-                ..
-            } => {
-                if let Some(f) = self.trace_format {
-                    *format = Some(match f {
-                        FormatArg::Mooncake => TraceFormat::Mooncake,
-                        FormatArg::Bailian => TraceFormat::Bailian,
-                        FormatArg::Azure => TraceFormat::Azure,
-                        FormatArg::Burstgpt => TraceFormat::Burstgpt,
-                    });
-                }
-                if self.trace_block_size.is_some() {
-                    *trace_block_size = self.trace_block_size;
-                }
-            }
-            WorkloadSpec::Demo => {}
-        }
-        Ok(())
-    }
-
-    /// Every flag given must change the run `spec` describes: one that would
-    /// be ignored is an error naming it and what it needs.
-    fn check_effects(&self, spec: &ReplaySpec) -> anyhow::Result<()> {
-        let workload = match &spec.workload {
-            WorkloadSpec::Demo => "the built-in demo trace".to_string(),
-            WorkloadSpec::Trace { path, .. } => format!("the trace {}", path.display()),
-            WorkloadSpec::Synthetic(_) => "a generated workload".to_string(),
-        };
-        if !matches!(spec.workload, WorkloadSpec::Synthetic(_)) {
-            if let Some(flag) = self.workload.given().first() {
-                anyhow::bail!("{flag} has no effect on {workload}: it shapes a generated workload (--synthetic)");
-            }
-        }
-        if !matches!(spec.workload, WorkloadSpec::Trace { .. }) {
-            let trace_flags = [
-                ("--trace-format", self.trace_format.is_some()),
-                ("--trace-block-size", self.trace_block_size.is_some()),
-            ];
-            if let Some((flag, _)) = trace_flags.iter().find(|(_, given)| *given) {
-                anyhow::bail!("{flag} has no effect on {workload}: it applies to a TRACE file");
-            }
-        }
-        if let (Some(flag), Some(k)) = (self.workload.arrival_flag(), spec.admission.concurrency) {
-            anyhow::bail!("{flag} has no effect with --concurrency {k}: in concurrency mode a request arrives when one in flight ends");
-        }
-        let synthetic = match &spec.workload {
-            WorkloadSpec::Synthetic(s) => Some(s),
-            WorkloadSpec::Demo | WorkloadSpec::Trace { .. } => None,
-        };
-        if let (Some(d), Some(1)) = (self.dispatch, synthetic.map(|s| s.turns)) {
-            anyhow::bail!("--dispatch {d} has no effect with 1 turn per session: it times later turns (give --turns N with N above 1)");
-        }
-        if !aisim_lab::seeds::seed_matters(spec) {
-            let router = spec.router.placing().name();
-            let given = [
-                ("--seed", self.seed.is_some()),
-                ("--seeds", self.seeds.is_some()),
-            ];
-            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
-                anyhow::bail!("{flag} has no effect on {workload} with the {router} router: nothing is random (the seed draws a generated workload's Poisson or Gamma arrivals, uniform or normal lengths and prefix groups, --router random's choices and --router kv's at --router-temperature above 0)");
-            }
-        }
-        let kv_flags = [
-            ("--router-temperature", self.router_temperature.is_some()),
-            ("--prefill-load-scale", self.prefill_load_scale.is_some()),
-        ];
-        if let Some((flag, _)) = kv_flags.iter().find(|(_, given)| *given) {
-            let placing = spec.router.placing();
-            if placing != RouterKind::Kv {
-                anyhow::bail!("{flag} has no effect with the {} router: only --router kv (or sticky over --router-inner kv) reads it", placing.name());
-            }
-        }
-        if self.router_inner.is_some() && spec.router.policy != RouterKind::Sticky {
-            anyhow::bail!("--router-inner has no effect with the {} router: only --router sticky has an inner policy", spec.router.policy.name());
-        }
-        // The vLLM core's settings (TensorRT-LLM runs on it too); SGLang's
-        // core has its own.
-        let vllm_only = [
-            ("--preemption", self.preemption.is_some(), "it retracts the newest request, there is no victim to choose"),
-            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some(), "its budgets are the spec's engine.max_prefill_tokens and engine.chunked_prefill_size"),
-        ];
-        if spec.engine.backend == Backend::Sglang {
-            if let Some((flag, _, why)) = vllm_only.iter().find(|(_, given, _)| *given) {
-                anyhow::bail!("{flag} has no effect with --backend sglang: {why}");
-            }
-        }
+    /// The spec these flags describe (over `--spec` or the defaults): the
+    /// library builds it (`ReplayFlags`), as for every front end.
+    fn build_spec(&self) -> anyhow::Result<ReplaySpec> {
         if self.print_spec {
             let given = [
                 ("--per-request", self.per_request.is_some()),
@@ -1077,7 +447,7 @@ impl ReplayArgs {
                 anyhow::bail!("{flag} has no effect with --print-spec, which runs nothing (--out FILE writes the spec there)");
             }
         }
-        Ok(())
+        self.flags().to_spec().map_err(anyhow_of)
     }
 }
 
@@ -1122,22 +492,6 @@ impl ReplayArgs {
         Ok(spec)
     }
 }
-/// The spec fields a pool's `--prefill-timing` / `--decode-timing` sets.
-const POOL_TIMING_FIELDS: [[&str; 4]; 2] = [
-    [
-        "topology.prefill.timing.profile",
-        "topology.prefill.timing.prefill_ms",
-        "topology.prefill.timing.decode_ms",
-        "topology.prefill.timing.coefficients",
-    ],
-    [
-        "topology.decode.timing.profile",
-        "topology.decode.timing.prefill_ms",
-        "topology.decode.timing.decode_ms",
-        "topology.decode.timing.coefficients",
-    ],
-];
-
 /// Runs the command.
 pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     let mut spec = args.build_spec().map_err(input)?;
@@ -1159,11 +513,8 @@ pub fn run(args: ReplayArgs) -> Result<(), CliError> {
     args.output.check_stdout(other_on_stdout)?;
     // Errors found while building or running (a speedup that stretches a
     // trace line past the clock) lead with the flag too, as the spec's own.
-    let field_flags = args.field_flags();
-    let blamed = |e: JobError| match e.into_boxed().downcast::<ReplayError>() {
-        Ok(e) => input(blame_flag(*e, &field_flags)),
-        Err(other) => input(anyhow::Error::from_boxed(other)),
-    };
+    let flags = args.flags();
+    let blamed = |e: JobError| input(anyhow_of(flags.blame(e)));
     let outputs = ReplayOutputs {
         cdfs: args.html.html.is_some(),
         stream_records: args.per_request.is_some(),

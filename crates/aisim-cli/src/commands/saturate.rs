@@ -1,12 +1,14 @@
 //! `aisim sweep saturate`: the replay's flags plus a range to search, the
 //! highest rate at which the SLOs hold (docs/sweeps.md).
 
-use aisim_lab::jobs::sweep::{sweep_saturate, SaturateRequest};
+use aisim_lab::jobs::sweep::{
+    blame_saturate, check_saturate_flags, sweep_saturate, SaturateRequest,
+};
 use aisim_lab::jobs::Version;
-use aisim_lab::saturate::{Axis, Range, SaturateError};
+use aisim_lab::saturate::{Axis, Range};
 
 use super::replay::ReplayArgs;
-use crate::exit::{input, CliError};
+use crate::exit::{input, job, CliError};
 use crate::output::stdout_taker;
 
 /// Flags of the subcommand (documented on `SweepCommand` in main.rs).
@@ -58,37 +60,8 @@ impl Args {
 
     /// A replay flag the search sets itself, or that only one replay
     /// reads, is an error naming it (docs/errors.md).
-    fn check_effects(&self, axis: Axis) -> anyhow::Result<()> {
-        let range = aisim_report::saturate::range_flag(axis);
-        for flag in self.replay.run_and_rate_flags() {
-            let why = match flag {
-                "--speedup" => {
-                    format!("{range} sets the rate (a trace's through admission.speedup)")
-                }
-                "--rate" if axis == Axis::Rate => {
-                    format!("{range} sets the generated workload's rate")
-                }
-                "--rate" => continue, // the generated workload's rate at speedup 1
-                _ => "it writes one replay's outputs; the search runs many".to_string(),
-            };
-            anyhow::bail!("{flag} has no effect with sweep saturate: {why}");
-        }
-        Ok(())
-    }
-}
-
-/// The library's error, led by the flag behind it.
-fn blamed(e: SaturateError, axis: Axis) -> CliError {
-    match e {
-        SaturateError::Setting { setting, reason } => {
-            input(anyhow::anyhow!("--{}: {reason}", setting.replace('_', "-")))
-        }
-        e @ SaturateError::Probe { .. } => {
-            let flag = aisim_report::saturate::range_flag(axis);
-            let message = format!("{flag}: {e}");
-            input(anyhow::Error::new(e).context(message))
-        }
-        e => input(e),
+    fn check_effects(&self, axis: Axis) -> Result<(), CliError> {
+        check_saturate_flags(&self.replay.run_and_rate_flags(), axis).map_err(job)
     }
 }
 
@@ -97,7 +70,7 @@ fn blamed(e: SaturateError, axis: Axis) -> CliError {
 /// out before the tolerance).
 pub fn run(args: Args) -> Result<(), CliError> {
     let axis = args.axis();
-    args.check_effects(axis).map_err(input)?;
+    args.check_effects(axis)?;
     let spec = args.replay.spec().map_err(input)?;
     args.replay.check_outputs(&spec)?;
     let (output, html) = args.replay.outputs();
@@ -114,11 +87,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         points: args.points,
         threads: args.threads,
     };
-    let report =
-        sweep_saturate(&request).map_err(|e| match e.into_boxed().downcast::<SaturateError>() {
-            Ok(e) => blamed(*e, axis),
-            Err(other) => input(anyhow::Error::from_boxed(other)),
-        })?;
+    let report = sweep_saturate(&request).map_err(|e| job(blame_saturate(e, axis)))?;
     if let Some(w) = aisim_report::saturate::holds_again(&report) {
         tracing::warn!("{w}");
     }

@@ -559,7 +559,12 @@ pub fn run_des_with(
         f.push(r.arrival_s, EvKind::Arrival(k));
     }
     let mut completed_all = 0u64;
+    // A caller's cancel flag (aisim_core::cancel), checked between events.
+    let cancel = aisim_core::cancel::current();
     while let Some(Reverse(ev)) = f.heap.pop() {
+        if aisim_core::cancel::is_set(&cancel) {
+            return Err(FleetError::Cancelled);
+        }
         f.now = ev.at;
         match ev.kind {
             EvKind::Arrival(k) => f.arrive(k, router.as_mut()),

@@ -9,11 +9,15 @@
 //! of its own, so all of them give the same bytes for the same request.
 
 pub mod catalog;
+pub mod count;
 mod error;
 pub mod fidelity;
+pub mod flags;
 pub mod fleet;
 pub mod replay;
+pub mod replay_flags;
 pub mod sweep;
+pub mod synthetic_flags;
 pub mod timing_form;
 
 pub use error::{is_internal, JobError};

@@ -356,3 +356,52 @@ pub fn sweep_saturate(r: &SaturateRequest) -> Result<SaturateReport, JobError> {
     let threads = threads(r.threads)?;
     Ok(saturate::saturate(&r.spec, &s, threads, &SpecComposition)?)
 }
+
+/// The flag of a search's range.
+pub fn range_flag(axis: Axis) -> &'static str {
+    match axis {
+        Axis::Rate => "--rate-range",
+        Axis::Speedup => "--speedup-range",
+    }
+}
+
+/// Refuses the replay flags `sweep saturate` sets itself or cannot use:
+/// `given`, the flags given among `--seeds`, `--speedup`, `--rate` and a
+/// front end's one-run outputs (`--per-request`, `--print-spec`).
+pub fn check_saturate_flags(given: &[&str], axis: Axis) -> Result<(), JobError> {
+    let range = range_flag(axis);
+    for flag in given {
+        let why = match *flag {
+            "--speedup" => {
+                format!("{range} sets the rate (a trace's through admission.speedup)")
+            }
+            "--rate" if axis == Axis::Rate => {
+                format!("{range} sets the generated workload's rate")
+            }
+            "--rate" => continue, // the generated workload's rate at speedup 1
+            _ => "it writes one replay's outputs; the search runs many".to_string(),
+        };
+        return Err(JobError::msg(format!(
+            "{flag} has no effect with sweep saturate: {why}"
+        )));
+    }
+    Ok(())
+}
+
+/// A search's failure named by the flag behind it: a setting's own flag,
+/// the range's for a probe that failed.
+pub fn blame_saturate(e: JobError, axis: Axis) -> JobError {
+    match e.into_boxed().downcast::<saturate::SaturateError>() {
+        Ok(e) => match *e {
+            saturate::SaturateError::Setting { setting, reason } => {
+                JobError::msg(format!("--{}: {reason}", setting.replace('_', "-")))
+            }
+            e @ saturate::SaturateError::Probe { .. } => {
+                let message = format!("{}: {e}", range_flag(axis));
+                JobError::from(e).context(message)
+            }
+            e => e.into(),
+        },
+        Err(other) => JobError::from_boxed(other),
+    }
+}

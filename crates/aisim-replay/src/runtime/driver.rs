@@ -484,6 +484,8 @@ impl<'a, T: Topology> Runtime<'a, T> {
         observer: &mut dyn ReplayObserver,
     ) -> Result<(Collected, RunTotals), ReplayError> {
         let mut last_progress = 0;
+        // A caller's cancel flag (aisim_core::cancel), checked between passes.
+        let cancel = aisim_core::cancel::current();
         let front = &mut self.front;
         let topo = &mut self.topo;
         let scaling = topo.first_tick();
@@ -494,6 +496,9 @@ impl<'a, T: Topology> Runtime<'a, T> {
             front.collector.track_recent_latency();
         }
         while let Some(t) = next_time(front, topo) {
+            if aisim_core::cancel::is_set(&cancel) {
+                return Err(ReplayError::Cancelled);
+            }
             // With a scaling policy, ticks would go on forever: the run ends
             // when no request is left anywhere.
             if scaling.is_some() && !front.work_outside() && !topo.holds_any() {
