@@ -386,7 +386,7 @@ fn des_row(t: &mut Table, m: &DesMetrics) {
         num(m.p99_queue_wait_ms, 1),
         num(m.throughput_rps, 2),
         format!("{:.1}%", m.slo_compliance * 100.0),
-        format!("{:.1}%", m.utilization * 100.0),
+        format!("{:.1}%", (m.utilization * 100.0).max(0.0)),
     ]);
 }
 
@@ -492,7 +492,7 @@ pub fn compare_table(r: &CompareRoutersReport) -> Table {
                 },
                 1,
             ),
-            format!("{:.1}%", row.fleet.utilization * 100.0),
+            format!("{:.1}%", (row.fleet.utilization * 100.0).max(0.0)),
             row.fleet.completed.to_string(),
             (row.fleet.rejected_too_long
                 + row.fleet.rejected_queue_full
