@@ -28,7 +28,7 @@ pub const LATENCY_RESOLUTION: f64 = 1.05;
 pub struct DisaggParams {
     /// Arrival rate, req/s.
     pub lam: f64,
-    /// Context window.
+    /// Context window, tokens.
     pub max_ctx: u32,
     /// Mean input tokens.
     pub mean_isl: f64,
@@ -64,9 +64,12 @@ pub struct DisaggPoint {
     pub total_gpus: u64,
     /// Requests per second the split sustains.
     pub system_rps: f64,
-    /// Effective TTFT, ms.
+    /// TTFT, ms: in the batch model the P99 of the wait for a prefill GPU +
+    /// the prompt's chunks + one decode pass; in the slot model the
+    /// reference's effective TTFT (a multiple of one prompt's chunks).
     pub ttft_ms: f64,
-    /// TPOT, ms.
+    /// TPOT, ms: a decode pass at the decode GPUs' operating point (batch
+    /// model) or at their full slots (slot model).
     pub tpot_ms: f64,
     /// Dollars per hour.
     pub cost_per_hr: f64,
@@ -107,7 +110,7 @@ pub struct DisaggReport {
 /// Settings of `disagg --verify engine`.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct DisaggVerifyParams {
-    /// Cheapest splits of the Pareto set replayed (`--verify-top`).
+    /// Cheapest feasible splits replayed, whatever their prefill count (`--verify-top`).
     pub top: usize,
     /// Requests per replay (`--n-sim-req`); the first fifth is warm-up.
     pub n_req: u64,
@@ -174,7 +177,9 @@ pub struct DisaggVerified {
 pub struct AggregatedBaseline {
     /// Profile key.
     pub gpu: String,
-    /// GPUs to cover λ at the decode efficiency.
+    /// GPUs: the fewest meeting the TTFT target (batch model; the stable
+    /// count when none does), or those covering λ at the decode efficiency
+    /// (slot model).
     pub n_gpus: u64,
     /// Dollars per hour.
     pub cost_per_hr: f64,
