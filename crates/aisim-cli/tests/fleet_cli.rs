@@ -803,6 +803,12 @@ fn batch_sizing_is_bounded_and_never_dearer_than_one_pool() {
     assert!(one_pool.as_u64().unwrap() > 1, "{v}");
     assert_eq!(&v["gpu_compare"][0]["n_gpus"], one_pool, "{v}");
     fails_with(&["disagg", "--max-ctx", "1024"], "--max-ctx");
+    // A mean taken from the CDF is blamed on --cdf, not on a flag not given.
+    let huge = temp("huge-cdf.json", "[[100000000, 1.0]]");
+    fails_with(
+        &["disagg", "--cdf", huge.to_str().unwrap()],
+        "invalid `--cdf`",
+    );
     let v = json(&["disagg", "--format", "json"]);
     assert!(v["aggregated"]
         .as_array()

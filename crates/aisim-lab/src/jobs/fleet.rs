@@ -375,6 +375,23 @@ pub fn disagg(a: &DisaggRequest) -> Result<DisaggReport, JobError> {
         LengthSource::TracePairs => cdf.mean_lengths(),
         LengthSource::Split80_20 => (0.75 * cdf.mean_upper(), 0.25 * cdf.mean_upper()),
     };
+    // A mean taken from the workload is the workload's to answer for.
+    for (given, mean, flag) in [
+        (a.mean_isl, isl, "--mean-isl"),
+        (a.mean_osl, osl, "--mean-osl"),
+    ] {
+        if given.is_none() {
+            aisim_fleet::validate::tokens(flag, mean).map_err(|_| {
+                JobError::msg(format!(
+                    "invalid `--cdf` = {}: its mean {} is {} tokens, out of range (above 0, at most {}); give {flag}",
+                    a.cdf,
+                    if flag == "--mean-isl" { "prompt" } else { "output" },
+                    aisim_core::number::rounded(mean, 4),
+                    aisim_fleet::validate::MAX_CONTEXT
+                ))
+            })?;
+        }
+    }
     let p = DisaggParams {
         lam: a.lam,
         max_ctx: a.max_ctx,
