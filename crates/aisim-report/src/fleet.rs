@@ -69,9 +69,9 @@ fn workload_lines(w: &WorkloadNote) -> String {
         w.ttft_figure.describe()
     );
     if w.refused_share > 0.0 {
-        let count = w
-            .refused_requests
-            .map_or(String::new(), |n| format!("{n} requests, "));
+        let count = w.refused_requests.map_or(String::new(), |n| {
+            format!("{n} request{}, ", if n == 1 { "" } else { "s" })
+        });
         out += &format!(
             "Refused: {count}{} % of them ({} req/s), are longer than {} {} tokens; no pool serves them and none is sized for them.\n",
             table::sig(100.0 * w.refused_share),
