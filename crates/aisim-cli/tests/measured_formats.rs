@@ -648,6 +648,18 @@ fn aiperf_with(tag: &str, i: usize, change: impl FnOnce(&mut Value)) -> PathBuf 
 /// A change made to a record.
 type Change = Box<dyn FnOnce(&mut Value)>;
 
+/// A change that removes the field at a dotted path (`metrics.value`).
+fn removed(path: &'static str) -> Change {
+    Box::new(move |r| {
+        let (parents, last) = path.rsplit_once('.').map_or(("", path), |(p, l)| (p, l));
+        let field = parents
+            .split('.')
+            .filter(|k| !k.is_empty())
+            .fold(r, |v, k| &mut v[k]);
+        field.as_object_mut().unwrap().remove(last);
+    })
+}
+
 #[test]
 fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
     // Line 3 is a completed request of the profiling phase.
@@ -659,9 +671,7 @@ fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
     let cases: Vec<(&str, Change, Vec<&str>)> = vec![
         (
             "no-metadata",
-            Box::new(|r| {
-                r.as_object_mut().unwrap().remove("metadata");
-            }),
+            removed("metadata"),
             vec![":3:", "`metadata`", "missing"],
         ),
         (
@@ -675,12 +685,7 @@ fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
         ),
         (
             "no-end",
-            Box::new(|r| {
-                r["metadata"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("request_end_ns");
-            }),
+            removed("metadata.request_end_ns"),
             vec![":3:", "`metadata.request_end_ns`", "missing"],
         ),
         (
@@ -721,22 +726,12 @@ fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
         ),
         (
             "no-value",
-            Box::new(|r| {
-                r["metrics"]["request_latency"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("value");
-            }),
+            removed("metrics.request_latency.value"),
             vec![":3:", "`metrics.request_latency.value`", "missing"],
         ),
         (
             "no-ttft",
-            Box::new(|r| {
-                r["metrics"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("time_to_first_token");
-            }),
+            removed("metrics.time_to_first_token"),
             vec![
                 ":3:",
                 "`metrics.time_to_first_token`",
@@ -745,22 +740,12 @@ fn bad_aiperf_files_exit_2_naming_the_line_and_field() {
         ),
         (
             "no-input",
-            Box::new(|r| {
-                r["metrics"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("input_sequence_length");
-            }),
+            removed("metrics.input_sequence_length"),
             vec![":3:", "`metrics.input_sequence_length`", "missing"],
         ),
         (
             "no-output",
-            Box::new(|r| {
-                r["metrics"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("output_sequence_length");
-            }),
+            removed("metrics.output_sequence_length"),
             vec![":3:", "`metrics.output_sequence_length`", "missing"],
         ),
         (
