@@ -183,6 +183,19 @@ enum Command {
     ///   aisim profiles --format json
     #[command(verbatim_doc_comment)]
     Profiles(commands::profiles::ProfilesArgs),
+    /// A job service: upload traces, submit jobs, read reports over HTTP or
+    /// from the web page at / (docs/service.md).
+    ///
+    /// Prints `listening on http://ADDR:PORT` once it accepts connections;
+    /// SIGTERM or Ctrl-C stops it, and jobs it was running run again on the
+    /// next start on the same --data. Binding an address other than
+    /// loopback needs a token (--token-file or AISIM_TOKEN).
+    ///
+    /// Examples:
+    ///   aisim serve
+    ///   aisim serve --bind 0.0.0.0:8000 --token-file token.txt --data /srv/aisim
+    #[command(verbatim_doc_comment)]
+    Serve(commands::serve::ServeArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -251,6 +264,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Measured(args) => commands::measured::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Sweep(args) => commands::sweep::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     }
 }
 

@@ -5,11 +5,13 @@
 //! console errors, not blank, no wider than the window, with tick labels
 //! clear of the axis labels and a categorical axis ticked by its names.
 
+#[path = "common/browser.rs"]
+mod browser;
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
+use browser::{chromium, console_errors, headless_url};
 use common::{aisim, ci_grid_run, fixture, stderr, stdout, temp_dir};
 
 /// Runs `args` plus `--html FILE` and returns the page and stdout.
@@ -213,64 +215,12 @@ fn the_page_on_stdout_is_the_only_thing_there() {
     );
 }
 
-/// The browser: `AISIM_CHROMIUM` or Debian's `/usr/bin/chromium`. Missing,
-/// the test passes on a newcomer's machine but fails where
-/// `AISIM_REQUIRE_CHROMIUM=1` (CI, `.ci/run`) says it must run.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("AISIM_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    if path.exists() {
-        return Some(path);
-    }
-    let required = std::env::var("AISIM_REQUIRE_CHROMIUM").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "AISIM_REQUIRE_CHROMIUM=1 but there is no browser at {} (apt-get install -y chromium, or set AISIM_CHROMIUM)",
-        path.display()
-    );
-    eprintln!(
-        "skipped: no browser at {} (set AISIM_REQUIRE_CHROMIUM=1 to make this fail)",
-        path.display()
-    );
-    None
-}
-
-/// Headless Chromium on `page` with a fresh profile: its stdout, its
-/// stderr (console messages logged there).
+/// Headless Chromium on the file `page` with a fresh profile: its stdout,
+/// its stderr (console messages logged there).
 fn headless(browser: &Path, page: &Path, action: &str, dir: &Path) -> (String, String) {
-    let profile = dir.join(format!(
-        "profile-{}",
-        page.file_stem().unwrap().to_string_lossy()
-    ));
-    let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1000,2600",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(action)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "chromium {action}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let profile = page.file_stem().unwrap().to_string_lossy().into_owned();
+    let url = format!("file://{}", page.display());
+    headless_url(browser, &url, action, dir, &profile, &[])
 }
 
 /// Headless Chromium on `html` (written to `dir/name.html`): no console
@@ -307,13 +257,6 @@ fn assert_renders(browser: &Path, dir: &Path, name: &str, html: &str, text: &str
         drawn > 10 * empty,
         "{name}: screenshot {drawn} bytes, blank page {empty}"
     );
-}
-
-fn console_errors(log: &str) -> usize {
-    ["Uncaught", "ERROR:CONSOLE", "Refused to", "net::ERR"]
-        .into_iter()
-        .filter(|bad| log.contains(bad))
-        .count()
 }
 
 #[test]

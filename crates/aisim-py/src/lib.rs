@@ -9,7 +9,6 @@
 //! demand. No logic of its own beyond that translation: the Python wrapper
 //! (`python/aisim/__init__.py`) turns these strings into dicts.
 
-use std::error::Error;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -84,27 +83,12 @@ impl Outcome {
     }
 }
 
-/// The error and the causes it does not already say, as the CLI's
-/// paragraph words them (without its `error: ` lead).
-fn paragraph(e: &(dyn Error + 'static)) -> String {
-    let mut said = vec![e.to_string()];
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !said.iter().any(|s| s.contains(&text)) {
-            said.push(text);
-        }
-        cause = c.source();
-    }
-    said.join("\n  caused by: ")
-}
-
 /// A job's failure as Python's exception: `ValueError` for the user's
 /// input, `RuntimeError` for aisim's bug (the CLI's exit 2 and 1).
 fn to_py(e: JobError) -> PyErr {
     let internal = e.is_internal();
     let boxed = e.into_boxed();
-    let text = paragraph(boxed.as_ref());
+    let text = aisim_lab::jobs::paragraph(boxed.as_ref());
     if internal {
         PyRuntimeError::new_err(format!(
             "internal error: {text}; this is a bug in aisim, please report it"

@@ -18,6 +18,7 @@ pub mod compare;
 pub mod fidelity;
 pub mod fleet;
 pub mod html;
+pub mod job;
 pub mod profiles;
 pub mod replay;
 pub mod saturate;

@@ -9,6 +9,7 @@ pub mod measured;
 pub mod profiles;
 pub mod replay;
 pub mod saturate;
+pub mod serve;
 pub mod sweep;
 mod synthetic;
 pub mod validate;

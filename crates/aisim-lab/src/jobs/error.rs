@@ -121,3 +121,19 @@ pub(crate) fn no_effect(given: bool, flag: &str, why: &str) -> Result<(), JobErr
         Ok(())
     }
 }
+
+/// The error and the causes it does not already say, one per line, as the
+/// front ends word a failure (the CLI's `error:` paragraph, Python's
+/// exception, the service's job error), without a lead.
+pub fn paragraph(e: &(dyn Error + 'static)) -> String {
+    let mut said = vec![e.to_string()];
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !said.iter().any(|s| s.contains(&text)) {
+            said.push(text);
+        }
+        cause = c.source();
+    }
+    said.join("\n  caused by: ")
+}

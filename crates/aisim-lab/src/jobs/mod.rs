@@ -14,13 +14,15 @@ mod error;
 pub mod fidelity;
 pub mod flags;
 pub mod fleet;
+mod named;
 pub mod replay;
 pub mod replay_flags;
 pub mod sweep;
 pub mod synthetic_flags;
 pub mod timing_form;
 
-pub use error::{is_internal, JobError};
+pub use error::{is_internal, paragraph, JobError};
+pub use named::from_value_named;
 
 use serde::{Deserialize, Deserializer};
 

@@ -405,3 +405,95 @@ pub fn blame_saturate(e: JobError, axis: Axis) -> JobError {
         Err(other) => JobError::from_boxed(other),
     }
 }
+
+/// A whole sweep in one call (the Python module's `sweep`, the service's
+/// `sweep` job): the grid planned into `out/plan.jsonl`, every run into
+/// `out` (runs already there are kept, so a rerun resumes), then merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepRequest {
+    /// Request version.
+    #[serde(default)]
+    pub version: Version,
+    /// The grid file (JSON or TOML, docs/sweeps.md); its base is a spec (`base`).
+    pub grid: PathBuf,
+    /// The results folder (made when missing).
+    pub out: PathBuf,
+    /// Threads [default: the machine's].
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// Keep each run's whole report in its result.
+    #[serde(default)]
+    pub full_report: bool,
+    /// Pick the best run (cheapest holding the SLOs).
+    #[serde(default)]
+    pub best: bool,
+    /// TTFT p99 limit, ms.
+    #[serde(default)]
+    pub sla_ttft_ms: Option<f64>,
+    /// TPOT p99 limit, ms.
+    #[serde(default)]
+    pub sla_tpot_ms: Option<f64>,
+    /// E2E p99 limit, ms.
+    #[serde(default)]
+    pub sla_e2e_ms: Option<f64>,
+}
+
+/// A whole sweep's outcome.
+#[derive(Debug, Clone)]
+pub struct Swept {
+    /// The merged results (every run of the plan) and the best run.
+    pub merged: Merged,
+    /// The SLOs the runs were held to.
+    pub slo: Slo,
+    /// The request of the shard that ran (what reproduces it).
+    pub run: SweepRunRequest,
+}
+
+/// Runs a whole sweep, telling `progress` of the runs done of all (those
+/// found in `out` already count as done).
+pub fn sweep(r: &SweepRequest, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Swept, JobError> {
+    let merge = SweepMergeRequest {
+        version: Version::CURRENT,
+        dirs: vec![r.out.clone()],
+        best: r.best,
+        sla_ttft_ms: r.sla_ttft_ms,
+        sla_tpot_ms: r.sla_tpot_ms,
+        sla_e2e_ms: r.sla_e2e_ms,
+    };
+    let slo = merge.slo()?;
+    let planned = sweep_plan(
+        &SweepPlanRequest {
+            version: Version::CURRENT,
+            grid: r.grid.clone(),
+        },
+        None,
+    )?;
+    std::fs::create_dir_all(&r.out).map_err(|e| {
+        JobError::from(e).context(format!("creating the results folder {}", r.out.display()))
+    })?;
+    let plan_path = r.out.join("plan.jsonl");
+    std::fs::write(&plan_path, planned.text.as_bytes()).map_err(|e| {
+        JobError::from(e).context(format!("writing the plan {}", plan_path.display()))
+    })?;
+    let run = SweepRunRequest {
+        version: Version::CURRENT,
+        plan: plan_path,
+        out: r.out.clone(),
+        shard: Some("0/1".into()),
+        shards: None,
+        threads: r.threads,
+        full_report: r.full_report,
+    };
+    let job = SweepRunJob::new(run.clone(), &|_| None)?;
+    let pending = job.pending()?;
+    let total = (pending.done.len() + pending.todo.len()) as u64;
+    let done = std::sync::atomic::AtomicU64::new(pending.done.len() as u64);
+    progress(done.load(std::sync::atomic::Ordering::Relaxed), total);
+    job.run(pending, &|_| {
+        let now = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(now, total);
+    })?;
+    let merged = sweep_merge(&merge)?;
+    Ok(Swept { merged, slo, run })
+}

@@ -10,6 +10,7 @@ pub mod json_rows;
 mod lines;
 mod mooncake_row;
 mod record;
+mod summary;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -25,6 +26,7 @@ pub use format::TraceFormat;
 pub use lines::Lines;
 pub(crate) use record::SessionInterner;
 pub use record::TraceRecord;
+pub use summary::{Spread, TraceSummary};
 
 use crate::error::ReplayError;
 
