@@ -87,3 +87,69 @@ fn the_readme_tour_runs_as_pasted_and_leaves_no_file_in_the_clone() {
     assert!(new.is_empty(), "the tour left {new:?} in the clone");
     assert!(out.join("sessions.jsonl").is_file());
 }
+
+/// The README's service block (the first `sh` block after `### The
+/// service`), pasted as is but for its alias: the service starts, takes the
+/// upload and the job, prints the report's TTFT and stops on `kill`; nothing
+/// on stderr, no file in the clone. Skipped where there is no `curl`.
+#[test]
+fn the_readme_service_block_runs_as_pasted() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        eprintln!("skipped: no curl on this machine");
+        return;
+    }
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("### The service")
+        .nth(1)
+        .expect("README has a ### The service");
+    let block = common::first_sh_block(section);
+    assert!(block.contains("aisim serve") && block.contains("kill $server"));
+    let body: String = block
+        .lines()
+        .filter(|l| !l.starts_with("alias aisim="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // `aisim` on the PATH (not a shell function): `aisim serve &` is then
+    // the service's own process, which `kill $server` stops.
+    let scratch = temp_dir("tour-service");
+    let bin = scratch.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("aisim");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_aisim"), &link).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let (out_file, err_file) = (scratch.join("stdout"), scratch.join("stderr"));
+    let mut before = BTreeSet::new();
+    clone_entries(repo(), &mut before);
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{body}wait $server\n"))
+        .current_dir(repo())
+        .env("PATH", path)
+        .stdout(std::fs::File::create(&out_file).unwrap())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    // A block that hangs (a job that never ends) fails here, not forever.
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the service block did not end within 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = std::fs::read_to_string(&out_file).unwrap();
+    let err = std::fs::read_to_string(&err_file).unwrap();
+    assert!(status.success() && err.is_empty(), "{err}\n{out}");
+    assert!(out.contains("\"rows\":240"), "the upload's figures: {out}");
+    assert!(out.contains("\"ttft_ms\": {") && out.contains("\"p99\""), "{out}");
+    let mut after = BTreeSet::new();
+    clone_entries(repo(), &mut after);
+    let new: Vec<_> = after.difference(&before).collect();
+    assert!(new.is_empty(), "the block left {new:?} in the clone");
+}

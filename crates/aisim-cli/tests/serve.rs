@@ -198,6 +198,37 @@ fn uploads_are_read_and_every_job_kind_reports_as_the_cli() {
     let data = dir.join("data");
     let s = Server::start(&data, &["--workers", "2", "--allow-local-files"], &[]);
     assert_eq!(ok_json(&s, "/healthz")["status"], "ok");
+    // Every path of the OpenAPI document is served, with the methods it says.
+    let doc = ok_json(&s, "/api/openapi.json");
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() >= 12);
+    for (path, item) in paths {
+        let path = path.replace(
+            "{id}",
+            if path.contains("traces") {
+                "t0000000000000000"
+            } else {
+                "j0000000000000000"
+            },
+        );
+        for method in ["get", "post", "delete"]
+            .into_iter()
+            .filter(|m| item.get(*m).is_some())
+        {
+            let body = (method == "post").then_some(&b"{}"[..]);
+            let (status, text) = call(
+                &method.to_uppercase(),
+                &format!("{}{path}", s.url),
+                None,
+                body,
+            );
+            assert!(
+                status != 405 && !text.contains("no such endpoint"),
+                "{method} {path}: {status} {text}"
+            );
+        }
+    }
+    assert!(get(&s, "/api/nope").1.contains("no such endpoint"));
 
     let demo = std::fs::read(fixture("demo_sessions.jsonl")).unwrap();
     let (status, trace) = upload(&s, "demo.jsonl", &demo);
@@ -547,6 +578,107 @@ fn a_killed_service_loses_nothing() {
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("another aisim serve"));
     assert!(stdout(&o).is_empty());
+
+    // SIGTERM stops it gracefully: the running job stays to run again.
+    let long = accepted(&s, "replay", slow_spec(2_000_000));
+    while ok_json(&s, &format!("/api/jobs/{long}"))["state"] != "running" {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut s = s;
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &s.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let status = s.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(on_disk(&long)["state"], "running");
+    assert!(!data.join("lock").exists(), "the lock is released");
+    let s = Server::start(&data, &["--workers", "1"], &[]);
+    let state = ok_json(&s, &format!("/api/jobs/{long}"))["state"].clone();
+    assert!(state == "running" || state == "queued", "{state}");
+    let (status, _) = call(
+        "POST",
+        &format!("{}/api/jobs/{long}/cancel", s.url),
+        None,
+        Some(b""),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(wait(&s, &long)["state"], "cancelled");
+    s.kill();
+}
+
+#[test]
+fn jobs_are_cancelled_queued_or_running() {
+    let dir = temp_dir("serve-cancel");
+    let s = Server::start(&dir.join("data"), &["--workers", "1"], &[]);
+    let running = accepted(&s, "replay", slow_spec(2_000_000));
+    let queued = accepted(&s, "replay", slow_spec(100));
+    let started = Instant::now();
+    while ok_json(&s, &format!("/api/jobs/{running}"))["state"] != "running" {
+        assert!(started.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Progress is the replay's: requests dispatched of all.
+    let started = Instant::now();
+    loop {
+        let v = ok_json(&s, &format!("/api/jobs/{running}"));
+        let p = &v["progress"];
+        if p["done"].as_u64().unwrap_or(0) > 0 {
+            assert_eq!(p["unit"], "requests");
+            assert_eq!(p["total"], 2_000_000);
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{v}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let url = |p: &str| format!("{}{p}", s.url);
+    let (status, v) = call(
+        "POST",
+        &url(&format!("/api/jobs/{queued}/cancel")),
+        None,
+        Some(b""),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        ok_json(&s, &format!("/api/jobs/{queued}"))["state"],
+        "cancelled"
+    );
+    assert_eq!(
+        call(
+            "POST",
+            &url(&format!("/api/jobs/{running}/cancel")),
+            None,
+            Some(b"")
+        )
+        .0,
+        200
+    );
+    let v = wait(&s, &running);
+    assert_eq!(v["state"], "cancelled", "{v}");
+    assert_eq!(get(&s, &format!("/api/jobs/{running}/report")).0, 409);
+    // Nothing is left half-written in its folder.
+    let folder = dir
+        .join("data")
+        .canonicalize()
+        .unwrap()
+        .join("jobs")
+        .join(&running);
+    let left: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["job.json".to_string()]);
+    assert_eq!(
+        call(
+            "POST",
+            &url(&format!("/api/jobs/{running}/cancel")),
+            None,
+            Some(b"")
+        )
+        .0,
+        409
+    );
     s.kill();
 }
 
@@ -687,9 +819,28 @@ fn the_token_paths_and_names_are_guarded() {
         &json!({"kind": "optimize", "request": {"plan": {"cdf": "trace:/etc/passwd", "lam": 5}}}),
     );
     assert_eq!(status, 400);
-    // Too large an upload.
+    // Too large an upload; a client that trickles its request is dropped.
     drop(s);
-    let s = Server::start(&dir.join("data3"), &["--max-upload", "100"], &[]);
+    let s = Server::start(
+        &dir.join("data3"),
+        &["--max-upload", "100", "--client-timeout", "1"],
+        &[],
+    );
+    let started = Instant::now();
+    let mut slow = std::net::TcpStream::connect(s.url.trim_start_matches("http://")).unwrap();
+    use std::io::{Read, Write};
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = slow.read_to_end(&mut got);
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "dropped after {:?}",
+        started.elapsed()
+    );
     let demo = std::fs::read(fixture("demo_sessions.jsonl")).unwrap();
     let (status, err) = upload(&s, "demo.jsonl", &demo);
     assert_eq!(status, 413, "{err}");

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, Request, State};
@@ -27,9 +26,6 @@ use crate::traces::TraceStore;
 
 /// Largest JSON body (a job's request), bytes.
 pub const MAX_JSON_BYTES: usize = 16 << 20;
-
-/// How long a body may send nothing before the request is dropped.
-pub const BODY_IDLE: Duration = Duration::from_secs(30);
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -163,18 +159,15 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::internal("a store call", e))?
 }
 
-/// The next chunk of a body, or `None` at its end; an idle body times out.
+/// The next chunk of a body, or `None` at its end (a client that stalls
+/// is dropped by its connection's timeout, `timed.rs`).
 async fn chunk(
     stream: &mut (impl futures_util::Stream<Item = Result<Bytes, axum::Error>> + Unpin),
 ) -> Result<Option<Bytes>, ApiError> {
-    match tokio::time::timeout(BODY_IDLE, stream.next()).await {
-        Err(_) => Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            format!("the body sent nothing for {} s", BODY_IDLE.as_secs()),
-        )),
-        Ok(None) => Ok(None),
-        Ok(Some(Ok(b))) => Ok(Some(b)),
-        Ok(Some(Err(e))) => Err(ApiError::bad(format!("reading the body: {e}"))),
+    match stream.next().await {
+        None => Ok(None),
+        Some(Ok(b)) => Ok(Some(b)),
+        Some(Err(e)) => Err(ApiError::bad(format!("reading the body: {e}"))),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod kinds;
 pub mod page;
 pub mod resolve;
 pub mod store;
+pub mod timed;
 pub mod token;
 pub mod traces;
 
@@ -58,6 +59,9 @@ pub struct ServeConfig {
     pub cors: Option<String>,
     /// Whether requests may name files on the server besides uploads.
     pub allow_local_files: bool,
+    /// How long a connection may make no progress (a client sending or
+    /// reading nothing) before it is dropped.
+    pub client_timeout: Duration,
 }
 
 impl ServeConfig {
@@ -73,6 +77,11 @@ impl ServeConfig {
         if self.workers == 0 {
             return Err(ServeError::Config(
                 "--workers 0: at least 1 worker runs the jobs".into(),
+            ));
+        }
+        if self.client_timeout.is_zero() {
+            return Err(ServeError::Config(
+                "--client-timeout 0: give at least 1 second".into(),
             ));
         }
         if self.max_upload == 0 {
@@ -142,6 +151,7 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
             .local_addr()
             .map_err(|e| ServeError::io("reading the bound address", e))?;
         listening(addr);
+        let listener = timed::TimedListener::new(listener, config.client_timeout);
         axum::serve(listener, http::router(state))
             .with_graceful_shutdown(stop_signal())
             .await

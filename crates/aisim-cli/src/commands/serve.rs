@@ -37,6 +37,9 @@ pub struct ServeArgs {
     /// tables), not only uploaded traces.
     #[arg(long)]
     allow_local_files: bool,
+    /// Seconds a connection may send or read nothing before it is dropped.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    client_timeout: u64,
 }
 
 fn failed(e: ServeError) -> CliError {
@@ -64,6 +67,7 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
         max_upload: args.max_upload,
         cors: args.cors,
         allow_local_files: args.allow_local_files,
+        client_timeout: std::time::Duration::from_secs(args.client_timeout),
     };
     aisim_serve::serve(config, |addr| {
         // The one line scripts wait for.
