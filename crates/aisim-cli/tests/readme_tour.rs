@@ -118,7 +118,11 @@ fn the_readme_service_block_runs_as_pasted() {
     let link = bin.join("aisim");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_aisim"), &link).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let (out_file, err_file) = (scratch.join("stdout"), scratch.join("stderr"));
     let mut before = BTreeSet::new();
     clone_entries(repo(), &mut before);
@@ -147,7 +151,10 @@ fn the_readme_service_block_runs_as_pasted() {
     let err = std::fs::read_to_string(&err_file).unwrap();
     assert!(status.success() && err.is_empty(), "{err}\n{out}");
     assert!(out.contains("\"rows\":240"), "the upload's figures: {out}");
-    assert!(out.contains("\"ttft_ms\": {") && out.contains("\"p99\""), "{out}");
+    assert!(
+        out.contains("\"ttft_ms\": {") && out.contains("\"p99\""),
+        "{out}"
+    );
     let mut after = BTreeSet::new();
     clone_entries(repo(), &mut after);
     let new: Vec<_> = after.difference(&before).collect();

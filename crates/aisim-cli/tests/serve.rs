@@ -597,13 +597,7 @@ fn a_killed_service_loses_nothing() {
     let s = Server::start(&data, &["--workers", "1"], &[]);
     let state = ok_json(&s, &format!("/api/jobs/{long}"))["state"].clone();
     assert!(state == "running" || state == "queued", "{state}");
-    let (status, _) = call(
-        "POST",
-        &format!("{}/api/jobs/{long}/cancel", s.url),
-        None,
-        Some(b""),
-    );
-    assert_eq!(status, 200);
+    assert_eq!(cancel(&s, &long), 200);
     assert_eq!(wait(&s, &long)["state"], "cancelled");
     s.kill();
 }
@@ -632,28 +626,12 @@ fn jobs_are_cancelled_queued_or_running() {
         assert!(started.elapsed() < Duration::from_secs(60), "{v}");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let url = |p: &str| format!("{}{p}", s.url);
-    let (status, v) = call(
-        "POST",
-        &url(&format!("/api/jobs/{queued}/cancel")),
-        None,
-        Some(b""),
-    );
-    assert_eq!(status, 200, "{v}");
+    assert_eq!(cancel(&s, &queued), 200);
     assert_eq!(
         ok_json(&s, &format!("/api/jobs/{queued}"))["state"],
         "cancelled"
     );
-    assert_eq!(
-        call(
-            "POST",
-            &url(&format!("/api/jobs/{running}/cancel")),
-            None,
-            Some(b"")
-        )
-        .0,
-        200
-    );
+    assert_eq!(cancel(&s, &running), 200);
     let v = wait(&s, &running);
     assert_eq!(v["state"], "cancelled", "{v}");
     assert_eq!(get(&s, &format!("/api/jobs/{running}/report")).0, 409);
@@ -669,17 +647,19 @@ fn jobs_are_cancelled_queued_or_running() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, vec!["job.json".to_string()]);
-    assert_eq!(
-        call(
-            "POST",
-            &url(&format!("/api/jobs/{running}/cancel")),
-            None,
-            Some(b"")
-        )
-        .0,
-        409
-    );
+    assert_eq!(cancel(&s, &running), 409);
     s.kill();
+}
+
+/// Cancels a job: the status.
+fn cancel(s: &Server, id: &str) -> u16 {
+    call(
+        "POST",
+        &format!("{}/api/jobs/{id}/cancel", s.url),
+        None,
+        Some(b""),
+    )
+    .0
 }
 
 /// The service's peak resident memory, KiB (Linux).

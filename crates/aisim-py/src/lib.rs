@@ -20,9 +20,7 @@ use aisim_lab::jobs::fidelity::{self, CalibrateRequest, ValidateRequest};
 use aisim_lab::jobs::flags::request_from_flags;
 use aisim_lab::jobs::replay::{ReplayJob, ReplayOutputs};
 use aisim_lab::jobs::replay_flags::ReplayFlags;
-use aisim_lab::jobs::sweep::{
-    self as sweep_jobs, SaturateRequest, SweepMergeRequest, SweepPlanRequest, SweepRunRequest,
-};
+use aisim_lab::jobs::sweep::{self as sweep_jobs, SaturateRequest, SweepRequest};
 use aisim_lab::jobs::{fleet, JobError};
 use aisim_lab::saturate::Axis;
 use aisim_replay::collector::RequestRecord;
@@ -323,54 +321,20 @@ fn saturate(args: Map<String, Value>) -> Result<Outcome, JobError> {
     Ok(outcome)
 }
 
-fn sweep(mut args: Map<String, Value>) -> Result<Outcome, JobError> {
-    let grid: PathBuf = take(&mut args, "grid")?
-        .ok_or_else(|| JobError::msg("sweep needs `grid`, a grid file (docs/sweeps.md)"))?;
-    let out: PathBuf = take(&mut args, "out")?
-        .ok_or_else(|| JobError::msg("sweep needs `out`, the results folder"))?;
-    let threads: Option<usize> = take(&mut args, "threads")?;
-    let full_report: Option<bool> = take(&mut args, "full_report")?;
-    let merge: SweepMergeRequest = request_from_flags("sweep_merge", args)?;
-    let planned = sweep_jobs::sweep_plan(
-        &SweepPlanRequest {
-            version: Default::default(),
-            grid: grid.clone(),
-        },
-        None,
-    )?;
-    std::fs::create_dir_all(&out).map_err(|e| {
-        JobError::from(e).context(format!("creating the results folder {}", out.display()))
-    })?;
-    let plan_path = out.join("plan.jsonl");
-    std::fs::write(&plan_path, planned.text.as_bytes()).map_err(|e| {
-        JobError::from(e).context(format!("writing the plan {}", plan_path.display()))
-    })?;
-    let run = SweepRunRequest {
-        version: Default::default(),
-        plan: plan_path,
-        out: out.clone(),
-        shard: Some("0/1".into()),
-        shards: None,
-        threads,
-        full_report: full_report.unwrap_or(false),
-    };
-    sweep_jobs::sweep_run(&run)?;
-    let merge = SweepMergeRequest {
-        dirs: vec![out],
-        ..merge
-    };
-    let slo = merge.slo()?;
-    let merged = sweep_jobs::sweep_merge(&merge)?;
-    let results = merged.results;
+fn sweep(args: Map<String, Value>) -> Result<Outcome, JobError> {
+    let request: SweepRequest = request_from_flags("sweep", args)?;
+    let swept = sweep_jobs::sweep(&request, &|_, _| {})?;
+    let results = swept.merged.results;
     let text = aisim_lab::sweep::to_jsonl(&results);
     let lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("a result line is JSON"))
         .collect();
     let mut outcome = Outcome::report(&lines);
-    let best = merged.best.map(|(i, _)| i);
+    let best = swept.merged.best.map(|(i, _)| i);
     outcome.extra = Some(serde_json::to_string(&best).expect("an index is JSON"));
-    outcome.spec = Some(aisim_report::to_json(&run));
+    outcome.spec = Some(aisim_report::to_json(&swept.run));
+    let slo = swept.slo;
     outcome.page = Some(Box::new(move || {
         aisim_report::html::render_sweep_html(&results, slo.is_set().then_some(&slo))
     }));

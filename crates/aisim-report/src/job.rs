@@ -142,26 +142,6 @@ fn read<T: serde::de::DeserializeOwned>(request: &Value) -> Result<T, JobError> 
     from_value_named("request", request)
 }
 
-/// Checks that `request` reads as `kind`'s request, without running it.
-pub fn check_request(kind: JobKind, request: &Value) -> Result<(), JobError> {
-    fn reads<T: serde::de::DeserializeOwned>(request: &Value) -> Result<(), JobError> {
-        read::<T>(request).map(|_| ())
-    }
-    match kind {
-        JobKind::Replay => reads::<ReplaySpec>(request),
-        JobKind::Seeds => reads::<SeedsRequest>(request),
-        JobKind::Sweep => reads::<SweepRequest>(request),
-        JobKind::Saturate => reads::<SaturateRequest>(request),
-        JobKind::Optimize => reads::<fleet::OptimizeRequest>(request),
-        JobKind::Pareto => reads::<fleet::ParetoRequest>(request),
-        JobKind::Disagg => reads::<fleet::DisaggRequest>(request),
-        JobKind::Simulate => reads::<fleet::SimulateRequest>(request),
-        JobKind::Whatif => reads::<fleet::WhatIfRequest>(request),
-        JobKind::Validate => reads::<ValidateRequest>(request),
-        JobKind::Calibrate => reads::<CalibrateRequest>(request),
-    }
-}
-
 /// The request of `kind` read from `example` and written back with every
 /// field, the defaults filled in: what a form starts from.
 pub fn filled_request(kind: JobKind, example: &Value) -> Result<Value, JobError> {
@@ -184,6 +164,11 @@ pub fn filled_request(kind: JobKind, example: &Value) -> Result<Value, JobError>
         JobKind::Validate => fill::<ValidateRequest>(example),
         JobKind::Calibrate => fill::<CalibrateRequest>(example),
     }
+}
+
+/// Checks that `request` reads as `kind`'s request, without running it.
+pub fn check_request(kind: JobKind, request: &Value) -> Result<(), JobError> {
+    filled_request(kind, request).map(|_| ())
 }
 
 /// Runs the job `kind` on `request` (the kind's request), telling `sink`

@@ -63,7 +63,7 @@ fn table(job: &str) -> Vec<(&'static str, &'static str)> {
             t
         }
         "tok_per_watt" | "grid_flex" => vec![("slo_ttft_ms", "slo")],
-        "sweep_merge" => vec![
+        "sweep_merge" | "sweep" => vec![
             ("slo_ttft_ms", "sla_ttft_ms"),
             ("slo_tpot_ms", "sla_tpot_ms"),
             ("slo_e2e_ms", "sla_e2e_ms"),
