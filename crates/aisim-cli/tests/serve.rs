@@ -593,7 +593,7 @@ fn a_killed_service_loses_nothing() {
     let status = s.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     assert_eq!(on_disk(&long)["state"], "running");
-    assert!(!data.join("lock").exists(), "the lock is released");
+    // The lock is released: the next start takes it.
     let s = Server::start(&data, &["--workers", "1"], &[]);
     let state = ok_json(&s, &format!("/api/jobs/{long}"))["state"].clone();
     assert!(state == "running" || state == "queued", "{state}");
@@ -821,10 +821,46 @@ fn the_token_paths_and_names_are_guarded() {
         "dropped after {:?}",
         started.elapsed()
     );
+    // Trickling the headers a byte at a time does not hold it either.
+    let started = Instant::now();
+    let mut drip = std::net::TcpStream::connect(s.url.trim_start_matches("http://")).unwrap();
+    let dropped = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        .iter()
+        .any(|b| {
+            std::thread::sleep(Duration::from_millis(250));
+            drip.write_all(&[*b]).is_err()
+        });
+    let mut got = Vec::new();
+    drip.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let closed = dropped || drip.read_to_end(&mut got).is_ok();
+    assert!(
+        closed && got.is_empty() || String::from_utf8_lossy(&got).contains(" 408 "),
+        "a trickled request was served: {}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
     let demo = std::fs::read(fixture("demo_sessions.jsonl")).unwrap();
     let (status, err) = upload(&s, "demo.jsonl", &demo);
     assert_eq!(status, 413, "{err}");
     assert_eq!(ok_json(&s, "/api/traces"), json!([]));
+    s.kill();
+
+    // A large upload whose check takes longer than the client timeout is
+    // answered: only a client's own silence counts.
+    let big = dir.join("big.jsonl");
+    cli_json(&[
+        "gen-trace",
+        "--requests",
+        "300000",
+        "--rate",
+        "1000",
+        "--out",
+        big.to_str().unwrap(),
+    ]);
+    let s = Server::start(&dir.join("data4"), &["--client-timeout", "1"], &[]);
+    let (status, trace) = upload(&s, "big.jsonl", &std::fs::read(&big).unwrap());
+    assert_eq!(status, 201, "{trace}");
+    assert_eq!(trace["summary"]["rows"], 300000);
     s.kill();
 }
 

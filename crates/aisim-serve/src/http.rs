@@ -42,6 +42,8 @@ pub struct AppState {
     pub cors: Option<HeaderValue>,
     /// `GET /api/kinds`, made once.
     pub kinds: Arc<Value>,
+    /// How long a body may send nothing.
+    pub client_timeout: std::time::Duration,
 }
 
 /// The service's routes.
@@ -69,13 +71,15 @@ async fn guard(State(s): State<AppState>, req: Request, next: Next) -> Response 
     if preflight && s.cors.is_some() {
         return with_cors(StatusCode::NO_CONTENT.into_response(), &s.cors);
     }
-    let open = req.method() == Method::GET && req.uri().path() == "/";
+    let open = matches!(*req.method(), Method::GET | Method::HEAD) && req.uri().path() == "/";
     if let (Some(token), false) = (&s.token, open) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token);
         if !given.is_some_and(|g| token.matches(g.trim())) {
             let mut r = ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -159,15 +163,20 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::internal("a store call", e))?
 }
 
-/// The next chunk of a body, or `None` at its end (a client that stalls
-/// is dropped by its connection's timeout, `timed.rs`).
+/// The next chunk of a body, or `None` at its end; a body that sends
+/// nothing for `idle` is a 408.
 async fn chunk(
     stream: &mut (impl futures_util::Stream<Item = Result<Bytes, axum::Error>> + Unpin),
+    idle: std::time::Duration,
 ) -> Result<Option<Bytes>, ApiError> {
-    match stream.next().await {
-        None => Ok(None),
-        Some(Ok(b)) => Ok(Some(b)),
-        Some(Err(e)) => Err(ApiError::bad(format!("reading the body: {e}"))),
+    match tokio::time::timeout(idle, stream.next()).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the body sent nothing for {} s", idle.as_secs_f64()),
+        )),
+        Ok(None) => Ok(None),
+        Ok(Some(Ok(b))) => Ok(Some(b)),
+        Ok(Some(Err(e))) => Err(ApiError::bad(format!("reading the body: {e}"))),
     }
 }
 
@@ -179,10 +188,13 @@ fn too_large(limit: u64) -> ApiError {
 }
 
 /// A JSON body, at most [`MAX_JSON_BYTES`].
-async fn read_json<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
+async fn read_json<T: serde::de::DeserializeOwned>(
+    body: Body,
+    idle: std::time::Duration,
+) -> Result<T, ApiError> {
     let mut stream = body.into_data_stream();
     let mut bytes = Vec::new();
-    while let Some(b) = chunk(&mut stream).await? {
+    while let Some(b) = chunk(&mut stream, idle).await? {
         if bytes.len() + b.len() > MAX_JSON_BYTES {
             return Err(too_large(MAX_JSON_BYTES as u64));
         }
@@ -218,7 +230,7 @@ async fn upload(
             .map_err(|e| ApiError::internal("storing the upload", e))?;
         let mut stream = body.into_data_stream();
         let mut size = 0u64;
-        while let Some(b) = chunk(&mut stream).await? {
+        while let Some(b) = chunk(&mut stream, s.client_timeout).await? {
             size += b.len() as u64;
             if size > s.max_upload {
                 return Err(too_large(s.max_upload));
@@ -282,7 +294,7 @@ struct Submit {
 }
 
 async fn submit(State(s): State<AppState>, body: Body) -> Result<Response, ApiError> {
-    let b: Submit = read_json(body).await?;
+    let b: Submit = read_json(body, s.client_timeout).await?;
     let kind =
         aisim_report::job::JobKind::parse(&b.kind).map_err(|e| ApiError::bad(e.to_string()))?;
     let jobs = s.jobs.clone();
@@ -290,8 +302,8 @@ async fn submit(State(s): State<AppState>, body: Body) -> Result<Response, ApiEr
     Ok((StatusCode::ACCEPTED, Json(json!({"id": record.id}))).into_response())
 }
 
-/// A job as the API shows it: its record (in a list, without its
-/// request), and its progress while it runs.
+/// A job as the API shows it: its record (in a list, without its request),
+/// and its progress while it runs.
 #[derive(serde::Serialize)]
 struct JobView {
     #[serde(flatten)]
@@ -299,10 +311,7 @@ struct JobView {
     progress: Option<ProgressView>,
 }
 
-fn view(mut record: JobRecord, progress: Option<ProgressView>, with_request: bool) -> JobView {
-    if !with_request {
-        record.request = Value::Null;
-    }
+fn view(record: JobRecord, progress: Option<ProgressView>) -> JobView {
     JobView { record, progress }
 }
 
@@ -330,7 +339,7 @@ async fn list_jobs(
         .jobs
         .list(state)
         .into_iter()
-        .map(|(r, p)| view(r, p, false))
+        .map(|(r, p)| view(r, p))
         .collect();
     Ok(Json(all))
 }
@@ -341,7 +350,7 @@ async fn get_job(
 ) -> Result<Json<JobView>, ApiError> {
     checked(&id, 'j', "job")?;
     let (r, p) = s.jobs.get(&id)?;
-    Ok(Json(view(r, p, true)))
+    Ok(Json(view(r, p)))
 }
 
 async fn cancel_job(
@@ -351,7 +360,7 @@ async fn cancel_job(
     checked(&id, 'j', "job")?;
     let jobs = s.jobs.clone();
     let r = blocking(move || jobs.cancel(&id)).await?;
-    Ok(Json(view(r, None, false)))
+    Ok(Json(view(r.without_request(), None)))
 }
 
 async fn delete_job(

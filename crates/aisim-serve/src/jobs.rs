@@ -86,6 +86,26 @@ pub struct JobRecord {
     pub outputs: Vec<String>,
 }
 
+impl JobRecord {
+    /// The record without its request (which may be large), for lists.
+    pub fn without_request(&self) -> JobRecord {
+        JobRecord {
+            id: self.id.clone(),
+            seq: self.seq,
+            kind: self.kind,
+            name: self.name.clone(),
+            state: self.state,
+            request: Value::Null,
+            error: self.error.clone(),
+            submitted_unix_ms: self.submitted_unix_ms,
+            started_unix_ms: self.started_unix_ms,
+            finished_unix_ms: self.finished_unix_ms,
+            records: self.records,
+            outputs: self.outputs.clone(),
+        }
+    }
+}
+
 /// How far a running job got, in its kind's unit.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -280,16 +300,22 @@ impl JobStore {
         aisim_report::job::check_request(kind, &resolved)
             .map_err(|e| ApiError::bad(e.to_string()))?;
         let tmp = self.dir.join(format!("{TMP_PREFIX}{id}"));
-        let mut inner = self.lock();
-        if inner.stopping {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "the service is stopping",
-            ));
-        }
+        // The number under the lock, the disk outside it (the HTTP threads
+        // read the jobs meanwhile), the queue under it again.
+        let seq = {
+            let mut inner = self.lock();
+            if inner.stopping {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    "the service is stopping",
+                ));
+            }
+            inner.next_seq += 1;
+            inner.next_seq - 1
+        };
         let record = JobRecord {
             id: id.clone(),
-            seq: inner.next_seq,
+            seq,
             kind,
             name,
             state: JobState::Queued,
@@ -312,8 +338,14 @@ impl JobStore {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(ApiError::internal("storing the job", e));
         }
-        inner.next_seq += 1;
-        inner.queue.push_back(id.clone());
+        let mut inner = self.lock();
+        // Queued by number: a job written faster than an older one waits its turn.
+        let at = inner
+            .queue
+            .iter()
+            .position(|q| inner.jobs.get(q).is_some_and(|e| e.record.seq > seq))
+            .unwrap_or(inner.queue.len());
+        inner.queue.insert(at, id.clone());
         inner.jobs.insert(
             id,
             Entry {
@@ -327,14 +359,15 @@ impl JobStore {
         Ok(record)
     }
 
-    /// Every job (in submission order), `state` only when given.
+    /// Every job (in submission order, without its request), `state` only
+    /// when given.
     pub fn list(&self, state: Option<JobState>) -> Vec<(JobRecord, Option<ProgressView>)> {
         let inner = self.lock();
         let mut all: Vec<_> = inner
             .jobs
             .values()
             .filter(|e| state.is_none_or(|s| e.record.state == s))
-            .map(|e| (e.record.clone(), progress_of(e)))
+            .map(|e| (e.record.without_request(), progress_of(e)))
             .collect();
         all.sort_by_key(|(r, _)| r.seq);
         all
@@ -378,10 +411,11 @@ impl JobStore {
             .ok_or_else(|| ApiError::not_found(format!("no job {id}")))?;
         match e.record.state {
             JobState::Queued => {
-                e.record.state = JobState::Cancelled;
-                e.record.finished_unix_ms = Some(now_ms());
-                let record = e.record.clone();
+                let mut record = e.record.clone();
+                record.state = JobState::Cancelled;
+                record.finished_unix_ms = Some(now_ms());
                 save(&self.dir, &record).map_err(|e| ApiError::internal("cancelling", e))?;
+                e.record = record.clone();
                 inner.queue.retain(|q| q != id);
                 Ok(record)
             }

@@ -117,6 +117,9 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
         traces.clone(),
         config.allow_local_files,
     )?);
+    // The folders just made survive a crash.
+    store::atomic::sync_dir(&data)
+        .map_err(|e| ServeError::io(format!("syncing {}", data.display()), e))?;
     let workers: Vec<_> = (0..config.workers)
         .map(|i| {
             let jobs = jobs.clone();
@@ -136,6 +139,7 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
             .as_deref()
             .map(|o| axum::http::HeaderValue::from_str(o).expect("checked")),
         kinds: Arc::new(kinds::kinds()),
+        client_timeout: config.client_timeout,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -143,6 +147,7 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
         .enable_all()
         .build()
         .map_err(|e| ServeError::io("starting the HTTP runtime", e))?;
+    let router = http::router(state);
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
@@ -151,14 +156,9 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
             .local_addr()
             .map_err(|e| ServeError::io("reading the bound address", e))?;
         listening(addr);
-        let listener = timed::TimedListener::new(listener, config.client_timeout);
-        axum::serve(listener, http::router(state))
-            .with_graceful_shutdown(stop_signal())
-            .await
-            .map_err(|e| ServeError::io("serving", e))
+        accept_until_stopped(listener, router, config.client_timeout, &jobs).await;
+        Ok(())
     });
-    // Running jobs are asked to stop; they stay `running` on disk.
-    jobs.stop();
     let deadline = Instant::now() + STOP_GRACE;
     while workers.iter().any(|w| !w.is_finished()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -166,6 +166,60 @@ pub fn serve(config: ServeConfig, listening: impl FnOnce(SocketAddr)) -> Result<
     runtime.shutdown_timeout(Duration::from_secs(1));
     drop(lock);
     served
+}
+
+/// Most connections served at once; one more waits in the kernel's backlog.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// Serves connections until SIGTERM or Ctrl-C; then asks the jobs to stop
+/// at once, and gives open connections [`STOP_GRACE`] to finish. A
+/// connection that sends its headers slower than `timeout`, stalls a body
+/// (`http.rs`) or reads nothing of its answer for `timeout` is dropped.
+async fn accept_until_stopped(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    timeout: Duration,
+    jobs: &JobStore,
+) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(timeout);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            _ = &mut stop => break,
+        };
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of descriptors, a reset before accept: wait, go on.
+                Err(e) => {
+                    tracing::debug!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let io = hyper_util::rt::TokioIo::new(timed::TimedStream::new(stream, timeout));
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = graceful.watch(http.serve_connection(io, service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    // Running jobs are asked to stop now; they stay `running` on disk.
+    jobs.stop();
+    tokio::select! {
+        _ = graceful.shutdown() => {},
+        _ = tokio::time::sleep(STOP_GRACE) => {},
+    }
 }
 
 /// SIGTERM or Ctrl-C.

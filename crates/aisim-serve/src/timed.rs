@@ -1,62 +1,23 @@
-//! Connections that time out: a client that sends nothing (a request's
-//! headers or body trickled, or an idle keep-alive connection) or reads
-//! nothing of what it is sent for the client timeout is dropped, so slow
-//! clients cannot hold the service's connections.
+//! Connections whose writes time out: a client that reads nothing of what
+//! it is sent for the client timeout is dropped. (Reads are timed where
+//! their meaning is known: hyper's header-read timeout, and each body
+//! chunk in `http.rs`; a read pending at the socket level may be hyper
+//! watching for a close while a handler works, which must not count.)
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
-/// A listener whose connections are [`TimedStream`]s.
-pub struct TimedListener {
-    inner: TcpListener,
-    timeout: Duration,
-}
-
-impl TimedListener {
-    /// Wraps `inner`, each connection timing out after `timeout` without progress.
-    pub fn new(inner: TcpListener, timeout: Duration) -> TimedListener {
-        TimedListener { inner, timeout }
-    }
-}
-
-impl axum::serve::Listener for TimedListener {
-    type Io = TimedStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.inner.accept().await {
-                Ok((stream, addr)) => {
-                    let _ = stream.set_nodelay(true);
-                    return (TimedStream::new(stream, self.timeout), addr);
-                }
-                // Out of descriptors, a reset before accept: wait, go on.
-                Err(e) => {
-                    tracing::debug!("accept: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.inner.local_addr()
-    }
-}
-
-/// A connection whose reads and writes fail once pending for the timeout.
+/// A connection whose writes fail once pending for the timeout.
 pub struct TimedStream {
     inner: TcpStream,
     timeout: Duration,
-    read: Wait,
     write: Wait,
 }
 
@@ -76,19 +37,18 @@ impl Wait {
 }
 
 impl TimedStream {
-    fn new(inner: TcpStream, timeout: Duration) -> TimedStream {
+    /// Wraps an accepted connection.
+    pub fn new(inner: TcpStream, timeout: Duration) -> TimedStream {
         TimedStream {
             inner,
             timeout,
-            read: Wait::new(timeout),
             write: Wait::new(timeout),
         }
     }
 }
 
 /// A stretch of `Pending` longer than the timeout becomes a timeout; the
-/// clock starts at the first `Pending` after progress (the time the
-/// service spends elsewhere, say running a handler, does not count).
+/// clock starts at the first `Pending` after progress.
 fn timed<T>(
     polled: Poll<io::Result<T>>,
     wait: &mut Wait,
@@ -123,9 +83,7 @@ impl AsyncRead for TimedStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        timed(polled, &mut this.read, this.timeout, cx)
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
     }
 }
 
