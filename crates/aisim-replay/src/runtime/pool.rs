@@ -75,9 +75,7 @@ impl DecodeSink for DecodeRun<'_> {
                 .sample_passes(start, ends, kv as u64, ids.len() as u64);
             self.latest = self.latest.max(last);
         }
-        for id in ids {
-            self.collector.tokens(id.0, ends);
-        }
+        self.collector.tokens_of_passes(ids, ends);
     }
 }
 
