@@ -291,16 +291,15 @@ fn merge_runs(
     })
 }
 
-/// Sorts `v` by LSD radix sort on 11-bit digits (an 8 KiB count table that
-/// stays in L1), skipping digits on which every value agrees: at most three
-/// passes. Measured on half a million replay-shaped gaps: 4.5 ms, against
-/// 9.5 ms for `sort_unstable` and 13 ms for an in-place (American flag) radix
-/// sort, even counting the page faults of the second buffer.
-/// Sorted by `key` here; `scratch` is the second buffer (its contents are
-/// of no matter).
+/// Sorts `v` by `key`, an LSD radix sort over the bits below the highest on
+/// which the keys differ, in as few passes of at most 16-bit digits as
+/// cover them (11-bit ones for a short `v`, whose count table would cost
+/// more than its values), skipping digits on which every key agrees. Gaps
+/// of a replay span 28 bits or less: two passes. Measured on a million
+/// replay-shaped gaps: 3.7 ms, against 8.7 ms in three passes of 11-bit
+/// digits (an 8 KiB count table). `scratch` is the second buffer (its
+/// contents are of no matter).
 fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl Fn(T) -> u32) {
-    const BITS: u32 = 11;
-    const MASK: u32 = (1 << BITS) - 1;
     let (mut or, mut and) = (0u32, u32::MAX);
     for &x in v.iter() {
         or |= key(x);
@@ -310,18 +309,22 @@ fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl
     if varying == 0 {
         return;
     }
+    let span = u32::BITS - varying.leading_zeros();
+    let widest = if v.len() < 1 << 14 { 11 } else { 16 };
+    let bits = span.div_ceil(span.div_ceil(widest));
+    let mask = (1u32 << bits) - 1;
     // As large as `v` can grow, so that `v` keeps its room once swapped.
     scratch.clear();
     scratch.reserve(v.capacity());
     scratch.resize(v.len(), T::default());
-    let mut counts = [0u32; 1 << BITS];
-    for shift in (0..32).step_by(BITS as usize) {
-        if (varying >> shift) & MASK == 0 {
+    let mut counts = vec![0u32; 1 << bits];
+    for shift in (0..span).step_by(bits as usize) {
+        if (varying >> shift) & mask == 0 {
             continue;
         }
         counts.fill(0);
         for &x in v.iter() {
-            counts[((key(x) >> shift) & MASK) as usize] += 1;
+            counts[((key(x) >> shift) & mask) as usize] += 1;
         }
         let mut sum = 0;
         for c in counts.iter_mut() {
@@ -330,7 +333,7 @@ fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl
             sum += n;
         }
         for &x in v.iter() {
-            let d = ((key(x) >> shift) & MASK) as usize;
+            let d = ((key(x) >> shift) & mask) as usize;
             scratch[counts[d] as usize] = x;
             counts[d] += 1;
         }
@@ -354,12 +357,23 @@ mod tests {
             .collect();
         let same = vec![42u32; 5000];
         let short: Vec<u32> = vec![9, 3, 3, 1];
-        for mut v in [spread, band, same, short] {
+        // 17 bits in two passes of 9, and a short one in one of 11 bits.
+        let odd: Vec<u32> = (0..40_000u32).map(|i| (i * 7919) % (1 << 17)).collect();
+        let few: Vec<u32> = (0..3_000u32).map(|i| (i * 7919) % 2000).collect();
+        for mut v in [spread, band, same, short, odd, few] {
             let mut w = v.clone();
             w.sort_unstable();
             radix_sort(&mut v, &mut Vec::new(), |g| g);
             assert_eq!(v, w);
         }
+        // Keyed on the high half (the shared gaps' packing), stable.
+        let mut packed: Vec<u64> = (0..20_000u64)
+            .map(|i| ((i * 7919) % 5_000_000) << 32 | i)
+            .collect();
+        let mut w = packed.clone();
+        w.sort_by_key(|x| x >> 32);
+        radix_sort(&mut packed, &mut Vec::new(), |x| (x >> 32) as u32);
+        assert_eq!(packed, w);
     }
 
     #[test]
