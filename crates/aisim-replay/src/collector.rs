@@ -261,16 +261,18 @@ impl TraceCollector {
         r.tokens += ends.len() as u32;
     }
 
-    /// Output tokens of each of `ids` at each of `ends` (in time order): the
-    /// same as `tokens(id, ends)` for each id. The gaps between passes are
-    /// the same for every request and are counted once per pass.
-    pub fn tokens_of_passes(&mut self, ids: &[RequestId], ends: &[SimTime]) {
+    /// Output tokens of each of `ids` at each of `ends` (in time order), in
+    /// passes from `start`: the same as `tokens(id, ends)` for each id. The
+    /// gaps of a pass are the same for every request that was in the
+    /// previous one (which ended at `start` for the first pass) and are
+    /// counted once per pass.
+    pub fn tokens_of_passes(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime]) {
         let n = ends.len();
         // At most this many gaps: when they may not fit before the gaps'
         // buffer folds, one request at a time, so that it folds where it
         // would have.
         let most = ids.len().saturating_mul(n);
-        if n < 2 || !self.pool_gaps_at_once || most > self.itl.room() {
+        if n == 0 || !self.pool_gaps_at_once || most > self.itl.room() {
             for id in ids {
                 self.tokens(id.0, ends);
             }
@@ -278,7 +280,9 @@ impl TraceCollector {
         }
         let (SimTime(first), SimTime(last_end)) = (ends[0], ends[n - 1]);
         let fe = self.frontend_ns;
-        let mut sharing = 0u64;
+        // Cohort requests with a token in every pass, and those of them
+        // whose previous token ended at `start`.
+        let (mut sharing, mut from_start) = (0u64, 0u64);
         for id in ids {
             let Some(r) = self.live.get_mut(id.0) else {
                 continue; // ended already (see `get`)
@@ -290,11 +294,19 @@ impl TraceCollector {
                 }
                 r.first_token_ns = t;
             } else if r.in_cohort {
-                self.itl.add(first - r.last_token_ns.saturating_sub(fe));
+                let last = r.last_token_ns.saturating_sub(fe);
+                if last == start.0 {
+                    from_start += 1;
+                } else {
+                    self.itl.add(first - last);
+                }
             }
             sharing += u64::from(r.in_cohort);
             r.last_token_ns = last_end.saturating_add(fe);
             r.tokens += n as u32;
+        }
+        if from_start > 0 {
+            self.itl.add_n(first - start.0, from_start);
         }
         if sharing > 0 {
             for w in ends.windows(2) {
@@ -542,6 +554,8 @@ mod tests {
                 let first = next() % requests;
                 let len = 1 + next() % 200.min(requests - first);
                 let ids: Vec<RequestId> = (first..first + len).map(RequestId).collect();
+                // Mostly right after the previous stretch, as in a decode run.
+                let start = SimTime(t.saturating_sub(next() % 2 * 1_000));
                 let ends: Vec<SimTime> = (0..1 + next() % 40)
                     .map(|_| {
                         t += 5_000_000 + next() % 5_000;
@@ -551,7 +565,7 @@ mod tests {
                 for id in &ids {
                     one.tokens(id.0, &ends);
                 }
-                bulk.tokens_of_passes(&ids, &ends);
+                bulk.tokens_of_passes(&ids, start, &ends);
                 gaps += len * ends.len() as u64;
             }
             for c in [&mut one, &mut bulk] {

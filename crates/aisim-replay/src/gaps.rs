@@ -109,6 +109,9 @@ impl GapCounts {
     #[inline]
     pub fn add_n(&mut self, gap_ns: u64, count: u64) {
         debug_assert!(count as usize <= self.room(), "add_n past the buffer");
+        if count == 1 {
+            return self.add(gap_ns);
+        }
         match (u32::try_from(gap_ns), u32::try_from(count)) {
             (Ok(g), Ok(c)) if c > 1 => {
                 let packed = u64::from(g) << 32 | u64::from(c);
