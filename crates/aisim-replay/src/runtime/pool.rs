@@ -300,14 +300,26 @@ impl Pool {
         worker.busy = false;
         let pass_start = worker.pass_start;
         let mut out = std::mem::take(&mut self.out);
-        // Output tokens the pass emitted (a prefill job's hidden one is not).
+        // Output tokens the pass emitted (a prefill job's hidden one is not),
+        // handed to the collector together up to the next other event (see
+        // `DecodeRun`).
         let mut tokens = 0;
+        let mut ids = std::mem::take(&mut self.pass_ids);
+        let flush = |ids: &mut Vec<RequestId>, front: &mut Front<'_>| {
+            if !ids.is_empty() {
+                front.collector.tokens_of_passes(ids, pass_start, &[now]);
+                ids.clear();
+            }
+        };
         for ev in out.events.drain(..) {
+            if !matches!(ev, EngineEvent::Token { .. }) {
+                flush(&mut ids, front);
+            }
             match ev {
                 EngineEvent::Token { id, .. } => {
                     if self.role != Role::Prefill {
                         tokens += 1;
-                        front.collector.token(id.0, now);
+                        ids.push(id);
                     }
                 }
                 EngineEvent::Admitted {
@@ -330,6 +342,8 @@ impl Pool {
                 },
             }
         }
+        flush(&mut ids, front);
+        self.pass_ids = ids;
         if self.kv_events {
             deliver_kv_events(placement, w, &out);
         }
