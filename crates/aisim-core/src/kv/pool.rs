@@ -1,59 +1,46 @@
 //! `KvBlockPool`: fixed-capacity blocks that are in use (ref-counted), cached
 //! (complete, unreferenced, findable by hash) or free. Cached blocks are evicted
 //! least-recently-used first when a free block is needed (vLLM's free block queue).
-//! The LRU order is a queue of blocks in the order they became cached, with
-//! entries left behind by blocks taken out of it skipped when reached (and
-//! compacted away when they outnumber the cached blocks): eviction reads the
-//! queue in order instead of chasing links from block to block.
 //!
 //! All operations are O(1) (amortized) except prefix lookup, which is O(blocks
 //! looked up). The hash index is cleaned lazily (see `index.rs`): an entry
 //! counts only while its block still holds that hash.
 
-use std::collections::VecDeque;
-
 use crate::block_hash::BlockHash;
 use crate::kv::event::EventLog;
-use crate::kv::index::{prefetch, BlockIndex};
+use crate::kv::index::BlockIndex;
 use crate::kv::{BlockId, KvEvent};
 
-/// Pools hold fewer blocks than this (two ids kept out of reach, as
-/// markers had them).
-const MAX_BLOCKS: u32 = u32::MAX - 1;
+const NIL: u32 = u32::MAX;
+/// `BlockMeta::next` of a block in use (no block id reaches it: see `new`).
+const IN_USE: u32 = u32::MAX - 1;
 const NO_HASH: u64 = 0;
-/// Stale LRU queue entries allowed beyond one per cached block (few under
-/// test, so that the property tests compact the queue often).
-const LRU_SLACK: usize = if cfg!(test) { 2 } else { 64 };
-/// How far ahead in the LRU queue eviction loads blocks.
-const LRU_AHEAD: usize = 8;
 
-/// 16 bytes. In use: referenced. Cached: unreferenced with a hash. Free:
-/// unreferenced without one.
+/// 16 bytes: a block is either in use (and needs a reference count) or
+/// cached (and needs its LRU neighbours), never both, so they share a field.
 #[derive(Debug, Clone, Copy)]
 struct BlockMeta {
     hash: u64,
-    /// References.
-    refs: u32,
-    /// Entries of the LRU queue naming the block: when it is cached, the
-    /// last of them is its place in LRU order; the others are stale.
-    queued: u32,
+    /// Cached: the previous block in LRU order. In use: the reference count.
+    prev_or_refs: u32,
+    /// Cached: the next block in LRU order. In use: `IN_USE`. Free: `NIL`.
+    next: u32,
 }
 
 impl BlockMeta {
     const FREE: BlockMeta = BlockMeta {
         hash: NO_HASH,
-        refs: 0,
-        queued: 0,
+        prev_or_refs: NIL,
+        next: NIL,
     };
 
     #[inline]
     fn ref_count(&self) -> u32 {
-        self.refs
-    }
-
-    #[inline]
-    fn is_cached(&self) -> bool {
-        self.refs == 0 && self.hash != NO_HASH
+        if self.next == IN_USE {
+            self.prev_or_refs
+        } else {
+            0
+        }
     }
 }
 
@@ -80,8 +67,8 @@ pub struct KvBlockPool {
     blocks: Vec<BlockMeta>,
     /// Freed blocks without a hash, taken before untouched ones.
     free: Vec<BlockId>,
-    /// Blocks in the order they became cached (see the module's note).
-    lru: VecDeque<BlockId>,
+    lru_head: u32,
+    lru_tail: u32,
     cached: u32,
     in_use: u32,
     index: BlockIndex,
@@ -106,7 +93,7 @@ impl KvBlockPool {
     /// what one rank does until its ranks are used.
     pub fn for_one_of(capacity: u32, ranks: u32) -> KvBlockPool {
         assert!(
-            capacity < MAX_BLOCKS,
+            capacity < IN_USE,
             "KV pool of {capacity} blocks is too large"
         );
         KvBlockPool {
@@ -117,7 +104,8 @@ impl KvBlockPool {
             // (2^31 blocks: 32 GiB of address space) costs what it holds.
             blocks: Vec::with_capacity(capacity.min(RESERVED_BLOCKS) as usize),
             free: Vec::new(),
-            lru: VecDeque::new(),
+            lru_head: NIL,
+            lru_tail: NIL,
             cached: 0,
             in_use: 0,
             index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
@@ -186,7 +174,7 @@ impl KvBlockPool {
             match self.find(h) {
                 Some(b) => {
                     m.blocks += 1;
-                    if self.blocks[b as usize].refs == 0 {
+                    if self.blocks[b as usize].next != IN_USE {
                         m.evictable += 1;
                     }
                 }
@@ -199,10 +187,10 @@ impl KvBlockPool {
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
         let b = self.find(hash)?;
-        if self.blocks[b as usize].refs > 0 {
-            self.blocks[b as usize].refs += 1;
+        if self.blocks[b as usize].next == IN_USE {
+            self.blocks[b as usize].prev_or_refs += 1;
         } else {
-            // Its queue entry goes stale.
+            self.lru_unlink(b);
             self.cached -= 1;
             self.take(b);
         }
@@ -238,7 +226,11 @@ impl KvBlockPool {
                 self.blocks.len() as u32 - 1
             }
             None => {
-                let b = self.lru_pop_front()?;
+                let b = self.lru_head;
+                if b == NIL {
+                    return None;
+                }
+                self.lru_unlink(b);
                 self.cached -= 1;
                 // The index entry goes stale; `find` ignores it.
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
@@ -257,7 +249,8 @@ impl KvBlockPool {
     #[inline]
     fn take(&mut self, b: BlockId) {
         let m = &mut self.blocks[b as usize];
-        m.refs = 1;
+        m.prev_or_refs = 1;
+        m.next = IN_USE;
         self.in_use += 1;
     }
 
@@ -342,15 +335,13 @@ impl KvBlockPool {
     pub fn release(&mut self, block: BlockId) {
         let meta = &mut self.blocks[block as usize];
         debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
-        meta.refs -= 1;
-        if meta.refs > 0 {
+        meta.prev_or_refs -= 1;
+        if meta.prev_or_refs > 0 {
             return;
         }
         self.in_use -= 1;
         if meta.hash == NO_HASH {
-            // Never cached since it lost its hash (eviction empties its
-            // entries): none in the queue.
-            debug_assert_eq!(meta.queued, 0);
+            *meta = BlockMeta::FREE;
             self.free.push(block);
         } else {
             self.lru_push_back(block);
@@ -361,27 +352,23 @@ impl KvBlockPool {
     /// Checks the accounting: every block is in exactly one state and the counts add
     /// up to the capacity. Returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let mut entries = vec![0u32; self.blocks.len()];
-        for &b in &self.lru {
-            match entries.get_mut(b as usize) {
-                Some(n) => *n += 1,
-                None => return Err(format!("LRU queue names block {b}, never handed out")),
+        let mut seen_cached = 0u32;
+        let mut cur = self.lru_head;
+        let mut prev = NIL;
+        while cur != NIL {
+            let m = &self.blocks[cur as usize];
+            if m.next == IN_USE || m.hash == NO_HASH || m.prev_or_refs != prev {
+                return Err(format!(
+                    "block {cur} in the LRU list is not a well-linked cached block"
+                ));
             }
+            seen_cached += 1;
+            if seen_cached > self.capacity() {
+                return Err("LRU list has a cycle".into());
+            }
+            prev = cur;
+            cur = m.next;
         }
-        if let Some(b) = (0..self.blocks.len()).find(|&b| entries[b] != self.blocks[b].queued) {
-            return Err(format!(
-                "block {b} has {} LRU queue entries, its count says {}",
-                entries[b], self.blocks[b].queued
-            ));
-        }
-        if let Some(b) = self
-            .blocks
-            .iter()
-            .position(|m| m.is_cached() && m.queued == 0)
-        {
-            return Err(format!("cached block {b} is not in the LRU queue"));
-        }
-        let seen_cached = self.blocks.iter().filter(|m| m.is_cached()).count() as u32;
         let in_use = self.blocks.iter().filter(|m| m.ref_count() > 0).count() as u32;
         let free_ok = self.free.iter().all(|&b| {
             let m = &self.blocks[b as usize];
@@ -426,43 +413,37 @@ impl KvBlockPool {
         Ok(())
     }
 
-    /// The least recently cached block, out of the queue (still counted
-    /// as cached), or None when no block is cached.
-    #[inline]
-    fn lru_pop_front(&mut self) -> Option<BlockId> {
-        if self.cached == 0 {
-            return None;
+    fn lru_unlink(&mut self, b: BlockId) {
+        let BlockMeta {
+            prev_or_refs: prev,
+            next,
+            ..
+        } = self.blocks[b as usize];
+        if prev == NIL {
+            self.lru_head = next;
+        } else {
+            self.blocks[prev as usize].next = next;
         }
-        loop {
-            let b = self.lru.pop_front().expect("a cached block is queued");
-            // Evictions come in runs (an allocation of many blocks): the
-            // block a few pops ahead is loaded while this one is handled.
-            if let Some(&ahead) = self.lru.get(LRU_AHEAD) {
-                prefetch(&self.blocks[ahead as usize]);
-            }
-            let m = &mut self.blocks[b as usize];
-            m.queued -= 1;
-            if m.queued == 0 && m.is_cached() {
-                return Some(b);
-            }
+        if next == NIL {
+            self.lru_tail = prev;
+        } else {
+            self.blocks[next as usize].prev_or_refs = prev;
         }
     }
 
-    /// `b` became cached: the most recently used.
     fn lru_push_back(&mut self, b: BlockId) {
-        self.blocks[b as usize].queued += 1;
-        self.lru.push_back(b);
-        if self.lru.len() > 2 * self.cached as usize + LRU_SLACK {
-            // Stale entries outnumber live ones: keep each cached block's last.
-            let blocks = &mut self.blocks;
-            self.lru.retain(|&b| {
-                let m = &mut blocks[b as usize];
-                m.queued -= 1;
-                let keep = m.queued == 0 && m.is_cached();
-                m.queued += u32::from(keep);
-                keep
-            });
+        let tail = self.lru_tail;
+        {
+            let m = &mut self.blocks[b as usize];
+            m.prev_or_refs = tail;
+            m.next = NIL;
         }
+        if tail == NIL {
+            self.lru_head = b;
+        } else {
+            self.blocks[tail as usize].next = b;
+        }
+        self.lru_tail = b;
     }
 }
 
