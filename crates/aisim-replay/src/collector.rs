@@ -272,7 +272,8 @@ impl TraceCollector {
         // buffer folds, one request at a time, so that it folds where it
         // would have.
         let most = ids.len().saturating_mul(n);
-        if n == 0 || !self.pool_gaps_at_once || most > self.itl.room() {
+        // One request has nothing to share: the plain way costs less.
+        if n == 0 || ids.len() < 2 || !self.pool_gaps_at_once || most > self.itl.room() {
             for id in ids {
                 self.tokens(id.0, ends);
             }
