@@ -443,6 +443,22 @@ impl TraceCollector {
 mod tests {
     use super::*;
 
+    /// Request `id` (8 prompt tokens) dispatched at time 0.
+    fn dispatched_at_zero(c: &mut TraceCollector, id: u64, output_length: u32, in_cohort: bool) {
+        c.dispatched(Dispatch {
+            id,
+            session: None,
+            turn: 0,
+            planned: SimTime::ZERO,
+            dispatch: SimTime::ZERO,
+            trace_gap: None,
+            input_length: 8,
+            output_length,
+            in_cohort,
+            previous_end: None,
+        });
+    }
+
     #[test]
     fn tokens_in_bulk_record_what_tokens_one_by_one_do() {
         let ns = |v: &[u64]| v.iter().map(|&t| SimTime(t)).collect::<Vec<_>>();
@@ -462,18 +478,7 @@ mod tests {
             let mut bulk = TraceCollector::new(options);
             for c in [&mut one, &mut bulk] {
                 for id in 0..3 {
-                    c.dispatched(Dispatch {
-                        id,
-                        session: None,
-                        turn: 0,
-                        planned: SimTime::ZERO,
-                        dispatch: SimTime::ZERO,
-                        trace_gap: None,
-                        input_length: 8,
-                        output_length: 4,
-                        in_cohort: id != 1,
-                        previous_end: None,
-                    });
+                    dispatched_at_zero(c, id, 4, id != 1);
                 }
             }
             // One by one, interleaved in time; in bulk, a request at a time
@@ -531,18 +536,7 @@ mod tests {
             let requests = 400u64;
             for c in [&mut one, &mut bulk] {
                 for id in 0..requests {
-                    c.dispatched(Dispatch {
-                        id,
-                        session: None,
-                        turn: 0,
-                        planned: SimTime::ZERO,
-                        dispatch: SimTime::ZERO,
-                        trace_gap: None,
-                        input_length: 8,
-                        output_length: u32::MAX,
-                        in_cohort: id % 7 != 0,
-                        previous_end: None,
-                    });
+                    dispatched_at_zero(c, id, u32::MAX, id % 7 != 0);
                 }
             }
             let (mut t, mut x) = (0u64, 1u64);
