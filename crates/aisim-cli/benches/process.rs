@@ -127,7 +127,10 @@ fn trace_case(name: &str, file: &str, runs: usize) {
     for _ in 0..pairs {
         let a = timed(aisim());
         let mut r = Command::new(&reference);
-        r.arg(&trace).args(["--workers", "8", "--out"]).arg(&out);
+        r.arg(&trace)
+            .args(["--workers", "8", "--out"])
+            .arg(&out)
+            .stderr(Stdio::null()); // its summary line
         let b = timed(r);
         ours.push(a);
         theirs.push(b);
