@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use aisim_core::hashing::IntHashBuilder;
-use aisim_core::{RejectReason, SimTime};
+use aisim_core::{RejectReason, RequestId, SimTime};
 
 use crate::distribution::EXACT_LIMIT;
 use crate::gaps::GapCounts;
@@ -261,6 +261,61 @@ impl TraceCollector {
         r.tokens += ends.len() as u32;
     }
 
+    /// Output tokens of each of `ids` at each of `ends` (in time order), in
+    /// passes from `start`: the same as `tokens(id, ends)` for each id. The
+    /// gaps of a pass are the same for every request that was in the
+    /// previous one (which ended at `start` for the first pass) and are
+    /// counted once per pass.
+    pub fn tokens_of_passes(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime]) {
+        let n = ends.len();
+        // At most this many gaps: when they may not fit before the gaps'
+        // buffer folds, one request at a time, so that it folds where it
+        // would have.
+        let most = ids.len().saturating_mul(n);
+        // One request has nothing to share: the plain way costs less.
+        if n == 0 || ids.len() < 2 || !self.pool_gaps_at_once || most > self.itl.room() {
+            for id in ids {
+                self.tokens(id.0, ends);
+            }
+            return;
+        }
+        let (SimTime(first), SimTime(last_end)) = (ends[0], ends[n - 1]);
+        let fe = self.frontend_ns;
+        // Cohort requests with a token in every pass, and those of them
+        // whose previous token ended at `start`.
+        let (mut sharing, mut from_start) = (0u64, 0u64);
+        for id in ids {
+            let Some(r) = self.live.get_mut(id.0) else {
+                continue; // ended already (see `get`)
+            };
+            if r.tokens == 0 {
+                let t = first.saturating_add(fe);
+                if let Some(v) = &mut self.recent_ttft {
+                    v.push(t.saturating_sub(r.planned_ns));
+                }
+                r.first_token_ns = t;
+            } else if r.in_cohort {
+                let last = r.last_token_ns.saturating_sub(fe);
+                if last == start.0 {
+                    from_start += 1;
+                } else {
+                    self.itl.add(first - last);
+                }
+            }
+            sharing += u64::from(r.in_cohort);
+            r.last_token_ns = last_end.saturating_add(fe);
+            r.tokens += n as u32;
+        }
+        if from_start > 0 {
+            self.itl.add_n(first - start.0, from_start);
+        }
+        if sharing > 0 {
+            for w in ends.windows(2) {
+                self.itl.add_n(w[1].0 - w[0].0, sharing);
+            }
+        }
+    }
+
     /// It ended with `outcome` at `at`. Returns false when it was not in
     /// flight (it had already ended).
     pub fn terminal(&mut self, id: u64, at: SimTime, outcome: Outcome) -> bool {
@@ -388,6 +443,22 @@ impl TraceCollector {
 mod tests {
     use super::*;
 
+    /// Request `id` (8 prompt tokens) dispatched at time 0.
+    fn dispatched_at_zero(c: &mut TraceCollector, id: u64, output_length: u32, in_cohort: bool) {
+        c.dispatched(Dispatch {
+            id,
+            session: None,
+            turn: 0,
+            planned: SimTime::ZERO,
+            dispatch: SimTime::ZERO,
+            trace_gap: None,
+            input_length: 8,
+            output_length,
+            in_cohort,
+            previous_end: None,
+        });
+    }
+
     #[test]
     fn tokens_in_bulk_record_what_tokens_one_by_one_do() {
         let ns = |v: &[u64]| v.iter().map(|&t| SimTime(t)).collect::<Vec<_>>();
@@ -407,18 +478,7 @@ mod tests {
             let mut bulk = TraceCollector::new(options);
             for c in [&mut one, &mut bulk] {
                 for id in 0..3 {
-                    c.dispatched(Dispatch {
-                        id,
-                        session: None,
-                        turn: 0,
-                        planned: SimTime::ZERO,
-                        dispatch: SimTime::ZERO,
-                        trace_gap: None,
-                        input_length: 8,
-                        output_length: 4,
-                        in_cohort: id != 1,
-                        previous_end: None,
-                    });
+                    dispatched_at_zero(c, id, 4, id != 1);
                 }
             }
             // One by one, interleaved in time; in bulk, a request at a time
@@ -457,6 +517,63 @@ mod tests {
                 [seen(&b[0]), seen(&b[1]), seen(&b[2])],
                 [(10, 30, 3), (12, 20, 2), (40, 60, 4)]
             );
+        }
+    }
+
+    #[test]
+    fn tokens_of_passes_fold_the_gaps_where_tokens_one_request_at_a_time_do() {
+        // Over two million gaps, so the gaps' buffer folds inside some
+        // stretches; with a limit of 64 distinct gaps they are sketched from
+        // the first fold, and the sketch's float sums must see the same folds.
+        for exact_limit in [Some(64), None] {
+            let options = CollectorOptions {
+                every_request_completes: true,
+                exact_limit,
+                ..CollectorOptions::default()
+            };
+            let mut one = TraceCollector::new(options.clone());
+            let mut bulk = TraceCollector::new(options);
+            let requests = 400u64;
+            for c in [&mut one, &mut bulk] {
+                for id in 0..requests {
+                    dispatched_at_zero(c, id, u32::MAX, id % 7 != 0);
+                }
+            }
+            let (mut t, mut x) = (0u64, 1u64);
+            let mut next = || {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                x >> 33
+            };
+            let mut gaps = 0u64;
+            while gaps < 2_300_000 {
+                let first = next() % requests;
+                let len = 1 + next() % 200.min(requests - first);
+                let ids: Vec<RequestId> = (first..first + len).map(RequestId).collect();
+                // Mostly right after the previous stretch, as in a decode run.
+                let start = SimTime(t.saturating_sub(next() % 2 * 1_000));
+                let ends: Vec<SimTime> = (0..1 + next() % 40)
+                    .map(|_| {
+                        t += 5_000_000 + next() % 5_000;
+                        SimTime(t)
+                    })
+                    .collect();
+                for id in &ids {
+                    one.tokens(id.0, &ends);
+                }
+                bulk.tokens_of_passes(&ids, start, &ends);
+                gaps += len * ends.len() as u64;
+            }
+            for c in [&mut one, &mut bulk] {
+                for id in 0..requests {
+                    assert!(c.terminal(id, SimTime(t), Outcome::Completed));
+                }
+            }
+            let (one, bulk) = (one.finish(t), bulk.finish(t));
+            assert_eq!(one.itl.is_sketched(), exact_limit.is_some());
+            assert_eq!(bulk.itl.is_sketched(), exact_limit.is_some());
+            let (a, b) = (one.itl.summary(), bulk.itl.summary());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(format!("{:?}", one.tally), format!("{:?}", bulk.tally));
         }
     }
 

@@ -46,21 +46,43 @@ struct DecodeRun<'a> {
     kv: &'a mut KvSampler,
     completed: &'a mut Vec<u64>,
     latest: SimTime,
+    /// Requests that emitted a token at `pass_end` in the pass under way,
+    /// not yet given to the collector (their tokens go in together, before
+    /// any request ends, so that the collector sees the pass's gaps whole).
+    pass_ids: &'a mut Vec<RequestId>,
+    /// The start of the pass under way (the previous one's end).
+    pass_start: SimTime,
+    pass_end: SimTime,
     /// Tokens of the pass under way (for the time series).
     tokens: u64,
+}
+
+impl DecodeRun<'_> {
+    /// Gives the pass's tokens so far to the collector.
+    fn flush(&mut self) {
+        if !self.pass_ids.is_empty() {
+            self.collector
+                .tokens_of_passes(self.pass_ids, self.pass_start, &[self.pass_end]);
+            self.pass_ids.clear();
+        }
+    }
 }
 
 impl DecodeSink for DecodeRun<'_> {
     fn token(&mut self, id: RequestId, at: SimTime) {
         self.tokens += 1;
-        self.collector.token(id.0, at);
+        self.pass_ids.push(id);
+        self.pass_end = at;
     }
     fn completed(&mut self, id: RequestId, at: SimTime) {
+        self.flush();
         if self.collector.terminal(id.0, at, Outcome::Completed) {
             self.completed.push(id.0);
         }
     }
     fn pass(&mut self, start: SimTime, end: SimTime, kv_during: u32, kv_after: u32) {
+        self.flush();
+        self.pass_start = end;
         // The samples `start_passes` and `finish_pass` take, in their order.
         self.kv.sample(start, kv_during as u64);
         self.latest = self.latest.max(end);
@@ -74,10 +96,9 @@ impl DecodeSink for DecodeRun<'_> {
             self.kv
                 .sample_passes(start, ends, kv as u64, ids.len() as u64);
             self.latest = self.latest.max(last);
+            self.pass_start = last;
         }
-        for id in ids {
-            self.collector.tokens(id.0, ends);
-        }
+        self.collector.tokens_of_passes(ids, start, ends);
     }
 }
 
@@ -97,6 +118,8 @@ pub(crate) struct Pool {
     kv_events: bool,
     /// Requests completed by the current decode-pass run.
     decode_completed: Vec<u64>,
+    /// The current decode pass's requests with a token (see `DecodeRun`).
+    pass_ids: Vec<RequestId>,
     dirty: Vec<u32>,
     /// The previous `dirty` list, kept for its capacity.
     dirty_spare: Vec<u32>,
@@ -129,6 +152,7 @@ impl Pool {
             out: PassOutcome::default(),
             kv_events: false,
             decode_completed: Vec::new(),
+            pass_ids: Vec::new(),
             dirty: Vec::new(),
             dirty_spare: Vec::new(),
             prefilled: Vec::new(),
@@ -276,14 +300,26 @@ impl Pool {
         worker.busy = false;
         let pass_start = worker.pass_start;
         let mut out = std::mem::take(&mut self.out);
-        // Output tokens the pass emitted (a prefill job's hidden one is not).
+        // Output tokens the pass emitted (a prefill job's hidden one is not),
+        // handed to the collector together up to the next other event (see
+        // `DecodeRun`).
         let mut tokens = 0;
+        let mut ids = std::mem::take(&mut self.pass_ids);
+        let flush = |ids: &mut Vec<RequestId>, front: &mut Front<'_>| {
+            if !ids.is_empty() {
+                front.collector.tokens_of_passes(ids, pass_start, &[now]);
+                ids.clear();
+            }
+        };
         for ev in out.events.drain(..) {
+            if !matches!(ev, EngineEvent::Token { .. }) {
+                flush(&mut ids, front);
+            }
             match ev {
                 EngineEvent::Token { id, .. } => {
                     if self.role != Role::Prefill {
                         tokens += 1;
-                        front.collector.token(id.0, now);
+                        ids.push(id);
                     }
                 }
                 EngineEvent::Admitted {
@@ -306,6 +342,8 @@ impl Pool {
                 },
             }
         }
+        flush(&mut ids, front);
+        self.pass_ids = ids;
         if self.kv_events {
             deliver_kv_events(placement, w, &out);
         }
@@ -408,9 +446,13 @@ impl Pool {
             kv: &mut worker.kv,
             completed: &mut self.decode_completed,
             latest: front.latest,
+            pass_ids: &mut self.pass_ids,
+            pass_start: at,
+            pass_end: at,
             tokens: 0,
         };
         let end = worker.engine.run_decode_passes(at, horizon, &mut run)?;
+        run.flush(); // a pass always ends with `pass`: nothing left, but be sure
         front.latest = run.latest;
         if self.kv_events && end != at {
             // Decode passes evict too; the policy hears of it as they end.
