@@ -487,6 +487,17 @@ fn uploads_are_read_and_every_job_kind_reports_as_the_cli() {
         assert_eq!(status, 400, "{v}");
     }
 
+    // An error about an upload names it as the client does, not by the
+    // server's folders.
+    let mut stretched = spec.clone();
+    stretched["admission"]["speedup"] = json!(1e-10);
+    let id_stretched = accepted(&s, "replay", stretched);
+    let v = wait(&s, &id_stretched);
+    assert_eq!(v["state"], "failed", "{v}");
+    let text = v["error"].as_str().unwrap();
+    assert!(text.contains(&format!("line 2 of upload:{id}")), "{text}");
+    assert!(!text.contains(data.to_str().unwrap()), "{text}");
+
     // Lists filter by state; deleting a trace and a job.
     let all = ok_json(&s, "/api/jobs").as_array().unwrap().len();
     let done = ok_json(&s, "/api/jobs?state=done")

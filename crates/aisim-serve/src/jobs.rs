@@ -538,6 +538,7 @@ impl JobStore {
                 Ok(Err(e)) => {
                     let internal = e.is_internal();
                     let text = aisim_lab::jobs::paragraph(e.into_boxed().as_ref());
+                    let text = self.traces.redact(&text);
                     return Err(if internal {
                         format!("internal error: {text}; this is a bug in aisim, please report it")
                     } else {

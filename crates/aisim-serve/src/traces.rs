@@ -211,6 +211,20 @@ impl TraceStore {
         Some(self.dir.join(id).join(&info.file))
     }
 
+    /// `text` with each uploaded trace's file named as clients name it,
+    /// `upload:ID`: a job's error does not show the server's folders.
+    pub fn redact(&self, text: &str) -> String {
+        let traces = self.lock();
+        let mut out = text.to_string();
+        for (id, info) in traces.iter() {
+            let path = self.dir.join(id).join(&info.file).display().to_string();
+            if out.contains(&path) {
+                out = out.replace(&path, &format!("upload:{id}"));
+            }
+        }
+        out
+    }
+
     /// Deletes a trace (jobs that name it fail when they run).
     pub fn delete(&self, id: &str) -> Result<(), ApiError> {
         let mut traces = self.lock();
