@@ -66,9 +66,12 @@ pub struct JobRecord {
     /// The request as submitted (uploads named `upload:ID`); left out of lists.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub request: Value,
-    /// Why it failed.
+    /// Why it failed (for a job cancelled while it ran, how its run ended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A client asked to cancel it while it ran: a restart does not run it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_requested: bool,
     /// When it was submitted, ms since the Unix epoch.
     pub submitted_unix_ms: u64,
     /// When its (last) run started.
@@ -97,6 +100,7 @@ impl JobRecord {
             state: self.state,
             request: Value::Null,
             error: self.error.clone(),
+            cancel_requested: self.cancel_requested,
             submitted_unix_ms: self.submitted_unix_ms,
             started_unix_ms: self.started_unix_ms,
             finished_unix_ms: self.finished_unix_ms,
@@ -199,7 +203,16 @@ impl JobStore {
                 }
             };
             remove_temporaries(&folder).map_err(|e| io("cleaning", e))?;
-            if !record.state.is_final() {
+            if !record.state.is_final() && record.cancel_requested {
+                // Cancelled by a client, then stopped before it could end.
+                for (name, _) in OUTPUTS {
+                    let _ = std::fs::remove_file(folder.join(name));
+                }
+                record.state = JobState::Cancelled;
+                record.outputs.clear();
+                record.finished_unix_ms = Some(now_ms());
+                save(&dir, &record).map_err(|e| io("writing a job in", e))?;
+            } else if !record.state.is_final() {
                 // Its outputs, if any, are from a run that did not finish.
                 for (name, _) in OUTPUTS {
                     let _ = std::fs::remove_file(folder.join(name));
@@ -321,6 +334,7 @@ impl JobStore {
             state: JobState::Queued,
             request,
             error: None,
+            cancel_requested: false,
             submitted_unix_ms: now_ms(),
             started_unix_ms: None,
             finished_unix_ms: None,
@@ -420,8 +434,13 @@ impl JobStore {
                 Ok(record)
             }
             JobState::Running => {
+                // On disk first: a stop before the run ends must not rerun it.
+                let mut record = e.record.clone();
+                record.cancel_requested = true;
+                save(&self.dir, &record).map_err(|e| ApiError::internal("cancelling", e))?;
+                e.record = record.clone();
                 e.cancel.store(true, Ordering::Relaxed);
-                Ok(e.record.clone())
+                Ok(record)
             }
             s => Err(ApiError::conflict(format!(
                 "job {id} is {} already",
@@ -584,7 +603,7 @@ impl JobStore {
         let Some(e) = inner.jobs.get_mut(id) else {
             return;
         };
-        if stopping && outcome.is_err() {
+        if stopping && outcome.is_err() && !e.record.cancel_requested {
             return;
         }
         match outcome {
@@ -593,7 +612,11 @@ impl JobStore {
                 e.record.outputs = o.outputs;
                 e.record.records = o.records;
             }
-            Err(_) if cancel.load(Ordering::Relaxed) => e.record.state = JobState::Cancelled,
+            // How the run ended is kept: a failure met while stopping shows.
+            Err(text) if cancel.load(Ordering::Relaxed) || e.record.cancel_requested => {
+                e.record.state = JobState::Cancelled;
+                e.record.error = Some(text);
+            }
             Err(text) => {
                 e.record.state = JobState::Failed;
                 e.record.error = Some(text);
@@ -655,5 +678,66 @@ impl JobSink for Sink {
 
     fn records(&mut self) -> Option<&mut dyn Write> {
         self.file.as_mut().map(|f| f as &mut dyn Write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, seq: u64, state: JobState, cancel_requested: bool) -> JobRecord {
+        JobRecord {
+            id: id.to_string(),
+            seq,
+            kind: JobKind::Disagg,
+            name: None,
+            state,
+            request: serde_json::json!({"lam": 5}),
+            error: None,
+            cancel_requested,
+            submitted_unix_ms: 0,
+            started_unix_ms: None,
+            finished_unix_ms: None,
+            records: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_restart_requeues_unfinished_jobs_in_order_but_not_cancelled_ones() {
+        let scratch = aisim_core::scratch::ScratchDir::new("serve-jobs");
+        let data = scratch.path();
+        let jobs = data.join("jobs");
+        let written = [
+            record("j0000000000000002", 2, JobState::Running, false),
+            record("j0000000000000001", 1, JobState::Queued, false),
+            record("j0000000000000003", 3, JobState::Running, true),
+            record("j0000000000000004", 4, JobState::Done, false),
+        ];
+        for r in &written {
+            std::fs::create_dir_all(jobs.join(&r.id)).unwrap();
+            save(&jobs, r).unwrap();
+        }
+        // A partial report of the running job, and a job folder never committed.
+        std::fs::write(jobs.join("j0000000000000002/report.json"), "{").unwrap();
+        std::fs::create_dir_all(jobs.join(".tmp-j0000000000000005")).unwrap();
+        let ids = Arc::new(IdMaker::new());
+        let traces = Arc::new(TraceStore::open(data, ids.clone()).unwrap());
+        let store = JobStore::open(data, ids, traces, false).unwrap();
+        let inner = store.lock();
+        let queue: Vec<&str> = inner.queue.iter().map(String::as_str).collect();
+        assert_eq!(queue, ["j0000000000000001", "j0000000000000002"]);
+        assert_eq!(inner.next_seq, 5);
+        let state = |id: &str| inner.jobs[id].record.state;
+        assert_eq!(state("j0000000000000002"), JobState::Queued);
+        assert_eq!(state("j0000000000000003"), JobState::Cancelled);
+        assert_eq!(state("j0000000000000004"), JobState::Done);
+        assert!(!jobs.join("j0000000000000002/report.json").exists());
+        assert!(!jobs.join(".tmp-j0000000000000005").exists());
+        let on_disk: JobRecord = serde_json::from_slice(
+            &std::fs::read(jobs.join("j0000000000000003/job.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(on_disk.state, JobState::Cancelled);
     }
 }
