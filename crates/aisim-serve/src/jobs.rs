@@ -203,26 +203,22 @@ impl JobStore {
                 }
             };
             remove_temporaries(&folder).map_err(|e| io("cleaning", e))?;
-            if !record.state.is_final() && record.cancel_requested {
-                // Cancelled by a client, then stopped before it could end.
-                for (name, _) in OUTPUTS {
-                    let _ = std::fs::remove_file(folder.join(name));
-                }
-                record.state = JobState::Cancelled;
-                record.outputs.clear();
-                record.finished_unix_ms = Some(now_ms());
-                save(&dir, &record).map_err(|e| io("writing a job in", e))?;
-            } else if !record.state.is_final() {
+            if !record.state.is_final() {
                 // Its outputs, if any, are from a run that did not finish.
                 for (name, _) in OUTPUTS {
                     let _ = std::fs::remove_file(folder.join(name));
                 }
-                let _ = std::fs::remove_dir_all(folder.join("sweep").join(TMP_PREFIX));
-                record.state = JobState::Queued;
                 record.outputs.clear();
-                record.started_unix_ms = None;
+                if record.cancel_requested {
+                    // Cancelled by a client, then stopped before it could end.
+                    record.state = JobState::Cancelled;
+                    record.finished_unix_ms = Some(now_ms());
+                } else {
+                    record.state = JobState::Queued;
+                    record.started_unix_ms = None;
+                    pending.push((record.seq, id.clone()));
+                }
                 save(&dir, &record).map_err(|e| io("writing a job in", e))?;
-                pending.push((record.seq, id.clone()));
             }
             next_seq = next_seq.max(record.seq + 1);
             jobs.insert(
