@@ -28,7 +28,9 @@ pub struct GapCounts {
     /// The radix sorts' second buffers, kept between folds (a fresh one
     /// would be faulted in and zeroed by the kernel at every fold).
     scratch: Vec<u32>,
-    shared_scratch: Vec<u64>,
+    /// The second buffer of `shared`'s sort, then the sorted buffer's runs
+    /// under 4.3 s, packed `gap << 32 | count` (see `pack_runs`).
+    packed: Vec<u64>,
     runs: Vec<(u64, u64)>,
     /// The previous `runs`, kept for its capacity.
     spare_runs: Vec<(u64, u64)>,
@@ -65,7 +67,7 @@ impl GapCounts {
             shared: Vec::new(),
             shared_count: 0,
             scratch: Vec::new(),
-            shared_scratch: Vec::new(),
+            packed: Vec::new(),
             runs: Vec::new(),
             spare_runs: Vec::new(),
             sketch: None,
@@ -135,23 +137,24 @@ impl GapCounts {
         }
     }
 
+    /// Sorts the buffer and packs its runs under 4.3 s into `packed`.
     fn sort_buffer(&mut self) {
         radix_sort(&mut self.short, &mut self.scratch, |g| g);
         self.long.sort_unstable();
-        radix_sort(&mut self.shared, &mut self.shared_scratch, |x| {
-            (x >> 32) as u32
-        });
+        radix_sort(&mut self.shared, &mut self.packed, |x| (x >> 32) as u32);
+        pack_runs(&self.short, &self.shared, &mut self.packed);
     }
 
-    /// The buffered gaps (sorted) as runs.
+    /// The buffered gaps as runs (after `sort_buffer`).
     fn buffer_runs(&self) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
-        buffer_runs(&self.short, &self.long, &self.shared)
+        buffer_runs(&self.packed, &self.long)
     }
 
     fn clear_buffer(&mut self) {
         self.short.clear();
         self.long.clear();
         self.shared.clear();
+        self.packed.clear();
         self.shared_count = 0;
     }
 
@@ -189,7 +192,7 @@ impl GapCounts {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         (self.short.capacity() + self.scratch.capacity()) * 4
-            + (self.long.capacity() + self.shared.capacity() + self.shared_scratch.capacity()) * 8
+            + (self.long.capacity() + self.shared.capacity() + self.packed.capacity()) * 8
             + (self.runs.capacity() + self.spare_runs.capacity()) * 16
             + self.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
     }
@@ -199,9 +202,8 @@ impl GapCounts {
         self.sort_buffer();
         SortedGaps {
             runs: self.runs,
-            short: self.short,
+            packed: self.packed,
             long: self.long,
-            shared: self.shared,
         }
     }
 
@@ -212,20 +214,29 @@ impl GapCounts {
         }
         match &self.sketch {
             Some(s) => Summary::of_sketch(s),
-            None => Summary::of_sorted_runs(self.into_sorted().runs().map(|(g, c)| (ms(g), c))),
+            None => {
+                let sorted = self.into_sorted();
+                // Without earlier folds (a run of under a million gaps) the
+                // buffer's runs are all: read them without the merge.
+                if sorted.runs.is_empty() {
+                    Summary::of_sorted_runs(
+                        buffer_runs(&sorted.packed, &sorted.long).map(|(g, c)| (ms(g), c)),
+                    )
+                } else {
+                    Summary::of_sorted_runs(sorted.runs().map(|(g, c)| (ms(g), c)))
+                }
+            }
         }
     }
 }
 
-/// Every gap, sorted: folded runs plus the sorted rest of the buffer, merged
-/// as they are read (materialising the runs would take four times the memory
-/// of the buffer when, as usual, nearly every gap is distinct).
+/// Every gap, sorted: folded runs plus the sorted rest of the buffer (as
+/// runs), merged as they are read.
 #[derive(Debug, Default)]
 pub struct SortedGaps {
     runs: Vec<(u64, u64)>,
-    short: Vec<u32>,
+    packed: Vec<u64>,
     long: Vec<u64>,
-    shared: Vec<u64>,
 }
 
 impl SortedGaps {
@@ -233,27 +244,53 @@ impl SortedGaps {
     pub fn runs(&self) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
         merge_runs(
             self.runs.iter().copied(),
-            buffer_runs(&self.short, &self.long, &self.shared),
+            buffer_runs(&self.packed, &self.long),
         )
     }
 }
 
-/// A sorted buffer's gaps as runs: the ones added singly merged with the
-/// shared ones.
+/// A sorted buffer's gaps as runs: the packed ones under 4.3 s, then the
+/// long ones (every short gap is below every long one).
 fn buffer_runs<'a>(
-    short: &'a [u32],
+    packed: &'a [u64],
     long: &'a [u64],
-    shared: &'a [u64],
 ) -> impl Iterator<Item = (u64, u64)> + Clone + 'a {
-    merge_runs(
-        run_lengths(sorted_values(short, long).map(|g| (g, 1))),
-        run_lengths(shared.iter().map(|&x| (x >> 32, x & u64::from(u32::MAX)))),
-    )
+    packed
+        .iter()
+        .map(|&x| (x >> 32, x & LOW_HALF))
+        .chain(run_lengths(long.iter().map(|&g| (g, 1))))
 }
 
-/// The buffered gaps in order: every short one is below every long one.
-fn sorted_values<'a>(short: &'a [u32], long: &'a [u64]) -> impl Iterator<Item = u64> + Clone + 'a {
-    short.iter().map(|&g| g as u64).chain(long.iter().copied())
+const LOW_HALF: u64 = u32::MAX as u64;
+
+/// The runs of the sorted gaps `short` (one each) and `shared` (packed
+/// `gap << 32 | count`), equal gaps combined, packed the same way into
+/// `out`, in one tight pass: summaries and folds then walk the distinct
+/// gaps, not every gap (a replay's half million gaps hold some tens of
+/// thousands of distinct values). A count fits 32 bits: a buffer holds at
+/// most `GAP_BUFFER` gaps.
+fn pack_runs(short: &[u32], shared: &[u64], out: &mut Vec<u64>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let g = match (short.get(i), shared.get(j)) {
+            (Some(&a), Some(&b)) => a.min((b >> 32) as u32),
+            (Some(&a), None) => a,
+            (None, Some(&b)) => (b >> 32) as u32,
+            (None, None) => break,
+        };
+        let mut c = 0u64;
+        while i < short.len() && short[i] == g {
+            c += 1;
+            i += 1;
+        }
+        while j < shared.len() && (shared[j] >> 32) as u32 == g {
+            c += shared[j] & LOW_HALF;
+            j += 1;
+        }
+        debug_assert!(c <= LOW_HALF);
+        out.push(u64::from(g) << 32 | c);
+    }
 }
 
 /// (value, count) pairs sorted by value as runs, each value once.
@@ -399,6 +436,20 @@ mod tests {
         // Reading twice reads the same.
         assert_eq!(sorted.runs().collect::<Vec<_>>(), runs);
         assert_eq!(GapCounts::default().into_sorted().runs().count(), 0);
+    }
+
+    #[test]
+    fn single_and_shared_gaps_pack_into_one_run_per_gap() {
+        let mut g = GapCounts::default();
+        for v in [7u64, 3, 7, 9, 1 << 40] {
+            g.add(v);
+        }
+        g.add_n(7, 5);
+        g.add_n(2, 3);
+        g.add_n(9, 2);
+        g.add_n(9, 4); // the same gap again: one shared entry
+        let runs: Vec<(u64, u64)> = g.into_sorted().runs().collect();
+        assert_eq!(runs, vec![(2, 3), (3, 1), (7, 7), (9, 7), (1 << 40, 1)]);
     }
 
     #[test]

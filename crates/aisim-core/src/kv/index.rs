@@ -186,7 +186,7 @@ impl BlockIndex {
 
 /// A hint to start loading `x`'s cache line.
 #[inline]
-fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     let p: *const T = x;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint to the cache: it never faults, reads

@@ -5,41 +5,63 @@
 //! All operations are O(1) (amortized) except prefix lookup, which is O(blocks
 //! looked up). The hash index is cleaned lazily (see `index.rs`): an entry
 //! counts only while its block still holds that hash.
+//!
+//! The LRU order is a queue of block ids, cleaned lazily too: a cached block
+//! records the position of its entry, and an entry whose block has moved on
+//! (taken again as a prefix hit) is skipped when it reaches the front. A
+//! linked list would make every eviction wait for the previous one's cache
+//! miss (the next block is known only once the head's metadata is read); the
+//! queue knows the next victims in advance, so their misses overlap.
 
 use crate::block_hash::BlockHash;
 use crate::kv::event::EventLog;
-use crate::kv::index::BlockIndex;
+use crate::kv::index::{prefetch, BlockIndex};
 use crate::kv::{BlockId, KvEvent};
+use std::collections::VecDeque;
 
-const NIL: u32 = u32::MAX;
-/// `BlockMeta::next` of a block in use (no block id reaches it: see `new`).
-const IN_USE: u32 = u32::MAX - 1;
+/// Stale LRU entries tolerated beyond the cached blocks' count before the
+/// queue is compacted.
+const LRU_SLACK: usize = 1024;
+/// LRU entries ahead of an eviction whose metadata is prefetched.
+const EVICT_AHEAD: usize = 8;
+
 const NO_HASH: u64 = 0;
+/// `BlockMeta::state` of a block that is not cached, with its reference
+/// count in the low bits (0: free).
+const HELD: u64 = 1 << 63;
+/// Pool capacities are below this (the largest block id is a lane's
+/// "no block" in the index, see `index.rs`).
+const MAX_CAPACITY: u32 = u32::MAX - 1;
 
-/// 16 bytes: a block is either in use (and needs a reference count) or
-/// cached (and needs its LRU neighbours), never both, so they share a field.
+/// 16 bytes: a block is either referenced (and needs a reference count) or
+/// cached (and needs its place in the LRU queue), never both, so they share
+/// a word.
 #[derive(Debug, Clone, Copy)]
 struct BlockMeta {
     hash: u64,
-    /// Cached: the previous block in LRU order. In use: the reference count.
-    prev_or_refs: u32,
-    /// Cached: the next block in LRU order. In use: `IN_USE`. Free: `NIL`.
-    next: u32,
+    /// Cached: the position of its LRU queue entry (below `HELD`; positions
+    /// only grow, so a stale entry's never comes back). Otherwise `HELD` plus
+    /// the reference count (`HELD` alone: free).
+    state: u64,
 }
 
 impl BlockMeta {
     const FREE: BlockMeta = BlockMeta {
         hash: NO_HASH,
-        prev_or_refs: NIL,
-        next: NIL,
+        state: HELD,
     };
 
     #[inline]
+    fn is_cached(&self) -> bool {
+        self.state < HELD
+    }
+
+    #[inline]
     fn ref_count(&self) -> u32 {
-        if self.next == IN_USE {
-            self.prev_or_refs
-        } else {
+        if self.is_cached() {
             0
+        } else {
+            (self.state - HELD) as u32
         }
     }
 }
@@ -67,8 +89,12 @@ pub struct KvBlockPool {
     blocks: Vec<BlockMeta>,
     /// Freed blocks without a hash, taken before untouched ones.
     free: Vec<BlockId>,
-    lru_head: u32,
-    lru_tail: u32,
+    /// Cached blocks, least recently used first, and stale entries (see the
+    /// module's notes); compacted when a push finds it twice the cached
+    /// blocks (plus `LRU_SLACK`) long.
+    lru: VecDeque<BlockId>,
+    /// The position of `lru`'s front entry.
+    lru_front: u64,
     cached: u32,
     in_use: u32,
     index: BlockIndex,
@@ -93,7 +119,7 @@ impl KvBlockPool {
     /// what one rank does until its ranks are used.
     pub fn for_one_of(capacity: u32, ranks: u32) -> KvBlockPool {
         assert!(
-            capacity < IN_USE,
+            capacity < MAX_CAPACITY,
             "KV pool of {capacity} blocks is too large"
         );
         KvBlockPool {
@@ -104,8 +130,8 @@ impl KvBlockPool {
             // (2^31 blocks: 32 GiB of address space) costs what it holds.
             blocks: Vec::with_capacity(capacity.min(RESERVED_BLOCKS) as usize),
             free: Vec::new(),
-            lru_head: NIL,
-            lru_tail: NIL,
+            lru: VecDeque::new(),
+            lru_front: 0,
             cached: 0,
             in_use: 0,
             index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
@@ -174,7 +200,7 @@ impl KvBlockPool {
             match self.find(h) {
                 Some(b) => {
                     m.blocks += 1;
-                    if self.blocks[b as usize].next != IN_USE {
+                    if self.blocks[b as usize].is_cached() {
                         m.evictable += 1;
                     }
                 }
@@ -187,12 +213,12 @@ impl KvBlockPool {
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
         let b = self.find(hash)?;
-        if self.blocks[b as usize].next == IN_USE {
-            self.blocks[b as usize].prev_or_refs += 1;
-        } else {
-            self.lru_unlink(b);
+        if self.blocks[b as usize].is_cached() {
+            // Its queue entry goes stale; eviction skips it.
             self.cached -= 1;
             self.take(b);
+        } else {
+            self.blocks[b as usize].state += 1;
         }
         Some(b)
     }
@@ -226,11 +252,7 @@ impl KvBlockPool {
                 self.blocks.len() as u32 - 1
             }
             None => {
-                let b = self.lru_head;
-                if b == NIL {
-                    return None;
-                }
-                self.lru_unlink(b);
+                let b = self.lru_pop()?;
                 self.cached -= 1;
                 // The index entry goes stale; `find` ignores it.
                 let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
@@ -248,9 +270,7 @@ impl KvBlockPool {
     /// Puts an unreferenced block in use with one reference.
     #[inline]
     fn take(&mut self, b: BlockId) {
-        let m = &mut self.blocks[b as usize];
-        m.prev_or_refs = 1;
-        m.next = IN_USE;
+        self.blocks[b as usize].state = HELD + 1;
         self.in_use += 1;
     }
 
@@ -335,13 +355,12 @@ impl KvBlockPool {
     pub fn release(&mut self, block: BlockId) {
         let meta = &mut self.blocks[block as usize];
         debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
-        meta.prev_or_refs -= 1;
-        if meta.prev_or_refs > 0 {
+        meta.state -= 1;
+        if meta.state > HELD {
             return;
         }
         self.in_use -= 1;
         if meta.hash == NO_HASH {
-            *meta = BlockMeta::FREE;
             self.free.push(block);
         } else {
             self.lru_push_back(block);
@@ -352,22 +371,27 @@ impl KvBlockPool {
     /// Checks the accounting: every block is in exactly one state and the counts add
     /// up to the capacity. Returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
+        // Live queue entries: one per cached block (positions are unique).
         let mut seen_cached = 0u32;
-        let mut cur = self.lru_head;
-        let mut prev = NIL;
-        while cur != NIL {
-            let m = &self.blocks[cur as usize];
-            if m.next == IN_USE || m.hash == NO_HASH || m.prev_or_refs != prev {
-                return Err(format!(
-                    "block {cur} in the LRU list is not a well-linked cached block"
-                ));
+        for (pos, &b) in (self.lru_front..).zip(&self.lru) {
+            let m = &self.blocks[b as usize];
+            if m.state == pos {
+                if m.hash == NO_HASH {
+                    return Err(format!("cached block {b} holds no hash"));
+                }
+                seen_cached += 1;
             }
-            seen_cached += 1;
-            if seen_cached > self.capacity() {
-                return Err("LRU list has a cycle".into());
-            }
-            prev = cur;
-            cur = m.next;
+        }
+        let cached = self.blocks.iter().filter(|m| m.is_cached()).count() as u32;
+        if cached != seen_cached {
+            return Err(format!(
+                "{cached} blocks are cached, {seen_cached} have a live LRU entry"
+            ));
+        }
+        // A push compacts a queue of twice the cached blocks (plus slack), so
+        // it never holds more than twice the pool.
+        if self.lru.len() > 2 * self.capacity as usize + LRU_SLACK {
+            return Err("LRU queue was not compacted".into());
         }
         let in_use = self.blocks.iter().filter(|m| m.ref_count() > 0).count() as u32;
         let free_ok = self.free.iter().all(|&b| {
@@ -413,37 +437,55 @@ impl KvBlockPool {
         Ok(())
     }
 
-    fn lru_unlink(&mut self, b: BlockId) {
-        let BlockMeta {
-            prev_or_refs: prev,
-            next,
-            ..
-        } = self.blocks[b as usize];
-        if prev == NIL {
-            self.lru_head = next;
-        } else {
-            self.blocks[prev as usize].next = next;
+    /// The least recently used cached block, out of the queue (its state is
+    /// the caller's to change); `None` when nothing is cached.
+    #[inline]
+    fn lru_pop(&mut self) -> Option<BlockId> {
+        while let Some(b) = self.lru.pop_front() {
+            let pos = self.lru_front;
+            self.lru_front += 1;
+            if let Some(&ahead) = self.lru.get(EVICT_AHEAD) {
+                if let Some(m) = self.blocks.get(ahead as usize) {
+                    prefetch(m);
+                }
+            }
+            if self.blocks[b as usize].state == pos {
+                return Some(b);
+            }
         }
-        if next == NIL {
-            self.lru_tail = prev;
-        } else {
-            self.blocks[next as usize].prev_or_refs = prev;
-        }
+        None
     }
 
+    /// Caches `b` as the most recently used.
+    #[inline]
     fn lru_push_back(&mut self, b: BlockId) {
-        let tail = self.lru_tail;
-        {
-            let m = &mut self.blocks[b as usize];
-            m.prev_or_refs = tail;
-            m.next = NIL;
+        if self.lru.len() >= 2 * self.cached as usize + LRU_SLACK {
+            self.compact_lru();
         }
-        if tail == NIL {
-            self.lru_head = b;
-        } else {
-            self.blocks[tail as usize].next = b;
-        }
-        self.lru_tail = b;
+        self.blocks[b as usize].state = self.lru_front + self.lru.len() as u64;
+        self.lru.push_back(b);
+    }
+
+    /// Drops the stale entries; the live ones keep their order and get new
+    /// positions (after every old one, so no stale entry can match them).
+    #[cold]
+    fn compact_lru(&mut self) {
+        let (front, len) = (self.lru_front, self.lru.len() as u64);
+        let blocks = &mut self.blocks;
+        let (mut pos, mut next) = (front, front + len);
+        self.lru.retain(|&b| {
+            let m = &mut blocks[b as usize];
+            // Positions are unique: the entry is live when its block's state
+            // names it.
+            let live = m.state == pos;
+            pos += 1;
+            if live {
+                m.state = next;
+                next += 1;
+            }
+            live
+        });
+        self.lru_front = front + len;
     }
 }
 
@@ -483,6 +525,34 @@ mod tests {
             };
             assert_eq!(hits, expected, "C={capacity} s={sessions}");
         }
+    }
+
+    #[test]
+    fn hits_leave_stale_lru_entries_that_are_compacted_and_skipped() {
+        let mut pool = KvBlockPool::new(4);
+        let mut got = Vec::new();
+        assert!(pool.allocate_into(4, &mut got));
+        pool.register_all(&got, |i| h(i as u64));
+        for &b in &got {
+            pool.release(b);
+        }
+        // Block 1 hit and released again and again: each time its old entry
+        // goes stale, until pushes compact the queue.
+        for round in 0..5_000 {
+            let b = pool.acquire_cached(h(1)).unwrap();
+            assert_eq!(b, got[1]);
+            pool.release(b);
+            if round % 97 == 0 {
+                pool.check_invariants().unwrap();
+            }
+            assert!(pool.lru.len() <= 2 * 4 + LRU_SLACK, "round {round}");
+        }
+        pool.check_invariants().unwrap();
+        // Least recently used first: 0, 2, 3, then the block hit last.
+        let order: Vec<BlockId> = (0..4).map(|_| pool.allocate().unwrap()).collect();
+        assert_eq!(order, [got[0], got[2], got[3], got[1]]);
+        assert!(pool.allocate().is_none());
+        pool.check_invariants().unwrap();
     }
 
     #[test]
