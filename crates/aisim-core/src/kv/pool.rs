@@ -17,7 +17,6 @@ use crate::block_hash::BlockHash;
 use crate::kv::event::EventLog;
 use crate::kv::index::{prefetch, BlockIndex};
 use crate::kv::{BlockId, KvEvent};
-use std::collections::VecDeque;
 
 /// Stale LRU entries tolerated beyond the cached blocks' count before the
 /// queue is compacted.
@@ -89,12 +88,14 @@ pub struct KvBlockPool {
     blocks: Vec<BlockMeta>,
     /// Freed blocks without a hash, taken before untouched ones.
     free: Vec<BlockId>,
-    /// Cached blocks, least recently used first, and stale entries (see the
-    /// module's notes); compacted when a push finds it twice the cached
-    /// blocks (plus `LRU_SLACK`) long.
-    lru: VecDeque<BlockId>,
-    /// The position of `lru`'s front entry.
-    lru_front: u64,
+    /// From `lru_head` on: cached blocks, least recently used first, and
+    /// stale entries (see the module's notes). Before `lru_head`: entries
+    /// already taken. Both are dropped when the queue fills (see
+    /// `make_lru_room`).
+    lru: Vec<BlockId>,
+    lru_head: usize,
+    /// The position of `lru[0]`.
+    lru_base: u64,
     cached: u32,
     in_use: u32,
     index: BlockIndex,
@@ -130,8 +131,9 @@ impl KvBlockPool {
             // (2^31 blocks: 32 GiB of address space) costs what it holds.
             blocks: Vec::with_capacity(capacity.min(RESERVED_BLOCKS) as usize),
             free: Vec::new(),
-            lru: VecDeque::new(),
-            lru_front: 0,
+            lru: Vec::new(),
+            lru_head: 0,
+            lru_base: 0,
             cached: 0,
             in_use: 0,
             index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
@@ -237,8 +239,30 @@ impl KvBlockPool {
             return false;
         }
         out.reserve(n as usize);
-        for _ in 0..n {
-            out.push(self.take_fresh().expect("availability checked"));
+        let mut left = n as usize;
+        // Freed blocks first, the last freed first (as `allocate` pops them).
+        let k = left.min(self.free.len());
+        for b in self.free.drain(self.free.len() - k..).rev() {
+            self.blocks[b as usize].state = HELD + 1;
+            out.push(b);
+        }
+        left -= k;
+        // Then untouched ones, in order.
+        let k = left.min(self.untouched() as usize);
+        let first = self.blocks.len() as BlockId;
+        self.blocks.extend(std::iter::repeat_n(
+            BlockMeta {
+                hash: NO_HASH,
+                state: HELD + 1,
+            },
+            k,
+        ));
+        out.extend(first..first + k as BlockId);
+        left -= k;
+        self.in_use += n - left as u32;
+        // Then the least recently used cached ones.
+        for _ in 0..left {
+            out.push(self.evict().expect("availability checked"));
         }
         true
     }
@@ -251,18 +275,24 @@ impl KvBlockPool {
                 self.blocks.push(BlockMeta::FREE);
                 self.blocks.len() as u32 - 1
             }
-            None => {
-                let b = self.lru_pop()?;
-                self.cached -= 1;
-                // The index entry goes stale; `find` ignores it.
-                let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
-                self.hashed -= 1;
-                if let Some(ev) = self.events.on() {
-                    ev.push(KvEvent::Removed(BlockHash(h).into()));
-                }
-                b
-            }
+            None => return self.evict(),
         };
+        self.take(b);
+        Some(b)
+    }
+
+    /// The least recently used cached block, its hash forgotten, in use
+    /// with one reference; `None` when nothing is cached.
+    #[inline(always)]
+    fn evict(&mut self) -> Option<BlockId> {
+        let b = self.lru_pop()?;
+        self.cached -= 1;
+        // The index entry goes stale; `find` ignores it.
+        let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
+        self.hashed -= 1;
+        if let Some(ev) = self.events.on() {
+            ev.push(KvEvent::Removed(BlockHash(h).into()));
+        }
         self.take(b);
         Some(b)
     }
@@ -373,7 +403,8 @@ impl KvBlockPool {
     pub fn check_invariants(&self) -> Result<(), String> {
         // Live queue entries: one per cached block (positions are unique).
         let mut seen_cached = 0u32;
-        for (pos, &b) in (self.lru_front..).zip(&self.lru) {
+        let queued = &self.lru[self.lru_head..];
+        for (pos, &b) in (self.lru_base + self.lru_head as u64..).zip(queued) {
             let m = &self.blocks[b as usize];
             if m.state == pos {
                 if m.hash == NO_HASH {
@@ -388,9 +419,8 @@ impl KvBlockPool {
                 "{cached} blocks are cached, {seen_cached} have a live LRU entry"
             ));
         }
-        // A push compacts a queue of twice the cached blocks (plus slack), so
-        // it never holds more than twice the pool.
-        if self.lru.len() > 2 * self.capacity as usize + LRU_SLACK {
+        // See `make_lru_room`.
+        if self.lru.len() > 8 * self.capacity as usize + 4 * LRU_SLACK {
             return Err("LRU queue was not compacted".into());
         }
         let in_use = self.blocks.iter().filter(|m| m.ref_count() > 0).count() as u32;
@@ -439,12 +469,12 @@ impl KvBlockPool {
 
     /// The least recently used cached block, out of the queue (its state is
     /// the caller's to change); `None` when nothing is cached.
-    #[inline]
+    #[inline(always)]
     fn lru_pop(&mut self) -> Option<BlockId> {
-        while let Some(b) = self.lru.pop_front() {
-            let pos = self.lru_front;
-            self.lru_front += 1;
-            if let Some(&ahead) = self.lru.get(EVICT_AHEAD) {
+        while let Some(&b) = self.lru.get(self.lru_head) {
+            let pos = self.lru_base + self.lru_head as u64;
+            self.lru_head += 1;
+            if let Some(&ahead) = self.lru.get(self.lru_head + EVICT_AHEAD) {
                 if let Some(m) = self.blocks.get(ahead as usize) {
                     prefetch(m);
                 }
@@ -459,25 +489,45 @@ impl KvBlockPool {
     /// Caches `b` as the most recently used.
     #[inline]
     fn lru_push_back(&mut self, b: BlockId) {
-        if self.lru.len() >= 2 * self.cached as usize + LRU_SLACK {
-            self.compact_lru();
+        if self.lru.len() == self.lru.capacity() {
+            self.make_lru_room();
         }
-        self.blocks[b as usize].state = self.lru_front + self.lru.len() as u64;
-        self.lru.push_back(b);
+        self.blocks[b as usize].state = self.lru_base + self.lru.len() as u64;
+        self.lru.push(b);
     }
 
-    /// Drops the stale entries; the live ones keep their order and get new
-    /// positions (after every old one, so no stale entry can match them).
+    /// Before the queue grows: drops its taken entries when they are half
+    /// of it (positions stay), else its stale ones when they outnumber the
+    /// cached blocks (plus `LRU_SLACK`), else lets it grow. So it holds at
+    /// most eight times the cached blocks (plus slack).
+    #[cold]
+    fn make_lru_room(&mut self) {
+        if 2 * self.lru_head >= self.lru.len() && self.lru_head > 0 {
+            self.lru.drain(..self.lru_head);
+            self.lru_base += self.lru_head as u64;
+            self.lru_head = 0;
+        } else if self.lru.len() - self.lru_head >= 2 * self.cached as usize + LRU_SLACK {
+            self.compact_lru();
+        }
+    }
+
+    /// Drops the taken and stale entries; the live ones keep their order
+    /// and get new positions (after every old one, so no stale entry can
+    /// match them).
     #[cold]
     fn compact_lru(&mut self) {
-        let (front, len) = (self.lru_front, self.lru.len() as u64);
         let blocks = &mut self.blocks;
-        let (mut pos, mut next) = (front, front + len);
+        let mut pos = self.lru_base;
+        let base = self.lru_base + self.lru.len() as u64;
+        let head = self.lru_head;
+        let mut next = base;
+        let mut i = 0;
         self.lru.retain(|&b| {
             let m = &mut blocks[b as usize];
             // Positions are unique: the entry is live when its block's state
-            // names it.
-            let live = m.state == pos;
+            // names it (a taken entry's block has moved on).
+            let live = i >= head && m.state == pos;
+            i += 1;
             pos += 1;
             if live {
                 m.state = next;
@@ -485,7 +535,8 @@ impl KvBlockPool {
             }
             live
         });
-        self.lru_front = front + len;
+        self.lru_base = base;
+        self.lru_head = 0;
     }
 }
 
@@ -545,7 +596,7 @@ mod tests {
             if round % 97 == 0 {
                 pool.check_invariants().unwrap();
             }
-            assert!(pool.lru.len() <= 2 * 4 + LRU_SLACK, "round {round}");
+            assert!(pool.lru.len() <= 8 * 4 + 4 * LRU_SLACK, "round {round}");
         }
         pool.check_invariants().unwrap();
         // Least recently used first: 0, 2, 3, then the block hit last.
@@ -553,6 +604,30 @@ mod tests {
         assert_eq!(order, [got[0], got[2], got[3], got[1]]);
         assert!(pool.allocate().is_none());
         pool.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_full_pool_evicting_steadily_drops_taken_lru_entries() {
+        // Every allocation evicts the oldest content, every release caches
+        // new content: the queue's taken entries are dropped as it goes.
+        let mut pool = KvBlockPool::new(3000);
+        let mut got = Vec::new();
+        for round in 0..20_000u64 {
+            got.clear();
+            assert!(pool.allocate_into(2, &mut got));
+            pool.register_all(&got, |i| h(2 * round + i as u64));
+            for &b in &got {
+                pool.release(b);
+            }
+            if round % 1000 == 999 {
+                pool.check_invariants().unwrap();
+                assert!(pool.lru.len() <= 8 * 3000 + 4 * LRU_SLACK, "round {round}");
+            }
+        }
+        // The last 1,500 rounds' contents are cached, the earlier ones gone.
+        assert!(pool.contains(h(2 * 19_999 + 1)) && pool.contains(h(2 * 18_500)));
+        assert!(!pool.contains(h(2 * 18_499)));
+        assert_eq!(pool.cached_blocks(), 3000);
     }
 
     #[test]
