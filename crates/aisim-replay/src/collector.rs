@@ -387,7 +387,7 @@ impl TraceCollector {
 
     /// Heap bytes held by what grows with the run: the records in flight,
     /// the totals' distributions and the gaps.
-    pub fn heap_bytes(&self) -> usize {
+    pub fn heap_bytes(&mut self) -> usize {
         self.live.heap_bytes()
             + self.tally.heap_bytes()
             + self.itl.heap_bytes()
@@ -568,7 +568,7 @@ mod tests {
                     assert!(c.terminal(id, SimTime(t), Outcome::Completed));
                 }
             }
-            let (one, bulk) = (one.finish(t), bulk.finish(t));
+            let (mut one, mut bulk) = (one.finish(t), bulk.finish(t));
             assert_eq!(one.itl.is_sketched(), exact_limit.is_some());
             assert_eq!(bulk.itl.is_sketched(), exact_limit.is_some());
             let (a, b) = (one.itl.summary(), bulk.itl.summary());

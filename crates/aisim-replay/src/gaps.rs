@@ -5,6 +5,7 @@
 use crate::distribution::EXACT_LIMIT;
 use aisim_core::sketch::LogSketch;
 use aisim_core::summary::{ms, Summary};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
 /// order) and folded into sorted (gap, count) runs when the buffer fills, so
@@ -16,26 +17,90 @@ use aisim_core::summary::{ms, Summary};
 /// request in it) is buffered once with its count (`add_n`), and counts as
 /// that many gaps towards the buffer's size, so that folds happen where they
 /// would one gap at a time.
+///
+/// The buffer is filled in chunks of `CHUNK` entries. A full chunk is
+/// sorted and merged into the buffer's runs (`Folds::take_chunk`) by a
+/// helper thread while the replay goes on, and folds are queued behind
+/// it: the helper takes them in order, so the runs, the sketch and its float
+/// sums are what one thread sorting the whole buffer at each fold gets (the
+/// merged runs of a buffer's chunks are its runs). Without a thread (none
+/// could be started) the same work is done in place.
 #[derive(Debug)]
 pub struct GapCounts {
+    /// The chunk being filled.
+    chunk: Chunk,
+    /// Gaps buffered since the last fold, counted (chunks sent on included).
+    buffered: usize,
+    /// Emptied chunks, kept for their capacity.
+    spare: Vec<Chunk>,
+    /// Everything behind the chunk, when no helper holds it.
+    folds: Option<Box<Folds>>,
+    helper: Option<Helper>,
+    /// Whether a helper thread may be started (tests compare without).
+    may_help: bool,
+}
+
+/// Gaps (entries) of one chunk: buffered as they come, then sorted at once.
+#[derive(Debug, Default)]
+struct Chunk {
     short: Vec<u32>,
     long: Vec<u64>,
     /// Gaps added many at a time (under 4.3 s): the gap in the high 32 bits,
     /// the count in the low ones.
     shared: Vec<u64>,
-    /// The gaps `shared` holds, counted.
-    shared_count: usize,
-    /// The radix sorts' second buffers, kept between folds (a fresh one
-    /// would be faulted in and zeroed by the kernel at every fold).
+}
+
+impl Chunk {
+    fn entries(&self) -> usize {
+        self.short.len() + self.long.len() + self.shared.len()
+    }
+
+    fn clear(&mut self) {
+        self.short.clear();
+        self.long.clear();
+        self.shared.clear();
+    }
+}
+
+/// The sorted side: the runs of the buffer's chunks so far, and what
+/// earlier folds left (exact runs or a sketch).
+#[derive(Debug)]
+struct Folds {
+    /// The radix sorts' second buffers, kept from chunk to chunk.
     scratch: Vec<u32>,
-    /// The second buffer of `shared`'s sort, then the sorted buffer's runs
-    /// under 4.3 s, packed `gap << 32 | count` (see `pack_runs`).
+    /// The second buffer of `shared`'s sort, then the chunk's packed runs.
     packed: Vec<u64>,
+    /// The buffer's runs under 4.3 s, packed `gap << 32 | count` (a count
+    /// fits 32 bits: a buffer holds at most `GAP_BUFFER` gaps), and the
+    /// previous ones kept for their capacity.
+    window: Vec<u64>,
+    spare_window: Vec<u64>,
+    /// The buffer's gaps of 4.3 s and more, sorted.
+    window_long: Vec<u64>,
     runs: Vec<(u64, u64)>,
     /// The previous `runs`, kept for its capacity.
     spare_runs: Vec<(u64, u64)>,
     sketch: Option<LogSketch>,
     limit: usize,
+}
+
+/// The helper thread's two queues: work in order, emptied chunks back.
+#[derive(Debug)]
+struct Helper {
+    jobs: SyncSender<Job>,
+    back: Receiver<Back>,
+}
+
+enum Job {
+    Chunk(Chunk),
+    Fold,
+    /// Hand the folds back and stop.
+    Finish,
+}
+
+enum Back {
+    Emptied(Chunk),
+    Finished(Box<Folds>),
 }
 
 impl Default for GapCounts {
@@ -44,34 +109,42 @@ impl Default for GapCounts {
     }
 }
 
-/// Gaps buffered before folding (4 MiB).
+/// Gaps buffered before folding.
 const GAP_BUFFER: usize = 1 << 20;
+/// Entries of a chunk (512 KiB of short gaps): sorted while in cache.
+const CHUNK: usize = 1 << 17;
+/// Chunks queued for the helper before the replay waits for it.
+const QUEUED_CHUNKS: usize = 2;
 
 impl GapCounts {
-    /// An empty distribution with address space for a whole buffer: untouched
-    /// pages cost nothing, and growing by doubling would copy and fault them
-    /// again.
+    /// An empty distribution with room for a whole chunk (untouched pages
+    /// cost nothing; growing by doubling would copy and fault them again).
     /// It is exact while at most `limit` distinct gaps.
     pub fn with_buffer(limit: usize) -> GapCounts {
-        GapCounts {
-            short: Vec::with_capacity(GAP_BUFFER),
-            ..GapCounts::with_limit(limit)
-        }
+        let mut g = GapCounts::with_limit(limit);
+        g.chunk.short.reserve(CHUNK);
+        g
     }
 
     /// Exact while at most `limit` distinct gaps (the default is `EXACT_LIMIT`).
     pub fn with_limit(limit: usize) -> GapCounts {
         GapCounts {
-            short: Vec::new(),
-            long: Vec::new(),
-            shared: Vec::new(),
-            shared_count: 0,
-            scratch: Vec::new(),
-            packed: Vec::new(),
-            runs: Vec::new(),
-            spare_runs: Vec::new(),
-            sketch: None,
-            limit,
+            chunk: Chunk::default(),
+            buffered: 0,
+            spare: Vec::new(),
+            folds: Some(Box::new(Folds {
+                scratch: Vec::new(),
+                packed: Vec::new(),
+                window: Vec::new(),
+                spare_window: Vec::new(),
+                window_long: Vec::new(),
+                runs: Vec::new(),
+                spare_runs: Vec::new(),
+                sketch: None,
+                limit,
+            })),
+            helper: None,
+            may_help: true,
         }
     }
 
@@ -79,24 +152,21 @@ impl GapCounts {
     /// runs at each fold, which costs less than a logarithm per gap).
     #[inline]
     pub fn add(&mut self, gap_ns: u64) {
-        self.push(gap_ns);
-        if self.buffered() >= GAP_BUFFER {
-            self.fold();
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, gap_ns: u64) {
         match u32::try_from(gap_ns) {
-            Ok(g) => self.short.push(g),
-            Err(_) => self.long.push(gap_ns),
+            Ok(g) => self.chunk.short.push(g),
+            Err(_) => self.chunk.long.push(gap_ns),
         }
+        self.buffered += 1;
+        self.after_adding();
     }
 
-    /// Gaps buffered (not folded yet).
     #[inline]
-    fn buffered(&self) -> usize {
-        self.short.len() + self.long.len() + self.shared_count
+    fn after_adding(&mut self) {
+        if self.buffered >= GAP_BUFFER {
+            self.fold();
+        } else if self.chunk.entries() >= CHUNK {
+            self.send_chunk();
+        }
     }
 
     /// How many gaps can be added before the buffer folds: adding at most
@@ -104,7 +174,7 @@ impl GapCounts {
     /// where adding them one at a time in any order would.
     #[inline]
     pub fn room(&self) -> usize {
-        GAP_BUFFER - self.buffered()
+        GAP_BUFFER - self.buffered
     }
 
     /// Adds `count` gaps of `gap_ns` each, which must fit in `room`.
@@ -117,62 +187,245 @@ impl GapCounts {
         match (u32::try_from(gap_ns), u32::try_from(count)) {
             (Ok(g), Ok(c)) if c > 1 => {
                 let packed = u64::from(g) << 32 | u64::from(c);
-                match self.shared.last_mut() {
+                match self.chunk.shared.last_mut() {
                     // The same gap again (a steady batch): one entry.
                     Some(last) if *last >> 32 == u64::from(g) && (*last as u32) < u32::MAX - c => {
                         *last += u64::from(c);
                     }
-                    _ => self.shared.push(packed),
+                    _ => self.chunk.shared.push(packed),
                 }
-                self.shared_count += c as usize;
+                self.buffered += c as usize;
+                self.after_adding();
             }
             _ => {
                 for _ in 0..count {
-                    self.push(gap_ns);
+                    self.add(gap_ns);
                 }
             }
         }
-        if self.buffered() >= GAP_BUFFER {
-            self.fold();
+    }
+
+    /// Hands the chunk over to be sorted into the buffer's runs.
+    fn send_chunk(&mut self) {
+        if self.chunk.entries() == 0 {
+            return;
+        }
+        if self.helper.is_none() {
+            self.start_helper();
+        }
+        let next = self.spare_chunk();
+        let full = std::mem::replace(&mut self.chunk, next);
+        match &self.helper {
+            Some(h) => h.send(Job::Chunk(full)),
+            None => {
+                let mut full = full;
+                self.folds_here().take_chunk(&mut full);
+                self.spare.push(full);
+            }
         }
     }
 
-    /// Sorts the buffer and packs its runs under 4.3 s into `packed`.
-    fn sort_buffer(&mut self) {
-        radix_sort(&mut self.short, &mut self.scratch, |g| g);
-        self.long.sort_unstable();
-        radix_sort(&mut self.shared, &mut self.packed, |x| (x >> 32) as u32);
-        pack_runs(&self.short, &self.shared, &mut self.packed);
+    /// An emptied chunk: one the helper gave back, else a new one.
+    fn spare_chunk(&mut self) -> Chunk {
+        if let Some(h) = &self.helper {
+            while let Ok(back) = h.back.try_recv() {
+                if let Back::Emptied(c) = back {
+                    self.spare.push(c);
+                }
+            }
+        }
+        self.spare.pop().unwrap_or_else(|| Chunk {
+            short: Vec::with_capacity(CHUNK),
+            ..Chunk::default()
+        })
     }
 
-    /// The buffered gaps as runs (after `sort_buffer`).
-    fn buffer_runs(&self) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
-        buffer_runs(&self.packed, &self.long)
+    /// Moves the folds to a helper thread; leaves them here when no thread
+    /// can be started.
+    fn start_helper(&mut self) {
+        if !self.may_help {
+            return;
+        }
+        let Some(folds) = self.folds.take() else {
+            return;
+        };
+        let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED_CHUNKS);
+        let (back_tx, back) = std::sync::mpsc::channel::<Back>();
+        // The folds go to the thread through a slot, so that they stay
+        // here when it cannot be started.
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(folds)));
+        let theirs = slot.clone();
+        let started = std::thread::Builder::new()
+            .name("aisim-gaps".into())
+            .spawn(move || {
+                let taken = theirs.lock().ok().and_then(|mut f| f.take());
+                let Some(mut folds) = taken else {
+                    return;
+                };
+                while let Ok(job) = jobs_rx.recv() {
+                    match job {
+                        Job::Chunk(mut c) => {
+                            folds.take_chunk(&mut c);
+                            let _ = back_tx.send(Back::Emptied(c));
+                        }
+                        Job::Fold => folds.fold(),
+                        Job::Finish => {
+                            let _ = back_tx.send(Back::Finished(folds));
+                            return;
+                        }
+                    }
+                }
+            });
+        match started {
+            Ok(_) => self.helper = Some(Helper { jobs, back }),
+            Err(_) => {
+                self.folds = slot.lock().ok().and_then(|mut f| f.take());
+                assert!(self.folds.is_some(), "the gaps' folds were lost");
+            }
+        }
     }
 
-    fn clear_buffer(&mut self) {
-        self.short.clear();
-        self.long.clear();
-        self.shared.clear();
-        self.packed.clear();
-        self.shared_count = 0;
+    /// The folds, back from the helper once it has done everything sent
+    /// to it.
+    fn folds_here(&mut self) -> &mut Folds {
+        if let Some(h) = self.helper.take() {
+            h.send(Job::Finish);
+            loop {
+                match h.back.recv() {
+                    Ok(Back::Emptied(c)) => self.spare.push(c),
+                    Ok(Back::Finished(f)) => {
+                        self.folds = Some(f);
+                        break;
+                    }
+                    Err(_) => panic!("the gaps' helper thread stopped"),
+                }
+            }
+        }
+        self.folds
+            .as_mut()
+            .expect("the folds are here once the helper is done")
     }
 
     fn fold(&mut self) {
-        self.sort_buffer();
+        self.send_chunk();
+        match &self.helper {
+            Some(h) => h.send(Job::Fold),
+            None => self.folds_here().fold(),
+        }
+        self.buffered = 0;
+    }
+
+    /// Whether the gaps went past the limit and percentiles are approximate.
+    pub fn is_sketched(&mut self) -> bool {
+        self.folds_here().sketch.is_some()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&mut self) -> usize {
+        let chunks: usize = std::iter::once(&self.chunk)
+            .chain(&self.spare)
+            .map(|c| c.short.capacity() * 4 + (c.long.capacity() + c.shared.capacity()) * 8)
+            .sum();
+        let f = self.folds_here();
+        chunks
+            + f.scratch.capacity() * 4
+            + (f.packed.capacity()
+                + f.window.capacity()
+                + f.spare_window.capacity()
+                + f.window_long.capacity())
+                * 8
+            + (f.runs.capacity() + f.spare_runs.capacity()) * 16
+            + f.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
+    }
+
+    /// The folds with every gap in: the buffer's runs in `window`.
+    fn settle(mut self) -> Box<Folds> {
+        let mut chunk = std::mem::take(&mut self.chunk);
+        self.folds_here().take_chunk(&mut chunk);
+        self.folds.take().expect("the folds are here")
+    }
+
+    /// The gaps, sorted.
+    pub fn into_sorted(self) -> SortedGaps {
+        let f = self.settle();
+        SortedGaps {
+            runs: f.runs,
+            packed: f.window,
+            long: f.window_long,
+        }
+    }
+
+    /// Their summary, in milliseconds.
+    pub fn summary(self) -> Summary {
+        let mut f = self.settle();
+        if f.sketch.is_some() {
+            f.fold();
+        }
+        match &f.sketch {
+            Some(s) => Summary::of_sketch(s),
+            // Without earlier folds (a run of under a million gaps) the
+            // buffer's runs are all: read them without the merge.
+            None if f.runs.is_empty() => Summary::of_sorted_runs(
+                buffer_runs(&f.window, &f.window_long).map(|(g, c)| (ms(g), c)),
+            ),
+            None => Summary::of_sorted_runs(
+                merge_runs(
+                    f.runs.iter().copied(),
+                    buffer_runs(&f.window, &f.window_long),
+                )
+                .map(|(g, c)| (ms(g), c)),
+            ),
+        }
+    }
+}
+
+impl Helper {
+    fn send(&self, job: Job) {
+        if self.jobs.send(job).is_err() {
+            panic!("the gaps' helper thread stopped");
+        }
+    }
+}
+
+impl Folds {
+    /// Sorts a chunk, merges its runs into the buffer's, and empties it.
+    fn take_chunk(&mut self, c: &mut Chunk) {
+        radix_sort(&mut c.short, &mut self.scratch, |g| g);
+        radix_sort(&mut c.shared, &mut self.packed, |x| (x >> 32) as u32);
+        pack_runs(&c.short, &c.shared, &mut self.packed);
+        if self.window.is_empty() {
+            std::mem::swap(&mut self.window, &mut self.packed);
+        } else {
+            let mut merged = std::mem::take(&mut self.spare_window);
+            merged.clear();
+            merge_packed(&self.window, &self.packed, &mut merged);
+            self.spare_window = std::mem::replace(&mut self.window, merged);
+        }
+        if !c.long.is_empty() {
+            self.window_long.append(&mut c.long);
+            self.window_long.sort_unstable();
+        }
+        c.clear();
+    }
+
+    /// The buffer's runs into the folded runs (or the sketch).
+    fn fold(&mut self) {
         if let Some(mut s) = self.sketch.take() {
-            for (g, c) in self.buffer_runs() {
+            for (g, c) in buffer_runs(&self.window, &self.window_long) {
                 s.add_n(ms(g), c);
             }
             self.sketch = Some(s);
-            self.clear_buffer();
+            self.clear_window();
             return;
         }
         let mut merged = std::mem::take(&mut self.spare_runs);
         merged.clear();
-        merged.extend(merge_runs(self.runs.iter().copied(), self.buffer_runs()));
+        merged.extend(merge_runs(
+            self.runs.iter().copied(),
+            buffer_runs(&self.window, &self.window_long),
+        ));
         self.spare_runs = std::mem::replace(&mut self.runs, merged);
-        self.clear_buffer();
+        self.clear_window();
         if self.runs.len() > self.limit {
             let mut s = LogSketch::default();
             for &(g, c) in &self.runs {
@@ -184,50 +437,32 @@ impl GapCounts {
         }
     }
 
-    /// Whether the gaps went past the limit and percentiles are approximate.
-    pub fn is_sketched(&self) -> bool {
-        self.sketch.is_some()
+    fn clear_window(&mut self) {
+        self.window.clear();
+        self.window_long.clear();
     }
+}
 
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        (self.short.capacity() + self.scratch.capacity()) * 4
-            + (self.long.capacity() + self.shared.capacity() + self.packed.capacity()) * 8
-            + (self.runs.capacity() + self.spare_runs.capacity()) * 16
-            + self.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
-    }
-
-    /// The gaps, sorted.
-    pub fn into_sorted(mut self) -> SortedGaps {
-        self.sort_buffer();
-        SortedGaps {
-            runs: self.runs,
-            packed: self.packed,
-            long: self.long,
+/// Two sorted lists of packed runs as one, equal gaps combined.
+fn merge_packed(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
+    out.reserve(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        if x >> 32 < y >> 32 {
+            out.push(x);
+            i += 1;
+        } else if y >> 32 < x >> 32 {
+            out.push(y);
+            j += 1;
+        } else {
+            out.push(x + (y & LOW_HALF));
+            i += 1;
+            j += 1;
         }
     }
-
-    /// Their summary, in milliseconds.
-    pub fn summary(mut self) -> Summary {
-        if self.sketch.is_some() {
-            self.fold();
-        }
-        match &self.sketch {
-            Some(s) => Summary::of_sketch(s),
-            None => {
-                let sorted = self.into_sorted();
-                // Without earlier folds (a run of under a million gaps) the
-                // buffer's runs are all: read them without the merge.
-                if sorted.runs.is_empty() {
-                    Summary::of_sorted_runs(
-                        buffer_runs(&sorted.packed, &sorted.long).map(|(g, c)| (ms(g), c)),
-                    )
-                } else {
-                    Summary::of_sorted_runs(sorted.runs().map(|(g, c)| (ms(g), c)))
-                }
-            }
-        }
-    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
 }
 
 /// Every gap, sorted: folded runs plus the sorted rest of the buffer (as
@@ -436,6 +671,42 @@ mod tests {
         // Reading twice reads the same.
         assert_eq!(sorted.runs().collect::<Vec<_>>(), runs);
         assert_eq!(GapCounts::default().into_sorted().runs().count(), 0);
+    }
+
+    /// The same gaps, in and out of a helper thread: every fold and the
+    /// sketch's float sums agree, and exact runs match a plain count.
+    #[test]
+    fn a_helper_thread_folds_exactly_what_one_thread_would() {
+        for limit in [64, 50_000, EXACT_LIMIT] {
+            let (mut helped, mut alone) =
+                (GapCounts::with_buffer(limit), GapCounts::with_buffer(limit));
+            alone.may_help = false;
+            let mut plain = std::collections::BTreeMap::<u64, u64>::new();
+            let mut x = 7u64;
+            for i in 0..2_600_000u64 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let g = 5_000_000 + (x >> 33) % 40_000 + if i % 100_000 == 0 { 1 << 33 } else { 0 };
+                let n = 1 + (x >> 20) % 3;
+                if (n as usize) > helped.room() || n == 1 {
+                    helped.add(g);
+                    alone.add(g);
+                    *plain.entry(g).or_default() += 1;
+                } else {
+                    helped.add_n(g, n);
+                    alone.add_n(g, n);
+                    *plain.entry(g).or_default() += n;
+                }
+            }
+            assert_eq!(helped.is_sketched(), alone.is_sketched(), "limit {limit}");
+            assert_eq!(helped.is_sketched(), limit < 40_100, "limit {limit}");
+            if limit == EXACT_LIMIT {
+                let runs: Vec<(u64, u64)> = helped.into_sorted().runs().collect();
+                assert_eq!(runs, plain.into_iter().collect::<Vec<_>>());
+                continue;
+            }
+            let (a, b) = (helped.summary(), alone.summary());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "limit {limit}");
+        }
     }
 
     #[test]

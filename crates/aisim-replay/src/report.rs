@@ -655,7 +655,7 @@ impl ReplayReport {
     pub fn derive(
         spec: &ReplaySpec,
         mut tally: Tally,
-        itl: GapCounts,
+        mut itl: GapCounts,
         totals: &RunTotals,
         wall_s: f64,
     ) -> ReplayReport {
