@@ -245,10 +245,7 @@ impl TraceCollector {
         let mut last = r.last_token_ns.saturating_sub(fe);
         if direct {
             if r.in_cohort {
-                for &SimTime(at) in rest {
-                    self.itl.add(at - last);
-                    last = at;
-                }
+                self.itl.add_steps(last, rest);
             }
         } else if !rest.is_empty() {
             let pending = self.pending_gaps.entry(id).or_default();
