@@ -70,9 +70,12 @@ impl Chunk {
 /// earlier folds left (exact runs or a sketch).
 #[derive(Debug)]
 struct Folds {
-    /// The radix sorts' second buffers, kept from chunk to chunk.
+    /// The radix sorts' second buffers (for `short` and `shared`), kept
+    /// from chunk to chunk. A sort may leave its chunk holding the second
+    /// buffer: both are chunk-sized.
     scratch: Vec<u32>,
-    /// The second buffer of `shared`'s sort, then the chunk's packed runs.
+    shared_scratch: Vec<u64>,
+    /// The chunk's packed runs (`pack_runs`).
     packed: Vec<u64>,
     /// The buffer's runs under 4.3 s, packed `gap << 32 | count` (a count
     /// fits 32 bits: a buffer holds at most `GAP_BUFFER` gaps), and the
@@ -117,7 +120,8 @@ impl Default for GapCounts {
 const GAP_BUFFER: usize = 1 << 20;
 /// Entries of a chunk (512 KiB of short gaps): sorted while in cache.
 const CHUNK: usize = 1 << 17;
-/// Chunks queued for the helper before the replay waits for it.
+/// Jobs (chunks and folds) queued for the helper before the replay waits
+/// for it.
 const QUEUED_CHUNKS: usize = 2;
 
 impl GapCounts {
@@ -139,6 +143,7 @@ impl GapCounts {
             spare: Vec::new(),
             folds: Some(Box::new(Folds {
                 scratch: Vec::new(),
+                shared_scratch: Vec::new(),
                 packed: Vec::new(),
                 window: Vec::new(),
                 spare_window: Vec::new(),
@@ -323,6 +328,7 @@ impl GapCounts {
             Err(_) => {
                 self.folds = slot.lock().ok().and_then(|mut f| f.take());
                 assert!(self.folds.is_some(), "the gaps' folds were lost");
+                self.may_help = false; // no second try at every chunk
             }
         }
     }
@@ -358,12 +364,14 @@ impl GapCounts {
         self.until_check = CHUNK;
     }
 
-    /// Whether the gaps went past the limit and percentiles are approximate.
+    /// Whether the gaps went past the limit and percentiles are approximate
+    /// (waits for the helper's work and takes the folds back).
     pub fn is_sketched(&mut self) -> bool {
         self.folds_here().sketch.is_some()
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held (waits for the helper's work and takes the folds
+    /// back).
     pub fn heap_bytes(&mut self) -> usize {
         let chunks: usize = std::iter::once(&self.chunk)
             .chain(&self.spare)
@@ -372,7 +380,8 @@ impl GapCounts {
         let f = self.folds_here();
         chunks
             + f.scratch.capacity() * 4
-            + (f.packed.capacity()
+            + (f.shared_scratch.capacity()
+                + f.packed.capacity()
                 + f.window.capacity()
                 + f.spare_window.capacity()
                 + f.window_long.capacity())
@@ -434,7 +443,9 @@ impl Folds {
     /// Sorts a chunk, merges its runs into the buffer's, and empties it.
     fn take_chunk(&mut self, c: &mut Chunk) {
         radix_sort(&mut c.short, &mut self.scratch, |g| g);
-        radix_sort(&mut c.shared, &mut self.packed, |x| (x >> 32) as u32);
+        radix_sort(&mut c.shared, &mut self.shared_scratch, |x| {
+            (x >> 32) as u32
+        });
         pack_runs(&c.short, &c.shared, &mut self.packed);
         if self.window.is_empty() {
             std::mem::swap(&mut self.window, &mut self.packed);
@@ -631,9 +642,11 @@ fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl
     let widest = if v.len() < 1 << 14 { 11 } else { 16 };
     let bits = span.div_ceil(span.div_ceil(widest));
     let mask = (1u32 << bits) - 1;
-    // As large as `v` can grow, so that `v` keeps its room once swapped.
+    // As large as `v` can grow, so that `v` keeps its room once swapped;
+    // exactly, or buffers that trade places at each odd number of passes
+    // would double each other's room without end.
     scratch.clear();
-    scratch.reserve(v.capacity());
+    scratch.reserve_exact(v.capacity());
     scratch.resize(v.len(), T::default());
     let mut counts = vec![0u32; 1 << bits];
     for shift in (0..span).step_by(bits as usize) {
@@ -749,6 +762,33 @@ mod tests {
             }
             let (a, b) = (helped.summary(), alone.summary());
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "limit {limit}");
+        }
+    }
+
+    /// Memory stays flat over many folds, whatever the mix of single and
+    /// shared gaps (sorts of an odd number of passes swap their buffers).
+    #[test]
+    fn memory_stays_flat_over_many_folds() {
+        for shared_percent in [2u64, 50, 98] {
+            let mut g = GapCounts::with_buffer(100_000);
+            let mut x = 11u64;
+            let mut held = Vec::new();
+            for i in 0..12_000_000u64 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let gap = 5_000_000 + (x >> 33) % 40_000_000;
+                if (x >> 20) % 100 < shared_percent && g.room() >= 2 {
+                    g.add_n(gap, 2);
+                } else {
+                    g.add(gap);
+                }
+                if i == 4_000_000 || i == 11_999_999 {
+                    held.push(g.heap_bytes());
+                }
+            }
+            assert!(
+                held[1] <= held[0] + (8 << 20) && held[1] < 64 << 20,
+                "{shared_percent} % shared: {held:?} bytes"
+            );
         }
     }
 
