@@ -499,7 +499,8 @@ impl KvBlockPool {
     /// Before the queue grows: drops its taken entries when they are half
     /// of it (positions stay), else its stale ones when they outnumber the
     /// cached blocks (plus `LRU_SLACK`), else lets it grow. So it holds at
-    /// most eight times the cached blocks (plus slack).
+    /// most eight times the most blocks ever cached (plus slack): at most
+    /// eight times the pool.
     #[cold]
     fn make_lru_room(&mut self) {
         if 2 * self.lru_head >= self.lru.len() && self.lru_head > 0 {
