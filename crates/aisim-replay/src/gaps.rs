@@ -99,6 +99,8 @@ struct Helper {
 }
 
 enum Job {
+    /// The folds to work on: the first job.
+    Start(Box<Folds>),
     Chunk(Chunk),
     Fold,
     /// Hand the folds back and stop.
@@ -293,20 +295,12 @@ impl GapCounts {
         if !self.may_help {
             return;
         }
-        let Some(folds) = self.folds.take() else {
-            return;
-        };
         let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED_CHUNKS);
         let (back_tx, back) = std::sync::mpsc::channel::<Back>();
-        // The folds go to the thread through a slot, so that they stay
-        // here when it cannot be started.
-        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(folds)));
-        let theirs = slot.clone();
         let started = std::thread::Builder::new()
             .name("aisim-gaps".into())
             .spawn(move || {
-                let taken = theirs.lock().ok().and_then(|mut f| f.take());
-                let Some(mut folds) = taken else {
+                let Ok(Job::Start(mut folds)) = jobs_rx.recv() else {
                     return;
                 };
                 while let Ok(job) = jobs_rx.recv() {
@@ -316,18 +310,23 @@ impl GapCounts {
                             let _ = back_tx.send(Back::Emptied(c));
                         }
                         Job::Fold => folds.fold(),
-                        Job::Finish => {
+                        Job::Finish | Job::Start(_) => {
                             let _ = back_tx.send(Back::Finished(folds));
                             return;
                         }
                     }
                 }
             });
-        match started {
-            Ok(_) => self.helper = Some(Helper { jobs, back }),
-            Err(_) => {
-                self.folds = slot.lock().ok().and_then(|mut f| f.take());
-                assert!(self.folds.is_some(), "the gaps' folds were lost");
+        // The folds go over only once the thread runs, so they stay here
+        // when none can be started.
+        match (started, self.folds.take()) {
+            (Ok(_), Some(folds)) => {
+                let h = Helper { jobs, back };
+                h.send(Job::Start(folds));
+                self.helper = Some(h);
+            }
+            (_, folds) => {
+                self.folds = folds;
                 self.may_help = false; // no second try at every chunk
             }
         }

@@ -28,6 +28,8 @@ const NO_HASH: u64 = 0;
 /// `BlockMeta::state` of a block that is not cached, with its reference
 /// count in the low bits (0: free).
 const HELD: u64 = 1 << 63;
+/// The state of a block just taken: held once.
+const TAKEN: u64 = HELD + 1;
 /// Pool capacities are below this (the largest block id is a lane's
 /// "no block" in the index, see `index.rs`).
 const MAX_CAPACITY: u32 = u32::MAX - 1;
@@ -243,7 +245,7 @@ impl KvBlockPool {
         // Freed blocks first, the last freed first (as `allocate` pops them).
         let k = left.min(self.free.len());
         for b in self.free.drain(self.free.len() - k..).rev() {
-            self.blocks[b as usize].state = HELD + 1;
+            self.blocks[b as usize].state = TAKEN;
             out.push(b);
         }
         left -= k;
@@ -253,7 +255,7 @@ impl KvBlockPool {
         self.blocks.extend(std::iter::repeat_n(
             BlockMeta {
                 hash: NO_HASH,
-                state: HELD + 1,
+                state: TAKEN,
             },
             k,
         ));
@@ -300,7 +302,7 @@ impl KvBlockPool {
     /// Puts an unreferenced block in use with one reference.
     #[inline]
     fn take(&mut self, b: BlockId) {
-        self.blocks[b as usize].state = HELD + 1;
+        self.blocks[b as usize].state = TAKEN;
         self.in_use += 1;
     }
 
