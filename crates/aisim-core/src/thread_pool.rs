@@ -9,6 +9,16 @@ pub fn run_seeds<T: Send>(seeds: u64, seed: u64, f: impl Fn(u64) -> T + Sync) ->
     run_seeds_on(available_threads(), seeds, seed, f)
 }
 
+thread_local! {
+    static ON_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is one of a pool's (the pool keeps the cores busy
+/// already: a run on it has no core to split its work onto).
+pub fn on_pool_thread() -> bool {
+    ON_POOL.with(|c| c.get())
+}
+
 /// Threads the machine runs at once (1 when it cannot tell).
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -36,6 +46,7 @@ pub fn run_seeds_on<T: Send>(
                 let flag = flag.clone();
                 let (next, f) = (&next, &f);
                 s.spawn(move || {
+                    ON_POOL.with(|c| c.set(true));
                     crate::cancel::with_flag(flag, || {
                         let mut mine = Vec::new();
                         loop {

@@ -7,38 +7,14 @@ use std::sync::Arc;
 use aisim_core::hashing::IntHashBuilder;
 use aisim_core::{RejectReason, RequestId, SimTime};
 
+use crate::call_log::CallLog;
 use crate::distribution::EXACT_LIMIT;
 use crate::gaps::GapCounts;
-pub use crate::record::{Outcome, RequestRecord, UNPLACED};
+pub use crate::record::{Dispatch, Outcome, RequestRecord, UNPLACED};
 use crate::record::{TraceRows, UNSET};
 use crate::spec::SlaSpec;
 use crate::tally::{reject_kind, Tally};
 use aisim_core::id_window::IdWindow;
-
-/// What is known of a request when it is dispatched.
-#[derive(Debug, Clone, Copy)]
-pub struct Dispatch {
-    /// Request id.
-    pub id: u64,
-    /// Session, if multi-turn.
-    pub session: Option<u64>,
-    /// Turn index.
-    pub turn: u32,
-    /// Planned arrival.
-    pub planned: SimTime,
-    /// Actual dispatch.
-    pub dispatch: SimTime,
-    /// Gap to the previous turn on the trace clock.
-    pub trace_gap: Option<aisim_core::SimDuration>,
-    /// Prompt tokens.
-    pub input_length: u32,
-    /// Output tokens.
-    pub output_length: u32,
-    /// Measured (not warm-up).
-    pub in_cohort: bool,
-    /// For a later turn: when the previous turn ended.
-    pub previous_end: Option<SimTime>,
-}
 
 /// Records of the requests in flight, the running totals the report is
 /// derived from (`Tally`), and the pooled inter-token gaps of completed cohort
@@ -68,6 +44,9 @@ pub struct TraceCollector {
     recent_tpot: Option<Vec<u64>>,
     /// See `CollectorOptions::frontend_ns`.
     frontend_ns: u64,
+    /// In a part of a split run: the calls go to this log instead, to be
+    /// made on the run's collector in the single loop's order.
+    log: Option<Box<CallLog>>,
 }
 
 /// What a collector hands over at the end.
@@ -116,7 +95,22 @@ impl TraceCollector {
             recent_ttft: None,
             recent_tpot: None,
             frontend_ns: options.frontend_ns,
+            log: None,
         }
+    }
+
+    /// A collector that records its calls in `log` (a part of a split run).
+    pub(crate) fn recording(log: CallLog) -> TraceCollector {
+        TraceCollector {
+            log: Some(Box::new(log)),
+            ..TraceCollector::new(CollectorOptions::default())
+        }
+    }
+
+    /// The call log, in a part of a split run.
+    #[inline]
+    pub(crate) fn log(&mut self) -> Option<&mut CallLog> {
+        self.log.as_deref_mut()
     }
 
     /// Keeps the TTFT of every first token for `take_recent_ttft`, and the
@@ -152,6 +146,9 @@ impl TraceCollector {
 
     /// A request was offered (planned) and dispatched to the router.
     pub fn dispatched(&mut self, d: Dispatch) {
+        if let Some(log) = self.log() {
+            return log.dispatched(d);
+        }
         let mut r = RequestRecord::new(d.id);
         r.session = d.session;
         r.turn = d.turn;
@@ -168,11 +165,17 @@ impl TraceCollector {
 
     /// Requests dispatched so far (the warm-up count is taken against this).
     pub fn dispatched_count(&self) -> u64 {
+        if let Some(log) = &self.log {
+            return log.dispatched_count();
+        }
         self.tally.dispatched
     }
 
     /// Where it was placed.
     pub fn placed(&mut self, id: u64, worker: u32, rank: u32) {
+        if let Some(log) = self.log() {
+            return log.placed(id, worker, rank);
+        }
         if let Some(r) = self.get(id) {
             r.worker = worker;
             r.rank = rank;
@@ -197,6 +200,9 @@ impl TraceCollector {
 
     /// An engine scheduled it (first time or again after preemption).
     pub fn admitted(&mut self, id: u64, at: SimTime, reused_tokens: u32, readmission: bool) {
+        if let Some(log) = self.log() {
+            return log.admitted(id, at, reused_tokens, readmission);
+        }
         if let Some(r) = self.get(id) {
             if !readmission && r.first_admit_ns == UNSET {
                 r.first_admit_ns = at.0;
@@ -208,6 +214,9 @@ impl TraceCollector {
 
     /// It was preempted.
     pub fn preempted(&mut self, id: u64) {
+        if let Some(log) = self.log() {
+            return log.preempted(id);
+        }
         if let Some(r) = self.get(id) {
             r.preemptions += 1;
         }
@@ -264,6 +273,9 @@ impl TraceCollector {
     /// previous one (which ended at `start` for the first pass) and are
     /// counted once per pass.
     pub fn tokens_of_passes(&mut self, ids: &[RequestId], start: SimTime, ends: &[SimTime]) {
+        if let Some(log) = self.log() {
+            return log.tokens_of_passes(ids, start, ends);
+        }
         let n = ends.len();
         // At most this many gaps: when they may not fit before the gaps'
         // buffer folds, one request at a time, so that it folds where it
@@ -316,6 +328,11 @@ impl TraceCollector {
     /// It ended with `outcome` at `at`. Returns false when it was not in
     /// flight (it had already ended).
     pub fn terminal(&mut self, id: u64, at: SimTime, outcome: Outcome) -> bool {
+        if let Some(log) = self.log() {
+            // A split run has no timeout, so nothing ends twice.
+            log.terminal(id, at, outcome);
+            return true;
+        }
         let Some(mut r) = self.live.remove(id) else {
             return false;
         };
@@ -342,6 +359,9 @@ impl TraceCollector {
 
     /// It can never be served.
     pub fn rejected(&mut self, id: u64, at: SimTime, reason: &RejectReason) {
+        if let Some(log) = self.log() {
+            return log.rejected(id, at, reason);
+        }
         self.refused(id, at, reject_kind(reason), || reason.to_string());
     }
 

@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+mod call_log;
 pub mod collector;
 pub mod curves;
 pub mod distribution;

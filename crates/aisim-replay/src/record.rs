@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use aisim_core::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// How a request ended.
@@ -203,4 +204,29 @@ impl TraceRows {
     pub fn get(&self, id: u64) -> Option<&TraceRow> {
         usize::try_from(id).ok().and_then(|i| self.0.get(i))
     }
+}
+
+/// What is known of a request when it is dispatched.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatch {
+    /// Request id.
+    pub id: u64,
+    /// Session, if multi-turn.
+    pub session: Option<u64>,
+    /// Turn index.
+    pub turn: u32,
+    /// Planned arrival.
+    pub planned: SimTime,
+    /// Actual dispatch.
+    pub dispatch: SimTime,
+    /// Gap to the previous turn on the trace clock.
+    pub trace_gap: Option<aisim_core::SimDuration>,
+    /// Prompt tokens.
+    pub input_length: u32,
+    /// Output tokens.
+    pub output_length: u32,
+    /// Measured (not warm-up).
+    pub in_cohort: bool,
+    /// For a later turn: when the previous turn ended.
+    pub previous_end: Option<SimTime>,
 }

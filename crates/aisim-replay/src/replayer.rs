@@ -10,15 +10,19 @@ use aisim_core::{Engine, EngineConfig};
 use crate::collector::{Collected, CollectorOptions, RequestRecord};
 use crate::curves::ReportCdfs;
 use crate::error::ReplayError;
+use crate::policy::PlacementPolicy;
 use crate::policy::{DisaggPool, ReplayComposition, ScalingPolicy};
 use crate::report::{PolicyNames, ReplayReport, RunTotals};
 use crate::runtime::{
-    AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Scaler, Silent, Topology,
-    Workers,
+    run_split, AggTopology, DisaggTopology, EngineFactory, ReplayObserver, Runtime, Scaler, Silent,
+    SplitParts, Topology, Workers,
 };
 use crate::spec::{PoolPlan, ReplaySpec, TopologySpec, WorkloadSpec};
 use crate::trace::TraceData;
-use crate::workload::{build_workload_with, ms_to_duration, Workload, DEMO_TRACE_NAME};
+use crate::workload::{
+    build_workload_with, load_trace, may_have_sessions, ms_to_duration, trace_rows, TraceWorkload,
+    Workload, DEMO_TRACE_NAME,
+};
 
 /// A finished replay: the report and, when asked for, every request's record.
 #[derive(Debug)]
@@ -41,6 +45,8 @@ pub struct Replayer<C: ReplayComposition> {
     exact_limit: Option<usize>,
     cdfs: bool,
     trace: Option<Arc<TraceData>>,
+    /// See `with_split`.
+    split: bool,
 }
 
 impl<C: ReplayComposition> Replayer<C> {
@@ -58,6 +64,7 @@ impl<C: ReplayComposition> Replayer<C> {
             exact_limit: None,
             cdfs: false,
             trace: None,
+            split: true,
         })
     }
 
@@ -100,6 +107,15 @@ impl<C: ReplayComposition> Replayer<C> {
     /// for checking exactly that, and for measuring what it saves.
     pub fn with_fast_forward(mut self, on: bool) -> Self {
         self.fast_forward = on;
+        self
+    }
+
+    /// Whether a run may be split between two threads when it allows it
+    /// (on by default; see `runtime/split.rs`). The report and records are
+    /// byte-identical either way; turning it off is for checking exactly
+    /// that, and for measuring what it saves.
+    pub fn with_split(mut self, on: bool) -> Self {
+        self.split = on;
         self
     }
 
@@ -150,26 +166,38 @@ impl<C: ReplayComposition> Replayer<C> {
             WorkloadSpec::Trace { path, .. } => path.display().to_string(),
             WorkloadSpec::Synthetic(_) => "synthetic".to_string(),
         };
-        let workload = build_workload_with(spec, self.trace.as_deref())?;
+        let placement = self.composition.placement(spec);
+        let scaling = self.composition.scaling(spec);
+        let (split, mut loaded) = self.split_plan(&*placement, &*scaling)?;
+        let workload = match (&split, loaded.take()) {
+            (Some(_), trace) => {
+                loaded = trace;
+                None
+            }
+            (None, Some(t)) => Some(workload_of_loaded(spec, t)?),
+            (None, None) => Some(build_workload_with(spec, None)?),
+        };
         tracing::info!(
             source = %source,
             wall_ms = started.elapsed().as_millis() as u64,
             "workload ready"
         );
-        let placement = self.composition.placement(spec);
-        let scaling = self.composition.scaling(spec);
         let mut policies = PolicyNames {
             placement: placement.name().to_string(),
             scaling: scaling.name().to_string(),
             timing: timing_name,
             decode_timing: None,
         };
+        let rows = match (&workload, &split) {
+            (Some(w), _) => w.trace_rows(),
+            (None, Some(_)) => loaded
+                .as_ref()
+                .map(|t| trace_rows(&t.records, &t.session_names)),
+            (None, _) => None,
+        };
         let options = CollectorOptions {
             keep_records: self.keep_records,
-            trace_rows: self
-                .keep_records
-                .then(|| workload.trace_rows().map(Arc::new))
-                .flatten(),
+            trace_rows: self.keep_records.then(|| rows.map(Arc::new)).flatten(),
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };
@@ -179,17 +207,36 @@ impl<C: ReplayComposition> Replayer<C> {
                 let scaler = pool_scaler("workers", scaling, *workers, plans.first());
                 // With a scaling policy that ticks, the pool has a slot for
                 // every worker it may reach; the first `workers` start.
-                let slots = scaler.as_ref().map_or(*workers, Scaler::slots);
-                let topo = AggTopology::new(
-                    pool_workers(slots, &spec.engine, &timing)?,
-                    &spec.engine,
-                    placement,
-                );
-                let topo = match scaler {
-                    Some(s) => topo.with_scaler(s, *workers),
-                    None => topo,
-                };
-                self.run_topology(topo, workload, options, observer)?
+                if let Some(placements) = split {
+                    let trace = loaded;
+                    let build = |placement: Box<dyn PlacementPolicy>| {
+                        let topo = AggTopology::new(
+                            pool_workers(*workers, &spec.engine, &timing)?,
+                            &spec.engine,
+                            placement,
+                        );
+                        Ok((topo, build_workload_with(spec, trace.as_deref())?))
+                    };
+                    let parts = SplitParts {
+                        spec,
+                        placements,
+                        build: &build,
+                    };
+                    run_split(parts, options, self.stream_records, observer)?
+                } else {
+                    let workload = workload.expect("built for one loop");
+                    let slots = scaler.as_ref().map_or(*workers, Scaler::slots);
+                    let topo = AggTopology::new(
+                        pool_workers(slots, &spec.engine, &timing)?,
+                        &spec.engine,
+                        placement,
+                    );
+                    let topo = match scaler {
+                        Some(s) => topo.with_scaler(s, *workers),
+                        None => topo,
+                    };
+                    self.run_topology(topo, workload, options, observer)?
+                }
             }
             TopologySpec::Disaggregated {
                 prefill,
@@ -247,6 +294,7 @@ impl<C: ReplayComposition> Replayer<C> {
                     p.map(|s| (s, prefill.workers)),
                     d.map(|s| (s, decode.workers)),
                 );
+                let workload = workload.expect("built for one loop");
                 self.run_topology(topo, workload, options, observer)?
             }
         };
@@ -276,6 +324,51 @@ impl<C: ReplayComposition> Replayer<C> {
             records: collected.records,
             cdfs,
         })
+    }
+
+    /// Whether the run would be split between two threads (see
+    /// `with_split`); reads the trace to tell whether it has sessions.
+    pub fn would_split(&self) -> Result<bool, ReplayError> {
+        let placement = self.composition.placement(&self.spec);
+        let scaling = self.composition.scaling(&self.spec);
+        Ok(self.split_plan(&*placement, &*scaling)?.0.is_some())
+    }
+
+    /// A placement per part when the run can be split (`runtime/split.rs`),
+    /// and the trace when one was read (a split run reads it once for both
+    /// parts; the single loop's workload takes it over).
+    #[allow(clippy::type_complexity)]
+    fn split_plan(
+        &self,
+        placement: &dyn PlacementPolicy,
+        scaling: &dyn ScalingPolicy,
+    ) -> Result<
+        (
+            Option<Vec<Box<dyn PlacementPolicy + Send>>>,
+            Option<Arc<TraceData>>,
+        ),
+        ReplayError,
+    > {
+        let spec = &self.spec;
+        let mut loaded = self.trace.clone();
+        let TopologySpec::Aggregated { workers } = spec.topology else {
+            return Ok((None, loaded));
+        };
+        let ticks = scaling.first_tick().is_some();
+        if !self.split || !SplitParts::applies(spec, workers, ticks) {
+            return Ok((None, loaded));
+        }
+        let copies = [placement.copy_if_oblivious(), placement.copy_if_oblivious()];
+        let [Some(a), Some(b)] = copies else {
+            return Ok((None, loaded));
+        };
+        if loaded.is_none() {
+            loaded = load_trace(&spec.workload)?.map(Arc::new);
+        }
+        if may_have_sessions(spec, loaded.as_deref()) {
+            return Ok((None, loaded));
+        }
+        Ok((Some(vec![a, b]), loaded))
     }
 
     fn run_topology<T: Topology>(
@@ -322,4 +415,16 @@ fn pool_workers(
     let (config, timing) = (engine.clone(), timing.clone());
     let make: EngineFactory = Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
     Ok(Workers::new(count, first, make))
+}
+
+/// The workload of `spec` from its trace, read already (moved out of the
+/// `Arc` when nothing else holds it: no copy).
+fn workload_of_loaded(
+    spec: &ReplaySpec,
+    trace: Arc<TraceData>,
+) -> Result<Box<dyn Workload>, ReplayError> {
+    match Arc::try_unwrap(trace) {
+        Ok(t) => Ok(Box::new(TraceWorkload::new(t, spec.admission.speedup)?)),
+        Err(shared) => build_workload_with(spec, Some(&shared)),
+    }
 }

@@ -53,6 +53,13 @@ pub trait PlacementPolicy {
     /// cache), so indexing them by run costs O(blocks or spans), not
     /// O(pages); `KvEvent::per_page` tells one page by page.
     fn on_kv_events(&mut self, _worker: u32, _rank: u32, _events: &[KvEvent]) {}
+    /// A copy in its present state, when its choices depend only on the
+    /// requests placed before and on which workers accept, never on their
+    /// load or cache. A run may then be split between threads, each with a
+    /// copy (see `runtime/split.rs`); `None` (the default) keeps it on one.
+    fn copy_if_oblivious(&self) -> Option<Box<dyn PlacementPolicy + Send>> {
+        None
+    }
 }
 
 /// The next accepting worker on every request, and within a worker its DP
@@ -70,6 +77,10 @@ pub struct RoundRobin {
 impl PlacementPolicy for RoundRobin {
     fn name(&self) -> &str {
         "round_robin"
+    }
+
+    fn copy_if_oblivious(&self) -> Option<Box<dyn PlacementPolicy + Send>> {
+        Some(Box::new(self.clone()))
     }
 
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {
@@ -115,6 +126,10 @@ impl RandomPlacement {
 impl PlacementPolicy for RandomPlacement {
     fn name(&self) -> &str {
         "random"
+    }
+
+    fn copy_if_oblivious(&self) -> Option<Box<dyn PlacementPolicy + Send>> {
+        Some(Box::new(self.clone()))
     }
 
     fn place(&mut self, _req: &Request, view: &dyn WorkerView) -> Placement {

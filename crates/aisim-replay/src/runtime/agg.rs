@@ -9,6 +9,7 @@ use super::driver::{Front, Topology};
 use super::pool::{Entry, Pool, Role};
 use super::scaler::{Recent, Scaler};
 use super::workers::Workers;
+use crate::call_log as calls;
 use crate::error::ReplayError;
 use crate::event::EventKind;
 use crate::policy::PlacementPolicy;
@@ -59,6 +60,11 @@ impl Topology for AggTopology {
             let EventKind::PassComplete { worker } = ev.kind else {
                 unreachable!("the pass heap holds pass completions only")
             };
+            if let Some(log) = front.collector.log() {
+                let key = calls::key(front.now, calls::FINISH, u64::from(worker));
+                log.begin(key);
+                self.pool.segment = key;
+            }
             self.pool.finish_pass(front, worker, &mut *self.placement);
             if let Some(s) = &mut self.scaler {
                 s.stop_if_empty(front.now, &mut self.pool, worker);
@@ -73,6 +79,12 @@ impl Topology for AggTopology {
         req: Cow<'_, Request>,
     ) -> Result<Result<(), RejectReason>, ReplayError> {
         let at = self.pool.place_arrival(front, &mut *self.placement, &req)?;
+        if let Some(log) = front.collector.log() {
+            if !log.owns(at.worker) {
+                return Ok(Ok(())); // another part's worker serves it
+            }
+            self.pool.segment = log.key();
+        }
         self.pool.add(at, &req, Entry::Whole)
     }
 

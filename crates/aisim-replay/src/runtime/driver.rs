@@ -21,6 +21,7 @@ use aisim_core::{RejectReason, Request, SimDuration, SimTime};
 
 use super::slots::Slots;
 use super::ReplayObserver;
+use crate::call_log as calls;
 use crate::collector::{Collected, CollectorOptions, Dispatch, Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
@@ -127,16 +128,7 @@ impl<'a> Front<'a> {
         Front {
             spec,
             heap: EventHeap::default(),
-            // Without a timeout, drain or stop time every dispatched request that
-            // is not rejected completes, so token gaps can be pooled at once.
-            collector: TraceCollector::new(CollectorOptions {
-                every_request_completes: d.timeout_s.is_none()
-                    && d.drain_s.is_none()
-                    && d.max_sim_time_s.is_none(),
-                sla: spec.sla.clone(),
-                frontend_ns: spec.frontend.ns(),
-                ..options
-            }),
+            collector: run_collector(spec, options),
             keep_offers: workload.may_have_sessions(),
             in_flight: HashMap::new(),
             pending_turns: Slots::default(),
@@ -329,8 +321,12 @@ impl<'a> Front<'a> {
         let req = &offer.request;
         let id = req.id.0;
         let d = &self.spec.discipline;
-        let in_cohort =
-            req.arrival >= self.warmup_s && self.collector.dispatched_count() >= d.warmup_requests;
+        let dispatched = self.collector.dispatched_count();
+        if let Some(log) = self.collector.log() {
+            log.begin(calls::key(now, calls::DISPATCH, dispatched));
+            log.note_remaining(self.workload.remaining());
+        }
+        let in_cohort = req.arrival >= self.warmup_s && dispatched >= d.warmup_requests;
         self.collector.dispatched(Dispatch {
             id,
             session: req.session.map(|s| s.0),
@@ -435,6 +431,21 @@ impl<'a> Front<'a> {
     }
 }
 
+/// The collector of a run of `spec`, set up by `options`.
+pub(crate) fn run_collector(spec: &ReplaySpec, options: CollectorOptions) -> TraceCollector {
+    let d = &spec.discipline;
+    TraceCollector::new(CollectorOptions {
+        // Without a timeout, drain or stop time every dispatched request that
+        // is not rejected completes, so token gaps can be pooled at once.
+        every_request_completes: d.timeout_s.is_none()
+            && d.drain_s.is_none()
+            && d.max_sim_time_s.is_none(),
+        sla: spec.sla.clone(),
+        frontend_ns: spec.frontend.ns(),
+        ..options
+    })
+}
+
 /// The loop over one topology.
 pub(crate) struct Runtime<'a, T: Topology> {
     front: Front<'a>,
@@ -463,6 +474,12 @@ impl<'a, T: Topology> Runtime<'a, T> {
         }
     }
 
+    /// Records the collector's calls in `log` instead of making them (a part
+    /// of a split run, see `split.rs`).
+    pub fn record_calls(&mut self, log: crate::call_log::CallLog) {
+        self.front.collector = TraceCollector::recording(log);
+    }
+
     /// Hands records to the observer as requests end.
     pub fn set_stream_records(&mut self, on: bool) {
         self.stream_records = on;
@@ -483,7 +500,7 @@ impl<'a, T: Topology> Runtime<'a, T> {
         mut self,
         observer: &mut dyn ReplayObserver,
     ) -> Result<(Collected, RunTotals), ReplayError> {
-        let mut last_progress = 0;
+        let mut checks = StepChecks::new(self.stream_records);
         // A caller's cancel flag (aisim_core::cancel), checked between passes.
         let cancel = aisim_core::cancel::current();
         let front = &mut self.front;
@@ -517,23 +534,19 @@ impl<'a, T: Topology> Runtime<'a, T> {
             front.dispatch_due_roots(topo)?;
             let horizon = self.fast_forward.then(|| front.horizon());
             topo.start_passes(front, horizon)?;
-            if self.stream_records && front.collector.ended_held() >= RECORD_BATCH {
-                observer
-                    .records(&front.collector.take_ended())
-                    .map_err(ReplayError::Output)?;
-            }
-            let n = front.collector.dispatched_count();
-            if n >= last_progress + PROGRESS_EVERY {
-                last_progress = n;
-                observer.progress(n, front.workload.remaining());
-            }
+            let workload = &front.workload;
+            checks.after_step(&mut front.collector, observer, || workload.remaining())?;
         }
         observer.finished();
         let mut front = self.front;
         if let Some(e) = front.workload.take_failure() {
             return Err(e);
         }
-        let end = front.now.max(front.latest);
+        let mut end = front.now.max(front.latest);
+        if let Some(log) = front.collector.log() {
+            // A part of a split run: the run ends when its last part does.
+            end = log.agree_end(end).ok_or(ReplayError::Cancelled)?;
+        }
         let not_offered = front.workload.remaining() + front.pending_turns.len() as u64;
         let totals = RunTotals {
             end_ns: end.0,
@@ -548,17 +561,70 @@ impl<'a, T: Topology> Runtime<'a, T> {
             source: String::new(),
             policies: Default::default(),
         };
-        if !self.stream_records {
-            return Ok((front.collector.finish(end.0), totals));
-        }
-        observer
-            .records(&front.collector.take_ended())
-            .map_err(ReplayError::Output)?;
-        let mut collected = front.collector.finish(end.0);
-        observer
-            .records(&std::mem::take(&mut collected.records))
-            .map_err(ReplayError::Output)?;
+        let collected = hand_over(front.collector, self.stream_records, observer, end)?;
         Ok((collected, totals))
+    }
+
+    /// Whether workers run ahead between global events (see `set_fast_forward`).
+    pub fn fast_forward(&self) -> bool {
+        self.fast_forward
+    }
+}
+
+/// The collector's results at the run's `end`; with `stream`, the records
+/// still held go to the observer (the ended ones, then those in flight).
+pub(crate) fn hand_over(
+    mut collector: TraceCollector,
+    stream: bool,
+    observer: &mut dyn ReplayObserver,
+    end: SimTime,
+) -> Result<Collected, ReplayError> {
+    if !stream {
+        return Ok(collector.finish(end.0));
+    }
+    observer
+        .records(&collector.take_ended())
+        .map_err(ReplayError::Output)?;
+    let mut collected = collector.finish(end.0);
+    observer
+        .records(&std::mem::take(&mut collected.records))
+        .map_err(ReplayError::Output)?;
+    Ok(collected)
+}
+
+/// The checks the loop makes after each step: streams ended records once a
+/// batch of them is held, and reports progress now and then.
+pub(crate) struct StepChecks {
+    stream_records: bool,
+    last_progress: u64,
+}
+
+impl StepChecks {
+    pub fn new(stream_records: bool) -> StepChecks {
+        StepChecks {
+            stream_records,
+            last_progress: 0,
+        }
+    }
+
+    /// After a step: `remaining` requests are still to be offered.
+    pub fn after_step(
+        &mut self,
+        collector: &mut TraceCollector,
+        observer: &mut dyn ReplayObserver,
+        remaining: impl FnOnce() -> u64,
+    ) -> Result<(), ReplayError> {
+        if self.stream_records && collector.ended_held() >= RECORD_BATCH {
+            observer
+                .records(&collector.take_ended())
+                .map_err(ReplayError::Output)?;
+        }
+        let n = collector.dispatched_count();
+        if n >= self.last_progress + PROGRESS_EVERY {
+            self.last_progress = n;
+            observer.progress(n, remaining());
+        }
+        Ok(())
     }
 }
 

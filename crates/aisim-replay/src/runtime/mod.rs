@@ -6,12 +6,14 @@ mod driver;
 mod pool;
 mod scaler;
 mod slots;
+mod split;
 mod workers;
 
 pub(crate) use agg::AggTopology;
 pub(crate) use disagg::DisaggTopology;
 pub(crate) use driver::{Runtime, Topology};
 pub(crate) use scaler::Scaler;
+pub(crate) use split::{run_split, SplitParts};
 pub(crate) use workers::{EngineFactory, Workers};
 
 /// Hooks for progress display and streamed per-request records; the loop

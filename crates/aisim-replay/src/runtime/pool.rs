@@ -9,6 +9,7 @@ use aisim_core::{
 
 use super::driver::Front;
 use super::workers::{KvSampler, Workers};
+use crate::call_log as calls;
 use crate::collector::{Outcome, TraceCollector};
 use crate::error::ReplayError;
 use crate::event::{EventHeap, EventKind};
@@ -129,6 +130,9 @@ pub(crate) struct Pool {
     /// Per worker, KV transfers under way from or to it (disaggregated
     /// pools; grown on first use).
     transfers: Vec<u32>,
+    /// In a part of a split run: the call-log segment under way, which
+    /// orders the workers it wakes (see `calls.rs`).
+    pub segment: u128,
 }
 
 impl Pool {
@@ -157,6 +161,7 @@ impl Pool {
             dirty_spare: Vec::new(),
             prefilled: Vec::new(),
             transfers: Vec::new(),
+            segment: 0,
         }
     }
 
@@ -357,6 +362,7 @@ impl Pool {
         let worker = self.workers.get_mut(w);
         if !worker.dirty {
             worker.dirty = true;
+            worker.woke = self.segment;
             self.dirty.push(w);
         }
     }
@@ -379,6 +385,10 @@ impl Pool {
         let spare = std::mem::take(&mut self.dirty_spare);
         let mut dirty = std::mem::replace(&mut self.dirty, spare);
         for &w in &dirty {
+            if let Some(log) = front.collector.log() {
+                let woke = self.workers.get_mut(w).woke;
+                log.begin(calls::key(now, calls::START, calls::woken_order(woke)));
+            }
             let mut at = now;
             loop {
                 let worker = self.workers.get_mut(w);

@@ -22,6 +22,9 @@ pub(crate) struct Worker {
     pub(super) engine: Engine,
     pub(super) busy: bool,
     pub(super) dirty: bool,
+    /// In a part of a split run: the call-log segment that woke it (marked
+    /// it dirty), which orders its passes' segment (see `calls.rs`).
+    pub(super) woke: u128,
     pub(super) pass_start: SimTime,
     pub(super) kv: KvSampler,
 }
@@ -309,6 +312,7 @@ impl Workers {
             engine,
             busy: false,
             dirty: false,
+            woke: 0,
             pass_start: SimTime::ZERO,
         });
         // Amortized O(1): the lowest unused worker only moves up.

@@ -12,6 +12,7 @@ pub(crate) use clock::ms_to_duration;
 pub use demo::{demo_trace, DEMO_TRACE_NAME};
 pub use source::{Offer, Workload};
 pub use synthetic::SyntheticWorkload;
+pub(crate) use trace_source::trace_rows;
 pub use trace_source::TraceWorkload;
 
 use crate::error::ReplayError;
@@ -63,6 +64,17 @@ pub fn build_workload_with(
             Box::new(SyntheticWorkload::new(s.clone(), spec.seed, speedup))
         }
     })
+}
+
+/// Whether `spec`'s workload, from `trace` when it reads one, may have
+/// sessions (`Workload::may_have_sessions`), judged without building it:
+/// a trace with any session or parent id counts.
+pub(crate) fn may_have_sessions(spec: &ReplaySpec, trace: Option<&TraceData>) -> bool {
+    match (&spec.workload, trace) {
+        (WorkloadSpec::Synthetic(s), _) => s.turns > 1,
+        (_, Some(t)) => trace_source::may_link_sessions(&t.records),
+        (_, None) => true,
+    }
 }
 
 /// Reads a trace inside a `load_trace` span and logs what it read.

@@ -282,13 +282,27 @@ impl Workload for TraceWorkload {
     }
 
     fn trace_rows(&self) -> Option<TraceRows> {
-        let rows = self.records.iter().map(|r| TraceRow {
-            line: r.line as u64,
-            chat_id: r.chat_id,
-            session_id: r
-                .session
-                .and_then(|s| self.session_names.get(s as usize).cloned()),
-        });
-        Some(TraceRows(rows.collect()))
+        Some(trace_rows(&self.records, &self.session_names))
     }
+}
+
+/// The rows requests come from, by request id (a trace workload's ids are
+/// its records' indices).
+pub(crate) fn trace_rows(records: &[TraceRecord], session_names: &[Arc<str>]) -> TraceRows {
+    let rows = records.iter().map(|r| TraceRow {
+        line: r.line as u64,
+        chat_id: r.chat_id,
+        session_id: r
+            .session
+            .and_then(|s| session_names.get(s as usize).cloned()),
+    });
+    TraceRows(rows.collect())
+}
+
+/// Whether a trace workload of `records` may link turns into sessions
+/// (judged without building it: any session or parent id counts).
+pub(crate) fn may_link_sessions(records: &[TraceRecord]) -> bool {
+    records
+        .iter()
+        .any(|r| r.session.is_some() || r.parent_chat_id.is_some_and(|p| p >= 0))
 }
