@@ -422,7 +422,7 @@ impl KvBlockPool {
             ));
         }
         // See `make_lru_room`.
-        if self.lru.len() > 8 * self.capacity as usize + 4 * LRU_SLACK {
+        if self.lru.len() > self.lru_limit() {
             return Err("LRU queue was not compacted".into());
         }
         let in_use = self.blocks.iter().filter(|m| m.ref_count() > 0).count() as u32;
@@ -498,19 +498,30 @@ impl KvBlockPool {
         self.lru.push(b);
     }
 
-    /// Before the queue grows: drops its taken entries when they are half
+    /// The most entries the queue holds: twice the pool, plus slack.
+    fn lru_limit(&self) -> usize {
+        2 * self.capacity as usize + 4 * LRU_SLACK
+    }
+
+    /// When the queue is full: drops its taken entries when they are half
     /// of it (positions stay), else its stale ones when they outnumber the
-    /// cached blocks (plus `LRU_SLACK`), else lets it grow. So it holds at
-    /// most eight times the most blocks ever cached (plus slack): at most
-    /// eight times the pool.
+    /// cached blocks (plus `LRU_SLACK`) or the queue is at its limit, else
+    /// lets it grow (doubling, up to the limit, so its pages are only
+    /// those it uses). Each way frees half the queue or doubles it, so a
+    /// push costs O(1) amortized. At the limit, the live entries (one per
+    /// cached block) are at most half of it.
     #[cold]
     fn make_lru_room(&mut self) {
-        if 2 * self.lru_head >= self.lru.len() && self.lru_head > 0 {
+        let (len, limit) = (self.lru.len(), self.lru_limit());
+        if 2 * self.lru_head >= len && self.lru_head > 0 {
             self.lru.drain(..self.lru_head);
             self.lru_base += self.lru_head as u64;
             self.lru_head = 0;
-        } else if self.lru.len() - self.lru_head >= 2 * self.cached as usize + LRU_SLACK {
+        } else if len - self.lru_head >= 2 * self.cached as usize + LRU_SLACK || len >= limit {
             self.compact_lru();
+        } else {
+            let grown = (2 * len).clamp(len + 1, limit);
+            self.lru.reserve_exact(grown - len);
         }
     }
 
@@ -599,7 +610,7 @@ mod tests {
             if round % 97 == 0 {
                 pool.check_invariants().unwrap();
             }
-            assert!(pool.lru.len() <= 8 * 4 + 4 * LRU_SLACK, "round {round}");
+            assert!(pool.lru.len() <= pool.lru_limit(), "round {round}");
         }
         pool.check_invariants().unwrap();
         // Least recently used first: 0, 2, 3, then the block hit last.
@@ -624,7 +635,7 @@ mod tests {
             }
             if round % 1000 == 999 {
                 pool.check_invariants().unwrap();
-                assert!(pool.lru.len() <= 8 * 3000 + 4 * LRU_SLACK, "round {round}");
+                assert!(pool.lru.capacity() <= pool.lru_limit(), "round {round}");
             }
         }
         // The last 1,500 rounds' contents are cached, the earlier ones gone.
