@@ -25,9 +25,10 @@ pub(crate) const DISPATCH: u128 = 2;
 pub(crate) const START: u128 = 3;
 
 /// Calls a batch holds before it goes to the merge.
-const BATCH_CALLS: usize = 4096;
-/// Token ids a batch holds before it goes.
-const BATCH_IDS: usize = 1 << 16;
+const BATCH_CALLS: usize = 2048;
+/// Token ids (or pass ends) a batch holds before it goes: with the calls,
+/// about 100 KiB a batch.
+const BATCH_IDS: usize = 4096;
 
 /// A segment key: `at`, then `phase`, then `order` (below 2^62).
 #[inline]
@@ -54,8 +55,9 @@ pub(crate) fn key_time(key: u128) -> u64 {
 /// One collector call.
 #[derive(Debug, Clone)]
 pub(crate) enum Call {
-    /// `dispatched`, with the requests the part's workload still had to offer.
-    Dispatched(Dispatch, u64),
+    /// `dispatched`, with the requests the part's workload still had to
+    /// offer (boxed: most calls are much smaller).
+    Dispatched(Box<(Dispatch, u64)>),
     Placed {
         id: u64,
         worker: u32,
@@ -106,7 +108,9 @@ impl Batch {
     }
 
     fn is_full(&self) -> bool {
-        self.calls.len() >= BATCH_CALLS || self.ids.len() >= BATCH_IDS
+        self.calls.len() >= BATCH_CALLS
+            || self.ids.len() >= BATCH_IDS
+            || self.ends.len() >= BATCH_IDS
     }
 
     /// The calls of segment `s`.
@@ -251,7 +255,7 @@ impl CallLog {
             return;
         }
         if let Some(d) = self.pending.take() {
-            self.push(Call::Dispatched(d, self.remaining));
+            self.push(Call::Dispatched(Box::new((d, self.remaining))));
         }
         self.push(Call::Placed { id, worker, rank });
     }

@@ -188,16 +188,14 @@ impl<C: ReplayComposition> Replayer<C> {
             timing: timing_name,
             decode_timing: None,
         };
-        let rows = match (&workload, &split) {
+        let rows = || match (&workload, &loaded) {
             (Some(w), _) => w.trace_rows(),
-            (None, Some(_)) => loaded
-                .as_ref()
-                .map(|t| trace_rows(&t.records, &t.session_names)),
-            (None, _) => None,
+            (None, Some(t)) => Some(trace_rows(&t.records, &t.session_names)),
+            (None, None) => None,
         };
         let options = CollectorOptions {
             keep_records: self.keep_records,
-            trace_rows: self.keep_records.then(|| rows.map(Arc::new)).flatten(),
+            trace_rows: self.keep_records.then(|| rows().map(Arc::new)).flatten(),
             exact_limit: self.exact_limit,
             ..CollectorOptions::default()
         };
@@ -215,7 +213,13 @@ impl<C: ReplayComposition> Replayer<C> {
                             &spec.engine,
                             placement,
                         );
-                        Ok((topo, build_workload_with(spec, trace.as_deref())?))
+                        let workload: Box<dyn Workload> = match &trace {
+                            Some(t) => {
+                                Box::new(TraceWorkload::shared(t.clone(), spec.admission.speedup)?)
+                            }
+                            None => build_workload_with(spec, None)?,
+                        };
+                        Ok((topo, workload))
                     };
                     let parts = SplitParts {
                         spec,

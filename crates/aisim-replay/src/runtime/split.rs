@@ -29,7 +29,7 @@ use crate::workload::Workload;
 
 /// Parts of a split run.
 const PARTS: u32 = 2;
-/// Batches a part may have queued for the merge (each a few thousand
+/// Batches a part may have queued for the merge (each up to a few thousand
 /// calls): bounds memory whatever the run's size.
 const QUEUED_BATCHES: usize = 4;
 
@@ -121,8 +121,8 @@ impl Stream {
         let b = &self.batch;
         let mut remaining = None;
         for call in b.calls_of(self.next) {
-            if let Call::Dispatched(_, r) = call {
-                remaining = Some(*r);
+            if let Call::Dispatched(d) = call {
+                remaining = Some(d.1);
             }
             make(b, call, collector);
         }
@@ -134,7 +134,7 @@ impl Stream {
 /// Makes `call`, of `batch`, on `collector`.
 fn make(batch: &Batch, call: &Call, collector: &mut TraceCollector) {
     match call {
-        Call::Dispatched(d, _) => collector.dispatched(*d),
+        Call::Dispatched(d) => collector.dispatched(d.0),
         &Call::Placed { id, worker, rank } => collector.placed(id, worker, rank),
         Call::Rejected { id, at, reason } => collector.rejected(*id, *at, reason),
         &Call::Admitted {

@@ -30,6 +30,10 @@ pub struct TraceWorkload {
     skipped: u64,
     notes: TraceNotes,
     session_names: Vec<Arc<str>>,
+    /// When the records' hash ids stay in a trace shared with others (the
+    /// parts of a split run): each request copies its own as it is offered,
+    /// and drops them once its engine has hashed them.
+    shared: Option<Arc<TraceData>>,
 }
 
 /// Each session's turns, if every think time were taken in full one after the
@@ -219,7 +223,40 @@ impl TraceWorkload {
             skipped: trace.skipped_failed,
             notes: trace.notes,
             session_names: trace.session_names,
+            shared: None,
         })
+    }
+
+    /// A workload of `trace`, shared with others: its requests' hash ids are
+    /// copied from it as they are offered, not all at once.
+    pub fn shared(trace: Arc<TraceData>, speedup: f64) -> Result<TraceWorkload, ReplayError> {
+        let records = trace
+            .records
+            .iter()
+            .map(|r| TraceRecord {
+                hash_ids: Vec::new(),
+                line: r.line,
+                timestamp_ms: r.timestamp_ms,
+                input_length: r.input_length,
+                output_length: r.output_length,
+                session: r.session,
+                chat_id: r.chat_id,
+                parent_chat_id: r.parent_chat_id,
+                think_ms: r.think_ms,
+            })
+            .collect();
+        let without_ids = TraceData {
+            path: trace.path.clone(),
+            format: trace.format,
+            trace_block_size: trace.trace_block_size,
+            records,
+            skipped_failed: trace.skipped_failed,
+            notes: trace.notes,
+            session_names: trace.session_names.clone(),
+        };
+        let mut w = TraceWorkload::new(without_ids, speedup)?;
+        w.shared = Some(trace);
+        Ok(w)
     }
 
     fn offer(&mut self, idx: u32, turn: u32, prev: Option<u32>) -> Offer {
@@ -231,8 +268,11 @@ impl TraceWorkload {
             arrival: self.planned[i],
             input_length: r.input_length,
             output_length: r.output_length,
-            // Each row is handed out once: take its ids instead of copying them.
-            hash_ids: std::mem::take(&mut r.hash_ids),
+            hash_ids: match &self.shared {
+                Some(t) => t.records[i].hash_ids.clone(),
+                // Each row is handed out once: take its ids instead of copying them.
+                None => std::mem::take(&mut r.hash_ids),
+            },
             trace_block_size: self.trace_block_size,
             session: self.session_of[i].map(SessionId),
         };
