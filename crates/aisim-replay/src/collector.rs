@@ -184,6 +184,7 @@ impl TraceCollector {
 
     /// The placement policy expected `tokens` of its prompt to be cached there.
     pub fn expected_cached(&mut self, id: u64, tokens: u32) {
+        debug_assert!(self.log.is_none(), "not recorded in a split run's part");
         if let Some(r) = self.get(id) {
             r.expected_cached_tokens = Some(tokens);
         }
@@ -192,6 +193,7 @@ impl TraceCollector {
     /// Its prefill ended and its KV (`tokens` prompt tokens of it) is sent
     /// to decode worker `worker`.
     pub fn handed_off(&mut self, id: u64, worker: u32, tokens: u32) {
+        debug_assert!(self.log.is_none(), "not recorded in a split run's part");
         if let Some(r) = self.get(id) {
             r.decode_worker = Some(worker);
             r.kv_transfer_tokens = Some(tokens);
@@ -384,11 +386,13 @@ impl TraceCollector {
 
     /// The worker a request in flight was placed on.
     pub fn worker_of(&self, id: u64) -> Option<u32> {
+        debug_assert!(self.log.is_none(), "not recorded in a split run's part");
         self.live.get(id).and_then(RequestRecord::worker)
     }
 
     /// The decode worker a request in flight was handed to, if any.
     pub fn decode_worker_of(&self, id: u64) -> Option<u32> {
+        debug_assert!(self.log.is_none(), "not recorded in a split run's part");
         self.live.get(id).and_then(|r| r.decode_worker)
     }
 
@@ -399,6 +403,7 @@ impl TraceCollector {
 
     /// Whether it is in flight (dispatched, not ended).
     pub fn in_flight(&self, id: u64) -> bool {
+        debug_assert!(self.log.is_none(), "not recorded in a split run's part");
         self.live.get(id).is_some()
     }
 

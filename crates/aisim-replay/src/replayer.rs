@@ -213,11 +213,11 @@ impl<C: ReplayComposition> Replayer<C> {
                             &spec.engine,
                             placement,
                         );
-                        let workload: Box<dyn Workload> = match &trace {
-                            Some(t) => {
+                        let workload: Box<dyn Workload> = match (&spec.workload, &trace) {
+                            (WorkloadSpec::Demo | WorkloadSpec::Trace { .. }, Some(t)) => {
                                 Box::new(TraceWorkload::shared(t.clone(), spec.admission.speedup)?)
                             }
-                            None => build_workload_with(spec, None)?,
+                            _ => build_workload_with(spec, None)?,
                         };
                         Ok((topo, workload))
                     };
@@ -359,7 +359,8 @@ impl<C: ReplayComposition> Replayer<C> {
             return Ok((None, loaded));
         };
         let ticks = scaling.first_tick().is_some();
-        if !self.split || !SplitParts::applies(spec, workers, ticks) {
+        // With fast-forward off the run checks exactly that: one loop.
+        if !self.split || !self.fast_forward || !SplitParts::applies(spec, workers, ticks) {
             return Ok((None, loaded));
         }
         let copies = [placement.copy_if_oblivious(), placement.copy_if_oblivious()];

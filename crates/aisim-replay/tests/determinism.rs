@@ -113,6 +113,11 @@ fn fast_forward_changes_nothing_but_speed() {
     );
 }
 
+/// Whether a run may split here (it needs two cores).
+fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
 /// Records as the observer gets them, in order.
 #[derive(Default)]
 struct Streamed(Vec<String>);
@@ -183,7 +188,7 @@ fn a_split_run_changes_nothing_but_speed() {
                 spec.workload
             );
             let on = Replayer::new(spec.clone(), SpecComposition).unwrap();
-            assert!(on.would_split().unwrap(), "{what}");
+            assert_eq!(on.would_split().unwrap(), two_cores(), "{what}");
             let off = || {
                 Replayer::new(spec.clone(), SpecComposition)
                     .unwrap()
@@ -228,7 +233,13 @@ fn runs_that_workers_can_affect_between_arrivals_stay_on_one_loop() {
             .would_split()
             .unwrap()
     };
-    assert!(would(&base));
+    assert_eq!(would(&base), two_cores());
+    let mut off = Replayer::new(base.clone(), SpecComposition)
+        .unwrap()
+        .with_fast_forward(false);
+    assert!(!off.would_split().unwrap(), "fast-forward off");
+    off = off.with_fast_forward(true).with_split(false);
+    assert!(!off.would_split().unwrap(), "split off");
     let mut one = base.clone();
     one.topology = TopologySpec::Aggregated { workers: 1 };
     let mut timeout = base.clone();
@@ -263,7 +274,7 @@ fn a_cancelled_split_run_stops() {
     use aisim_replay::{ReplayError, Replayer};
     let spec = trace_spec(fixture("traces/mooncake_small.jsonl"), 4, 1.0, 1.0);
     let replayer = Replayer::new(spec, SpecComposition).unwrap();
-    assert!(replayer.would_split().unwrap());
+    assert_eq!(replayer.would_split().unwrap(), two_cores());
     let set = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
         true,
     )));

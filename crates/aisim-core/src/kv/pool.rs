@@ -507,9 +507,10 @@ impl KvBlockPool {
     /// of it (positions stay), else its stale ones when they outnumber the
     /// cached blocks (plus `LRU_SLACK`) or the queue is at its limit, else
     /// lets it grow (doubling, up to the limit, so its pages are only
-    /// those it uses). Each way frees half the queue or doubles it, so a
-    /// push costs O(1) amortized. At the limit, the live entries (one per
-    /// cached block) are at most half of it.
+    /// those it uses). Each way frees half the queue or doubles it (the
+    /// last time, up to the limit), so a push costs O(1) amortized. At the
+    /// limit, the live entries (one per cached block) are at most half of
+    /// it.
     #[cold]
     fn make_lru_room(&mut self) {
         let (len, limit) = (self.lru.len(), self.lru_limit());

@@ -131,7 +131,7 @@ pub(crate) struct Pool {
     /// pools; grown on first use).
     transfers: Vec<u32>,
     /// In a part of a split run: the call-log segment under way, which
-    /// orders the workers it wakes (see `calls.rs`).
+    /// orders the workers it wakes (see `call_log.rs`).
     pub segment: u128,
 }
 

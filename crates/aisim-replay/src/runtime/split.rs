@@ -1,7 +1,7 @@
 //! A split run: the workers divided between two threads ("parts"). Each
 //! part runs the ordinary loop over every arrival but serves only its own
 //! workers (worker w is part w mod 2's), and records its collector calls
-//! (`calls.rs`); this thread makes them on the run's collector in the order
+//! (`call_log.rs`); this thread makes them on the run's collector in the order
 //! one loop over every worker would. The report and the records are
 //! byte-identical to the single loop's (a test compares them); only the
 //! engines' work, most of a replay's, is shared between two cores.
@@ -9,7 +9,9 @@
 //! It applies only when no worker can affect another between arrivals and
 //! the placement is a function of the arrival sequence alone
 //! (`SplitParts::applies`): then each part makes, for its workers, exactly
-//! the engine calls the single loop makes, at the same steps.
+//! the engine calls the single loop makes, at the same steps. The parts
+//! share the timing model (`TimingModel` is `Sync`): a model must be a pure
+//! function of its inputs, as the built-in ones are.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -67,6 +69,15 @@ impl SplitParts<'_> {
             && d.max_sim_time_s.is_none()
             && !aisim_core::thread_pool::on_pool_thread()
             && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    }
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -169,6 +180,9 @@ pub(crate) fn run_split(
     let stop = Arc::new(AtomicBool::new(false));
     let mut collector = run_collector(spec, options);
     std::thread::scope(|scope| {
+        // Set on the way out however it goes (a panic here included), so
+        // that no part simulates on for nothing.
+        let _stop_parts = StopOnDrop(&stop);
         let mut streams = Vec::new();
         let mut handles = Vec::new();
         for (part, placement) in (0..PARTS).zip(parts.placements) {
@@ -229,9 +243,14 @@ pub(crate) fn run_split(
         let mut parts_totals = Vec::new();
         let mut failure = merged.err();
         for h in handles {
-            let part = h.join().unwrap_or_else(|_| {
+            let part = h.join().unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
                 Err(ReplayError::Internal {
-                    reason: "a replay thread panicked".into(),
+                    reason: format!("a replay thread panicked: {what}"),
                 })
             });
             match part {
@@ -270,6 +289,9 @@ fn merge(
     observer: &mut dyn ReplayObserver,
     cancel: &Option<Arc<AtomicBool>>,
 ) -> Result<(), ReplayError> {
+    if aisim_core::cancel::is_set(cancel) {
+        return Err(ReplayError::Cancelled);
+    }
     let mut checks = StepChecks::new(stream_records);
     let mut step = None;
     let mut remaining = u64::MAX;

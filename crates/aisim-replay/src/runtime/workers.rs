@@ -23,7 +23,7 @@ pub(crate) struct Worker {
     pub(super) busy: bool,
     pub(super) dirty: bool,
     /// In a part of a split run: the call-log segment that woke it (marked
-    /// it dirty), which orders its passes' segment (see `calls.rs`).
+    /// it dirty), which orders its passes' segment (see `call_log.rs`).
     pub(super) woke: u128,
     pub(super) pass_start: SimTime,
     pub(super) kv: KvSampler,
