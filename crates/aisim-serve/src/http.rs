@@ -180,6 +180,29 @@ async fn chunk(
     }
 }
 
+/// Bytes of a refused body read on and dropped before the refusal is sent:
+/// a client still sending a body a little over the limit then reads the 413
+/// instead of a broken connection (a larger one is cut off after this).
+const DRAIN_BYTES: u64 = 1 << 20;
+
+/// Reads and drops the rest of a refused body, up to `DRAIN_BYTES` and
+/// for `idle` at most in all.
+async fn drain(
+    stream: &mut (impl futures_util::Stream<Item = Result<Bytes, axum::Error>> + Unpin),
+    idle: std::time::Duration,
+) {
+    let rest = async {
+        let mut drained = 0u64;
+        while drained <= DRAIN_BYTES {
+            match stream.next().await {
+                Some(Ok(b)) => drained += b.len() as u64,
+                _ => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(idle, rest).await;
+}
+
 fn too_large(limit: u64) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -196,6 +219,7 @@ async fn read_json<T: serde::de::DeserializeOwned>(
     let mut bytes = Vec::new();
     while let Some(b) = chunk(&mut stream, idle).await? {
         if bytes.len() + b.len() > MAX_JSON_BYTES {
+            drain(&mut stream, idle).await;
             return Err(too_large(MAX_JSON_BYTES as u64));
         }
         bytes.extend_from_slice(&b);
@@ -233,6 +257,7 @@ async fn upload(
         while let Some(b) = chunk(&mut stream, s.client_timeout).await? {
             size += b.len() as u64;
             if size > s.max_upload {
+                drain(&mut stream, s.client_timeout).await;
                 return Err(too_large(s.max_upload));
             }
             file.write_all(&b)
