@@ -262,14 +262,21 @@ def test_bad_flags_raise_value_error_with_the_clis_message():
 
 def interrupted_within(seconds, call):
     """Sends SIGINT after 0.5 s; the call must raise KeyboardInterrupt, and
-    return (its job stopped: the module waits for it) within `seconds`."""
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    started = time.monotonic()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        call()
-    timer.join()
-    assert time.monotonic() - started < seconds
+    return (its job stopped: the module waits for it) within `seconds`.
+    Python's own Ctrl-C handler is put in place for the call: a shell that
+    starts a job in the background (`.ci/run &`) starts it with SIGINT
+    ignored, and Python then leaves it ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            call()
+        timer.join()
+        assert time.monotonic() - started < seconds
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_interrupts_a_long_replay():
