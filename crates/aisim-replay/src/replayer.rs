@@ -428,6 +428,9 @@ fn workload_of_loaded(
     spec: &ReplaySpec,
     trace: Arc<TraceData>,
 ) -> Result<Box<dyn Workload>, ReplayError> {
+    if matches!(spec.workload, WorkloadSpec::Synthetic(_)) {
+        return build_workload_with(spec, None); // generated: no trace
+    }
     match Arc::try_unwrap(trace) {
         Ok(t) => Ok(Box::new(TraceWorkload::new(t, spec.admission.speedup)?)),
         Err(shared) => build_workload_with(spec, Some(&shared)),
