@@ -20,8 +20,8 @@ use crate::runtime::{
 use crate::spec::{PoolPlan, ReplaySpec, TopologySpec, WorkloadSpec};
 use crate::trace::TraceData;
 use crate::workload::{
-    build_workload_with, load_trace, may_have_sessions, ms_to_duration, trace_rows, TraceWorkload,
-    Workload, DEMO_TRACE_NAME,
+    load_trace, may_have_sessions, ms_to_duration, trace_rows, workload_of_loaded, Workload,
+    DEMO_TRACE_NAME,
 };
 
 /// A finished replay: the report and, when asked for, every request's record.
@@ -169,13 +169,9 @@ impl<C: ReplayComposition> Replayer<C> {
         let placement = self.composition.placement(spec);
         let scaling = self.composition.scaling(spec);
         let (split, mut loaded) = self.split_plan(&*placement, &*scaling)?;
-        let workload = match (&split, loaded.take()) {
-            (Some(_), trace) => {
-                loaded = trace;
-                None
-            }
-            (None, Some(t)) => Some(workload_of_loaded(spec, t)?),
-            (None, None) => Some(build_workload_with(spec, None)?),
+        let workload = match split {
+            Some(_) => None,
+            None => Some(workload_of_loaded(spec, loaded.take(), false)?),
         };
         tracing::info!(
             source = %source,
@@ -213,13 +209,7 @@ impl<C: ReplayComposition> Replayer<C> {
                             &spec.engine,
                             placement,
                         );
-                        let workload: Box<dyn Workload> = match (&spec.workload, &trace) {
-                            (WorkloadSpec::Demo | WorkloadSpec::Trace { .. }, Some(t)) => {
-                                Box::new(TraceWorkload::shared(t.clone(), spec.admission.speedup)?)
-                            }
-                            _ => build_workload_with(spec, None)?,
-                        };
-                        Ok((topo, workload))
+                        Ok((topo, workload_of_loaded(spec, trace.clone(), true)?))
                     };
                     let parts = SplitParts {
                         spec,
@@ -420,19 +410,4 @@ fn pool_workers(
     let (config, timing) = (engine.clone(), timing.clone());
     let make: EngineFactory = Box::new(move || Ok(Engine::new(config.clone(), timing.clone())?));
     Ok(Workers::new(count, first, make))
-}
-
-/// The workload of `spec` from its trace, read already (moved out of the
-/// `Arc` when nothing else holds it: no copy).
-fn workload_of_loaded(
-    spec: &ReplaySpec,
-    trace: Arc<TraceData>,
-) -> Result<Box<dyn Workload>, ReplayError> {
-    if matches!(spec.workload, WorkloadSpec::Synthetic(_)) {
-        return build_workload_with(spec, None); // generated: no trace
-    }
-    match Arc::try_unwrap(trace) {
-        Ok(t) => Ok(Box::new(TraceWorkload::new(t, spec.admission.speedup)?)),
-        Err(shared) => build_workload_with(spec, Some(&shared)),
-    }
 }

@@ -66,6 +66,30 @@ pub fn build_workload_with(
     })
 }
 
+/// `spec`'s workload from its trace, read already (`loaded`; read now when
+/// `None`): moved out of the `Arc` when nothing else holds it (no copy),
+/// or, `shared`, left there, each request copying its hash ids as it is
+/// offered (the parts of a split run share one trace). A generated
+/// workload reads no trace.
+pub(crate) fn workload_of_loaded(
+    spec: &ReplaySpec,
+    loaded: Option<std::sync::Arc<TraceData>>,
+    shared: bool,
+) -> Result<Box<dyn Workload>, ReplayError> {
+    let (Some(trace), WorkloadSpec::Demo | WorkloadSpec::Trace { .. }) = (loaded, &spec.workload)
+    else {
+        return build_workload_with(spec, None);
+    };
+    let speedup = spec.admission.speedup;
+    if shared {
+        return Ok(Box::new(TraceWorkload::shared(trace, speedup)?));
+    }
+    match std::sync::Arc::try_unwrap(trace) {
+        Ok(t) => Ok(Box::new(TraceWorkload::new(t, speedup)?)),
+        Err(shared) => build_workload_with(spec, Some(&shared)),
+    }
+}
+
 /// Whether `spec`'s workload, from `trace` when it reads one, may have
 /// sessions (`Workload::may_have_sessions`), judged without building it:
 /// a trace with any session or parent id counts.
