@@ -63,6 +63,8 @@ pub struct Engine {
     /// when its passes end.
     quiet_ids: Vec<RequestId>,
     quiet_ends: Vec<SimTime>,
+    /// Scratch: the model's times of a quiet stretch's passes.
+    quiet_times: Vec<PassTime>,
 }
 
 impl Engine {
@@ -91,6 +93,7 @@ impl Engine {
             passes: 0,
             quiet_ids: Vec::new(),
             quiet_ends: Vec::new(),
+            quiet_times: Vec::new(),
         })
     }
 
@@ -250,9 +253,29 @@ impl Engine {
             if batch.quiet > 0 {
                 let want = batch.quiet.min(QUIET_STRETCH);
                 self.quiet_ends.clear();
+                // The model's times for the whole stretch in one call (they
+                // depend on nothing the passes change but the context);
+                // those past the horizon go unused.
+                self.quiet_times.clear();
+                self.timing.decode_pass_times(
+                    batch.requests,
+                    batch.context_tokens,
+                    kv_capacity_tokens,
+                    want,
+                    &mut self.quiet_times,
+                );
                 let mut end = at;
-                while (self.quiet_ends.len() as u32) < want {
-                    let e = pass_end(self.timing.as_ref(), end, duration(&batch)?)?;
+                for &t in self.quiet_times.iter().take(want as usize) {
+                    let Some(d) = scaled_duration(&self.config, t) else {
+                        let shape = PassShape {
+                            prefill: &[],
+                            decode_requests: batch.requests,
+                            decode_context_tokens: batch.context_tokens,
+                            kv_capacity_tokens,
+                        };
+                        return Err(invalid_duration(self.timing.as_ref(), t, &shape));
+                    };
+                    let e = pass_end(self.timing.as_ref(), end, d)?;
                     if !before_horizon(e) {
                         break;
                     }
@@ -260,6 +283,8 @@ impl Engine {
                     end = e;
                     batch.context_tokens += batch.requests as u64;
                 }
+                // A model answering fewer times than asked ends the stretch
+                // there, as the horizon would.
                 let n = self.quiet_ends.len() as u32;
                 if n > 0 {
                     rank.advance_quiet(n, &mut self.quiet_ids);
@@ -390,6 +415,13 @@ fn pass_duration(
     shape: &PassShape<'_>,
 ) -> Result<SimDuration, CoreError> {
     let t = timing.pass_time(shape);
+    scaled_duration(config, t).ok_or_else(|| invalid_duration(timing, t, shape))
+}
+
+/// A model's pass time with the speedup ratios applied, as a duration;
+/// `None` for NaN, infinite or negative model output.
+#[inline]
+fn scaled_duration(config: &EngineConfig, t: PassTime) -> Option<SimDuration> {
     // Dividing by 1 changes nothing, so the usual case skips two dependent
     // divisions: this runs once per pass.
     let scale = |x: f64, ratio: f64| if ratio == 1.0 { x } else { x / ratio };
@@ -402,10 +434,7 @@ fn pass_duration(
         && t.decode_s.is_finite()
         && t.prefill_s >= 0.0
         && t.decode_s >= 0.0;
-    match SimDuration::from_secs_f64(secs) {
-        Some(d) if valid => Ok(d),
-        _ => Err(invalid_duration(timing, t, shape)),
-    }
+    SimDuration::from_secs_f64(secs).filter(|_| valid)
 }
 
 /// When a pass of `d` from `at` ends, or the error that the run's clock

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use aisim_core::timing::PolynomialTiming;
+use aisim_core::timing::{PassShape, PassTime, PolynomialTiming, TimingModel};
 use aisim_core::{
     Backend, DecodeSink, Engine, EngineConfig, EngineEvent, PassOutcome, Request, RequestId,
     SimTime,
@@ -136,7 +136,15 @@ fn drive(e: &mut Engine, arrivals: &[(Request, usize)], fast: bool) -> Log {
 /// through the fast path, and checks that they saw the same. Returns the
 /// passes the fast path carried, all passes, and the preemptions.
 fn compare_drives(case: u32, cfg: &EngineConfig, arrivals: &[(Request, usize)]) -> (u64, u64, u64) {
-    let timing = Arc::new(PolynomialTiming);
+    compare_drives_timed(case, cfg, arrivals, Arc::new(PolynomialTiming))
+}
+
+fn compare_drives_timed(
+    case: u32,
+    cfg: &EngineConfig,
+    arrivals: &[(Request, usize)],
+    timing: Arc<dyn TimingModel>,
+) -> (u64, u64, u64) {
     let mut plain = Engine::new(cfg.clone(), timing.clone()).unwrap();
     let mut fast = Engine::new(cfg.clone(), timing).unwrap();
     let a = drive(&mut plain, arrivals, false);
@@ -192,6 +200,55 @@ fn long_quiet_stretches_match_too() {
         fast_passes += compare_drives(case, &cfg, &arrivals).0;
     }
     assert!(fast_passes > 50_000, "{fast_passes}");
+}
+
+/// The polynomial, answering at most three passes of a stretch at a time.
+#[derive(Debug)]
+struct ShortAnswers;
+
+impl TimingModel for ShortAnswers {
+    fn name(&self) -> &str {
+        "short-answers"
+    }
+    fn pass_time(&self, shape: &PassShape<'_>) -> PassTime {
+        PolynomialTiming.pass_time(shape)
+    }
+    fn decode_pass_times(
+        &self,
+        requests: u32,
+        context_tokens: u64,
+        kv_capacity_tokens: u64,
+        n: u32,
+        out: &mut Vec<PassTime>,
+    ) {
+        let n = n.min(3);
+        PolynomialTiming.decode_pass_times(requests, context_tokens, kv_capacity_tokens, n, out);
+    }
+}
+
+#[test]
+fn a_model_answering_part_of_a_stretch_changes_nothing() {
+    // The engine then takes the rest of the stretch as it takes a horizon.
+    let mut rng = Pcg64::seed_from_u64(79);
+    let mut fast_passes = 0;
+    for case in 0..10 {
+        let cfg = EngineConfig {
+            block_size: Some(64),
+            num_gpu_blocks: Some(256),
+            ..Default::default()
+        };
+        let mut t = SimTime::ZERO;
+        let arrivals: Vec<(Request, usize)> = (0..1 + below(&mut rng, 6))
+            .map(|id| {
+                t = t.after(aisim_core::SimDuration::from_millis(below(&mut rng, 3_000)));
+                let input = 1 + below(&mut rng, 2000) as u32;
+                let output = 1 + below(&mut rng, 500) as u32;
+                (Request::new(id, t, input, output), 0)
+            })
+            .collect();
+        fast_passes += compare_drives_timed(case, &cfg, &arrivals, Arc::new(ShortAnswers)).0;
+    }
+    assert!(fast_passes > 500, "{fast_passes}");
 }
 
 #[test]

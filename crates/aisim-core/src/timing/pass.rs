@@ -81,4 +81,30 @@ pub trait TimingModel: Debug + Send + Sync {
     /// Duration of a pass. NaN, infinite or negative values are reported as errors
     /// by the engine.
     fn pass_time(&self, shape: &PassShape<'_>) -> PassTime;
+
+    /// The times of `n` passes that only decode, appended to `out`: the
+    /// first of `requests` requests with `context_tokens` of context, each
+    /// next one with `requests` more (a token each). The engine asks for
+    /// stretches of such passes at once; a model overrides this when it
+    /// can answer a stretch cheaper than pass by pass, and must give what
+    /// `pass_time` gives for each.
+    fn decode_pass_times(
+        &self,
+        requests: u32,
+        context_tokens: u64,
+        kv_capacity_tokens: u64,
+        n: u32,
+        out: &mut Vec<PassTime>,
+    ) {
+        let mut context = context_tokens;
+        for _ in 0..n {
+            out.push(self.pass_time(&PassShape {
+                prefill: &[],
+                decode_requests: requests,
+                decode_context_tokens: context,
+                kv_capacity_tokens,
+            }));
+            context += requests as u64;
+        }
+    }
 }

@@ -43,6 +43,32 @@ impl TimingModel for PolynomialTiming {
             decode_s: decode_ms * 1e-3,
         }
     }
+
+    /// `pass_time`'s arithmetic, without a call per pass: most of a
+    /// replay's passes come this way.
+    fn decode_pass_times(
+        &self,
+        requests: u32,
+        context_tokens: u64,
+        kv_capacity_tokens: u64,
+        n: u32,
+        out: &mut Vec<PassTime>,
+    ) {
+        let capacity = kv_capacity_tokens.max(1) as f64;
+        let mut context = context_tokens;
+        out.extend((0..n).map(|_| {
+            let decode_ms = if requests == 0 {
+                0.0
+            } else {
+                Self::decode_ms(context as f64 / capacity)
+            };
+            context += requests as u64;
+            PassTime {
+                prefill_s: Self::prefill_ms(0) * 1e-3,
+                decode_s: decode_ms * 1e-3,
+            }
+        }));
+    }
 }
 
 #[cfg(test)]
@@ -52,6 +78,30 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn a_stretch_of_decode_passes_is_timed_as_pass_by_pass() {
+        for (requests, context, capacity) in [
+            (1, 0, 16_384 * 16),
+            (3, 100_000, 16_384 * 16),
+            (200, 250_000, 262_144), // crosses full occupancy
+            (5, 7, 0),               // no capacity: occupancy against 1 token
+        ] {
+            let mut stretch = Vec::new();
+            PolynomialTiming.decode_pass_times(requests, context, capacity, 300, &mut stretch);
+            assert_eq!(stretch.len(), 300);
+            for (i, t) in stretch.iter().enumerate() {
+                let one = PolynomialTiming.pass_time(&PassShape {
+                    prefill: &[],
+                    decode_requests: requests,
+                    decode_context_tokens: context + i as u64 * requests as u64,
+                    kv_capacity_tokens: capacity,
+                });
+                assert_eq!(t.prefill_s.to_bits(), one.prefill_s.to_bits());
+                assert_eq!(t.decode_s.to_bits(), one.decode_s.to_bits(), "pass {i}");
+            }
+        }
     }
 
     #[test]
