@@ -105,11 +105,43 @@ enum Job {
     Fold,
     /// Hand the folds back and stop.
     Finish,
+    /// Take this last chunk, send the summary back and stop.
+    Summarize(Chunk),
 }
 
 enum Back {
     Emptied(Chunk),
     Finished(Box<Folds>),
+    /// The summary, and whether it is sketched.
+    Summary(Summary, bool),
+}
+
+/// The summary of every gap (`GapCounts::summary_aside`): worked out by
+/// the helper thread while the caller does other work, or already here.
+#[derive(Debug)]
+pub struct PendingSummary(Pending);
+
+#[derive(Debug)]
+enum Pending {
+    Done(Summary, bool),
+    Helper(Receiver<Back>),
+}
+
+impl PendingSummary {
+    /// The summary, in milliseconds, and whether it is sketched
+    /// (approximate); waits for the helper.
+    pub fn wait(self) -> (Summary, bool) {
+        match self.0 {
+            Pending::Done(s, sketched) => (s, sketched),
+            Pending::Helper(back) => loop {
+                match back.recv() {
+                    Ok(Back::Summary(s, sketched)) => return (s, sketched),
+                    Ok(_) => {}
+                    Err(_) => panic!("the gaps' helper thread stopped"),
+                }
+            },
+        }
+    }
 }
 
 impl Default for GapCounts {
@@ -310,6 +342,12 @@ impl GapCounts {
                             let _ = back_tx.send(Back::Emptied(c));
                         }
                         Job::Fold => folds.fold(),
+                        Job::Summarize(mut c) => {
+                            folds.take_chunk(&mut c);
+                            let sketched = folds.sketch.is_some();
+                            let _ = back_tx.send(Back::Summary(folds.summarize(), sketched));
+                            return;
+                        }
                         Job::Finish | Job::Start(_) => {
                             let _ = back_tx.send(Back::Finished(folds));
                             return;
@@ -343,6 +381,9 @@ impl GapCounts {
                     Ok(Back::Finished(f)) => {
                         self.folds = Some(f);
                         break;
+                    }
+                    Ok(Back::Summary(..)) => {
+                        unreachable!("only `summary_aside`, which takes the counts, asks for it")
                     }
                     Err(_) => panic!("the gaps' helper thread stopped"),
                 }
@@ -408,25 +449,23 @@ impl GapCounts {
 
     /// Their summary, in milliseconds.
     pub fn summary(self) -> Summary {
-        let mut f = self.settle();
-        if f.sketch.is_some() {
-            f.fold();
-        }
-        match &f.sketch {
-            Some(s) => Summary::of_sketch(s),
-            // Without earlier folds (a run of under a million gaps) the
-            // buffer's runs are all: read them without the merge.
-            None if f.runs.is_empty() => Summary::of_sorted_runs(
-                buffer_runs(&f.window, &f.window_long).map(|(g, c)| (ms(g), c)),
-            ),
-            None => Summary::of_sorted_runs(
-                merge_runs(
-                    f.runs.iter().copied(),
-                    buffer_runs(&f.window, &f.window_long),
-                )
-                .map(|(g, c)| (ms(g), c)),
-            ),
-        }
+        self.settle().summarize()
+    }
+
+    /// `summary` and `is_sketched`, worked out by the helper thread (when
+    /// there is one) while the caller goes on: the last chunk's sort and
+    /// the summary's walk need nothing else.
+    pub fn summary_aside(mut self) -> PendingSummary {
+        PendingSummary(match self.helper.take() {
+            Some(h) => {
+                h.send(Job::Summarize(std::mem::take(&mut self.chunk)));
+                Pending::Helper(h.back)
+            }
+            None => {
+                let sketched = self.is_sketched();
+                Pending::Done(self.summary(), sketched)
+            }
+        })
     }
 }
 
@@ -487,6 +526,28 @@ impl Folds {
             self.sketch = Some(s);
             self.runs = Vec::new();
             self.spare_runs = Vec::new();
+        }
+    }
+
+    /// The summary of every gap once the last chunk is in.
+    fn summarize(&mut self) -> Summary {
+        if self.sketch.is_some() {
+            self.fold();
+        }
+        match &self.sketch {
+            Some(s) => Summary::of_sketch(s),
+            // Without earlier folds (a run of under a million gaps) the
+            // buffer's runs are all: read them without the merge.
+            None if self.runs.is_empty() => Summary::of_sorted_runs(
+                buffer_runs(&self.window, &self.window_long).map(|(g, c)| (ms(g), c)),
+            ),
+            None => Summary::of_sorted_runs(
+                merge_runs(
+                    self.runs.iter().copied(),
+                    buffer_runs(&self.window, &self.window_long),
+                )
+                .map(|(g, c)| (ms(g), c)),
+            ),
         }
     }
 
@@ -766,6 +827,45 @@ mod tests {
 
     /// Memory stays flat over many folds, whatever the mix of single and
     /// shared gaps (sorts of an odd number of passes swap their buffers).
+    #[test]
+    fn a_summary_worked_out_aside_is_the_summary() {
+        // Past a fold (sketched with the small limit) and into a last,
+        // partial chunk, so the helper is running when it is asked.
+        for limit in [64, EXACT_LIMIT] {
+            let (mut aside, mut alone) =
+                (GapCounts::with_buffer(limit), GapCounts::with_buffer(limit));
+            alone.may_help = false;
+            let mut x = 11u64;
+            for i in 0..GAP_BUFFER + CHUNK / 3 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let g = 5_000_000 + (x >> 33) % 40_000;
+                if i % 7 == 0 {
+                    aside.add_n(g, 2);
+                    alone.add_n(g, 2);
+                } else {
+                    aside.add(g);
+                    alone.add(g);
+                }
+            }
+            assert!(aside.helper.is_some(), "limit {limit}");
+            let sketched = alone.is_sketched();
+            assert_eq!(sketched, limit == 64);
+            let (summary, was_sketched) = aside.summary_aside().wait();
+            assert_eq!(was_sketched, sketched, "limit {limit}");
+            assert_eq!(format!("{summary:?}"), format!("{:?}", alone.summary()));
+        }
+        // Without a helper, worked out at once.
+        let (mut few, mut same) = (GapCounts::default(), GapCounts::default());
+        for g in [3, 5, 5, 9] {
+            few.add(g);
+            same.add(g);
+        }
+        assert!(few.helper.is_none());
+        let (summary, was_sketched) = few.summary_aside().wait();
+        assert!(!was_sketched);
+        assert_eq!(format!("{summary:?}"), format!("{:?}", same.summary()));
+    }
+
     #[test]
     fn memory_stays_flat_over_many_folds() {
         for shared_percent in [2u64, 50, 98] {

@@ -655,10 +655,12 @@ impl ReplayReport {
     pub fn derive(
         spec: &ReplaySpec,
         mut tally: Tally,
-        mut itl: GapCounts,
+        itl: GapCounts,
         totals: &RunTotals,
         wall_s: f64,
     ) -> ReplayReport {
+        // The gaps' last sort and summary go on beside everything else here.
+        let itl = itl.summary_aside();
         let outcomes = Outcomes {
             offered: tally.completed + tally.timed_out + tally.rejected + tally.incomplete,
             completed: tally.completed,
@@ -673,10 +675,6 @@ impl ReplayReport {
             .filter(|(_, d)| d.is_sketched())
             .map(|(name, _)| name.to_string())
             .collect();
-        if itl.is_sketched() {
-            sketched.push("latency.itl_ms".into());
-        }
-        sketched.sort_unstable();
 
         let start_ns = tally.first_planned_ns.unwrap_or(0);
         let duration_ns = totals.end_ns.saturating_sub(start_ns).max(1);
@@ -711,16 +709,14 @@ impl ReplayReport {
             goodput_requests: sla_set.then_some(tally.goodput),
         };
         let l = tally.latency;
-        let latency = Latency {
-            ttft_ms: l.ttft.summary(),
-            ttft_from_dispatch_ms: l.ttft_from_dispatch.summary(),
-            tpot_ms: l.tpot.summary(),
-            itl_ms: itl.summary(),
-            e2e_ms: l.e2e.summary(),
-            e2e_from_dispatch_ms: l.e2e_from_dispatch.summary(),
-            output_speed_tok_s: l.output_speed.summary(),
-            dispatch_delay_ms: l.dispatch_delay.summary(),
-        };
+        let (ttft_ms, ttft_from_dispatch_ms, tpot_ms) = (
+            l.ttft.summary(),
+            l.ttft_from_dispatch.summary(),
+            l.tpot.summary(),
+        );
+        let (e2e_ms, e2e_from_dispatch_ms) = (l.e2e.summary(), l.e2e_from_dispatch.summary());
+        let (output_speed_tok_s, dispatch_delay_ms) =
+            (l.output_speed.summary(), l.dispatch_delay.summary());
         let latency_offered = OfferedLatency {
             ttft_ms: tally.offered_ttft.summary(),
             e2e_ms: tally.offered_e2e.summary(),
@@ -819,6 +815,21 @@ impl ReplayReport {
             capacity,
             count,
         );
+        let (itl_ms, itl_sketched) = itl.wait();
+        if itl_sketched {
+            sketched.push("latency.itl_ms".into());
+        }
+        sketched.sort_unstable();
+        let latency = Latency {
+            ttft_ms,
+            ttft_from_dispatch_ms,
+            tpot_ms,
+            itl_ms,
+            e2e_ms,
+            e2e_from_dispatch_ms,
+            output_speed_tok_s,
+            dispatch_delay_ms,
+        };
         ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: spec.clone(),
