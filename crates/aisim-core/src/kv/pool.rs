@@ -81,6 +81,12 @@ pub struct PrefixMatch {
 /// blocks for vLLM and TensorRT-LLM) never move their table.
 const RESERVED_BLOCKS: u32 = 1 << 16;
 
+/// The most entries the LRU queue of a pool of `capacity` blocks holds:
+/// twice the pool, plus slack.
+fn lru_limit_for(capacity: u32) -> usize {
+    2 * capacity as usize + 4 * LRU_SLACK
+}
+
 /// A pool of `capacity` KV blocks with a prefix cache.
 #[derive(Debug)]
 pub struct KvBlockPool {
@@ -133,7 +139,13 @@ impl KvBlockPool {
             // (2^31 blocks: 32 GiB of address space) costs what it holds.
             blocks: Vec::with_capacity(capacity.min(RESERVED_BLOCKS) as usize),
             free: Vec::new(),
-            lru: Vec::new(),
+            // The whole queue a pool up to the reserve's size can hold, in
+            // one allocation: growing it by doubling would copy it, and page
+            // fault it, again at every step. Untouched, it costs nothing; a
+            // rank of a DP worker reserves for its share.
+            lru: Vec::with_capacity(lru_limit_for(
+                capacity.min(RESERVED_BLOCKS) / ranks.max(1),
+            )),
             lru_head: 0,
             lru_base: 0,
             cached: 0,
@@ -500,14 +512,14 @@ impl KvBlockPool {
 
     /// The most entries the queue holds: twice the pool, plus slack.
     fn lru_limit(&self) -> usize {
-        2 * self.capacity as usize + 4 * LRU_SLACK
+        lru_limit_for(self.capacity)
     }
 
     /// When the queue is full: drops its taken entries when they are half
     /// of it (positions stay), else its stale ones when they outnumber the
     /// cached blocks (plus `LRU_SLACK`) or the queue is at its limit, else
-    /// lets it grow (doubling, up to the limit, so its pages are only
-    /// those it uses). Each way frees half the queue or doubles it (the
+    /// lets it grow (doubling, up to the limit: only a pool larger than
+    /// the reserve does not start with all of it). Each way frees half the queue or doubles it (the
     /// last time, up to the limit), so a push costs O(1) amortized. At the
     /// limit, the live entries (one per cached block) are at most half of
     /// it.
