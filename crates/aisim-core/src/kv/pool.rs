@@ -143,9 +143,7 @@ impl KvBlockPool {
             // one allocation: growing it by doubling would copy it, and page
             // fault it, again at every step. Untouched, it costs nothing; a
             // rank of a DP worker reserves for its share.
-            lru: Vec::with_capacity(lru_limit_for(
-                capacity.min(RESERVED_BLOCKS) / ranks.max(1),
-            )),
+            lru: Vec::with_capacity(lru_limit_for(capacity.min(RESERVED_BLOCKS) / ranks.max(1))),
             lru_head: 0,
             lru_base: 0,
             cached: 0,
