@@ -219,7 +219,7 @@ mod tests {
                 let mut number: String = (0..digits)
                     .map(|k| char::from(b'0' + ((x >> (k % 60)) % 10) as u8))
                     .collect();
-                if x % 3 == 0 {
+                if x.is_multiple_of(3) {
                     number.replace_range(0..1, "0"); // a leading zero
                 }
                 for after in ["", ",", ", 7]", "]", " ", ".5", "e3", "E3", "x", "\u{e9}"] {
