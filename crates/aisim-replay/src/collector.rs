@@ -84,10 +84,15 @@ impl TraceCollector {
     /// A collector.
     pub fn new(options: CollectorOptions) -> TraceCollector {
         let limit = options.exact_limit.unwrap_or(EXACT_LIMIT);
+        TraceCollector::with_gaps(options, GapCounts::with_buffer(limit))
+    }
+
+    fn with_gaps(options: CollectorOptions, itl: GapCounts) -> TraceCollector {
+        let limit = options.exact_limit.unwrap_or(EXACT_LIMIT);
         TraceCollector {
             live: IdWindow::default(),
             tally: Tally::new(options.sla, limit),
-            itl: GapCounts::with_buffer(limit),
+            itl,
             pending_gaps: HashMap::default(),
             kept: options.keep_records.then(Vec::new),
             pool_gaps_at_once: options.every_request_completes,
@@ -101,9 +106,10 @@ impl TraceCollector {
 
     /// A collector that records its calls in `log` (a part of a split run).
     pub(crate) fn recording(log: CallLog) -> TraceCollector {
+        // Its calls are made on the run's collector: no room for gaps.
         TraceCollector {
             log: Some(Box::new(log)),
-            ..TraceCollector::new(CollectorOptions::default())
+            ..TraceCollector::with_gaps(CollectorOptions::default(), GapCounts::default())
         }
     }
 

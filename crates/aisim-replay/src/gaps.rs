@@ -6,7 +6,7 @@ use crate::distribution::EXACT_LIMIT;
 use aisim_core::sketch::LogSketch;
 use aisim_core::summary::{ms, Summary};
 use aisim_core::SimTime;
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, Sender};
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
 /// order) and folded into sorted (gap, count) runs when the buffer fills, so
@@ -75,6 +75,8 @@ struct Folds {
     /// buffer: both are chunk-sized.
     scratch: Vec<u32>,
     shared_scratch: Vec<u64>,
+    /// The radix sorts' count table, kept too.
+    counts: Vec<u32>,
     /// The chunk's packed runs (`pack_runs`).
     packed: Vec<u64>,
     /// The buffer's runs under 4.3 s, packed `gap << 32 | count` (a count
@@ -92,10 +94,14 @@ struct Folds {
 }
 
 /// The helper thread's two queues: work in order, emptied chunks back.
+/// The jobs' queue is unbounded, so that the last job (`summary_aside`)
+/// never waits; chunks are bounded by counting them instead.
 #[derive(Debug)]
 struct Helper {
-    jobs: SyncSender<Job>,
+    jobs: Sender<Job>,
     back: Receiver<Back>,
+    /// Chunks sent and not yet back.
+    away: usize,
 }
 
 enum Job {
@@ -154,9 +160,9 @@ impl Default for GapCounts {
 const GAP_BUFFER: usize = 1 << 20;
 /// Entries of a chunk (512 KiB of short gaps): sorted while in cache.
 const CHUNK: usize = 1 << 17;
-/// Jobs (chunks and folds) queued for the helper before the replay waits
-/// for it.
-const QUEUED_CHUNKS: usize = 2;
+/// Chunks with the helper (queued, or in its hands) before the replay
+/// waits for one back: bounds memory however far behind it falls.
+const CHUNKS_AWAY: usize = 3;
 
 impl GapCounts {
     /// An empty distribution with room for a whole chunk (untouched pages
@@ -178,6 +184,7 @@ impl GapCounts {
             folds: Some(Box::new(Folds {
                 scratch: Vec::new(),
                 shared_scratch: Vec::new(),
+                counts: Vec::new(),
                 packed: Vec::new(),
                 window: Vec::new(),
                 spare_window: Vec::new(),
@@ -296,8 +303,11 @@ impl GapCounts {
         }
         let next = self.spare_chunk();
         let full = std::mem::replace(&mut self.chunk, next);
-        match &self.helper {
-            Some(h) => h.send(Job::Chunk(full)),
+        match &mut self.helper {
+            Some(h) => {
+                h.send(Job::Chunk(full));
+                h.away += 1;
+            }
             None => {
                 let mut full = full;
                 self.folds_here().take_chunk(&mut full);
@@ -306,12 +316,24 @@ impl GapCounts {
         }
     }
 
-    /// An emptied chunk: one the helper gave back, else a new one.
+    /// An emptied chunk: one the helper gave back (waiting for one when
+    /// `CHUNKS_AWAY` are with it), else a new one.
     fn spare_chunk(&mut self) -> Chunk {
-        if let Some(h) = &self.helper {
+        if let Some(h) = &mut self.helper {
             while let Ok(back) = h.back.try_recv() {
                 if let Back::Emptied(c) = back {
                     self.spare.push(c);
+                    h.away -= 1;
+                }
+            }
+            while h.away >= CHUNKS_AWAY {
+                match h.back.recv() {
+                    Ok(Back::Emptied(c)) => {
+                        self.spare.push(c);
+                        h.away -= 1;
+                    }
+                    Ok(_) => {}
+                    Err(_) => panic!("the gaps' helper thread stopped"),
                 }
             }
         }
@@ -327,7 +349,7 @@ impl GapCounts {
         if !self.may_help {
             return;
         }
-        let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED_CHUNKS);
+        let (jobs, jobs_rx) = std::sync::mpsc::channel::<Job>();
         let (back_tx, back) = std::sync::mpsc::channel::<Back>();
         let started = std::thread::Builder::new()
             .name("aisim-gaps".into())
@@ -359,7 +381,11 @@ impl GapCounts {
         // when none can be started.
         match (started, self.folds.take()) {
             (Ok(_), Some(folds)) => {
-                let h = Helper { jobs, back };
+                let h = Helper {
+                    jobs,
+                    back,
+                    away: 0,
+                };
                 h.send(Job::Start(folds));
                 self.helper = Some(h);
             }
@@ -480,10 +506,13 @@ impl Helper {
 impl Folds {
     /// Sorts a chunk, merges its runs into the buffer's, and empties it.
     fn take_chunk(&mut self, c: &mut Chunk) {
-        radix_sort(&mut c.short, &mut self.scratch, |g| g);
-        radix_sort(&mut c.shared, &mut self.shared_scratch, |x| {
-            (x >> 32) as u32
-        });
+        radix_sort(&mut c.short, &mut self.scratch, &mut self.counts, |g| g);
+        radix_sort(
+            &mut c.shared,
+            &mut self.shared_scratch,
+            &mut self.counts,
+            |x| (x >> 32) as u32,
+        );
         pack_runs(&c.short, &c.shared, &mut self.packed);
         if self.window.is_empty() {
             std::mem::swap(&mut self.window, &mut self.packed);
@@ -686,9 +715,15 @@ fn merge_runs(
 /// more than its values), skipping digits on which every key agrees. Gaps
 /// of a replay span 28 bits or less: two passes. Measured on a million
 /// replay-shaped gaps: 3.7 ms, against 8.7 ms in three passes of 11-bit
-/// digits (an 8 KiB count table). `scratch` is the second buffer (its
-/// contents are of no matter).
-fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl Fn(T) -> u32) {
+/// digits (an 8 KiB count table). `scratch` is the second buffer and
+/// `counts` the count table (their contents are of no matter: kept from
+/// sort to sort, neither is zeroed or faulted in afresh each time).
+fn radix_sort<T: Copy + Default>(
+    v: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    counts: &mut Vec<u32>,
+    key: impl Fn(T) -> u32,
+) {
     let (mut or, mut and) = (0u32, u32::MAX);
     for &x in v.iter() {
         or |= key(x);
@@ -705,10 +740,11 @@ fn radix_sort<T: Copy + Default>(v: &mut Vec<T>, scratch: &mut Vec<T>, key: impl
     // As large as `v` can grow, so that `v` keeps its room once swapped;
     // exactly, or buffers that trade places at each odd number of passes
     // would double each other's room without end.
-    scratch.clear();
-    scratch.reserve_exact(v.capacity());
+    scratch.truncate(v.len());
+    scratch.reserve_exact(v.capacity() - scratch.len());
     scratch.resize(v.len(), T::default());
-    let mut counts = vec![0u32; 1 << bits];
+    counts.resize(counts.len().max(1 << bits), 0);
+    let counts = &mut counts[..1 << bits];
     for shift in (0..span).step_by(bits as usize) {
         if (varying >> shift) & mask == 0 {
             continue;
@@ -754,7 +790,7 @@ mod tests {
         for mut v in [spread, band, same, short, odd, few] {
             let mut w = v.clone();
             w.sort_unstable();
-            radix_sort(&mut v, &mut Vec::new(), |g| g);
+            radix_sort(&mut v, &mut Vec::new(), &mut Vec::new(), |g| g);
             assert_eq!(v, w);
         }
         // Keyed on the high half (the shared gaps' packing), stable.
@@ -763,7 +799,9 @@ mod tests {
             .collect();
         let mut w = packed.clone();
         w.sort_by_key(|x| x >> 32);
-        radix_sort(&mut packed, &mut Vec::new(), |x| (x >> 32) as u32);
+        radix_sort(&mut packed, &mut Vec::new(), &mut Vec::new(), |x| {
+            (x >> 32) as u32
+        });
         assert_eq!(packed, w);
     }
 
