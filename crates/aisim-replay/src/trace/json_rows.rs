@@ -184,30 +184,54 @@ pub(crate) fn read<R: BufRead>(
 ) -> Result<(Vec<TraceRecord>, u64), ReplayError> {
     let mut records = Vec::new();
     let mut lines = Lines::new(reader, path);
+    read_rows(&mut lines, path, shape, sessions, &mut records, u64::MAX)?;
+    Ok((records, 0))
+}
+
+/// Reads the rows of `lines` into `records`: to the end, or until the line
+/// holding byte `until` is read (every line starting at or before it).
+/// Returns whether it stopped there (and not at the end).
+pub(crate) fn read_rows<R: BufRead>(
+    lines: &mut Lines<'_, R>,
+    path: &Path,
+    shape: Shape,
+    sessions: &mut SessionInterner,
+    records: &mut Vec<TraceRecord>,
+    until: u64,
+) -> Result<bool, ReplayError> {
     let mut ids = Vec::new();
-    while let Some((line_no, text)) = lines.next_line()? {
+    while lines.consumed() <= until {
+        let Some((line_no, text)) = lines.next_line()? else {
+            return Ok(false);
+        };
         if text.trim().is_empty() {
             continue;
         }
         if shape == Shape::Mooncake {
             if let Some(row) = mooncake_row::parse(text, &mut ids) {
-                records.push(TraceRecord {
-                    line: line_no,
-                    timestamp_ms: row.timestamp_ms,
-                    input_length: row.input_length,
-                    output_length: row.output_length,
-                    hash_ids: row.hash_ids,
-                    session: None,
-                    chat_id: None,
-                    parent_chat_id: None,
-                    think_ms: None,
-                });
+                records.push(mooncake_record(line_no, row));
                 continue;
             }
         }
         records.push(serde_record(text, line_no, shape, path, sessions)?);
     }
-    Ok((records, 0))
+    Ok(true)
+}
+
+/// The record of a canonical Mooncake row (`mooncake_row::parse`'s) on
+/// line `line`.
+pub(crate) fn mooncake_record(line: usize, row: mooncake_row::CanonicalRow) -> TraceRecord {
+    TraceRecord {
+        line,
+        timestamp_ms: row.timestamp_ms,
+        input_length: row.input_length,
+        output_length: row.output_length,
+        hash_ids: row.hash_ids,
+        session: None,
+        chat_id: None,
+        parent_chat_id: None,
+        think_ms: None,
+    }
 }
 
 /// A row read by `serde_json`, as every row but the scanner's canonical ones

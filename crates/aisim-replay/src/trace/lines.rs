@@ -21,6 +21,8 @@ pub struct Lines<'p, R> {
     bytes: Vec<u8>,
     line: usize,
     cap: u64,
+    /// Bytes read so far: where the next line starts.
+    consumed: u64,
 }
 
 impl<'p, R: BufRead> Lines<'p, R> {
@@ -32,7 +34,18 @@ impl<'p, R: BufRead> Lines<'p, R> {
             bytes: Vec::new(),
             line: 0,
             cap: MAX_LINE_BYTES,
+            consumed: 0,
         }
+    }
+
+    /// Where the next line starts (bytes from the reader's start).
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Lines read so far (the last one's number).
+    pub fn line(&self) -> usize {
+        self.line
     }
 
     /// The next line (with its end of line) and its number, or `None` at the end.
@@ -48,6 +61,7 @@ impl<'p, R: BufRead> Lines<'p, R> {
         if read == 0 {
             return Ok(None);
         }
+        self.consumed += read as u64;
         self.line += 1;
         if self.bytes.len() as u64 > self.cap {
             return Err(row_error(

@@ -6,6 +6,7 @@ mod chat_links;
 pub mod csv;
 mod detect;
 mod format;
+mod halves;
 pub mod json_rows;
 mod lines;
 mod mooncake_row;
@@ -98,6 +99,11 @@ pub fn read_trace(
             detect_format(path, &first)?
         }
     };
+    if format == TraceFormat::Mooncake {
+        let mut sessions = SessionInterner::default();
+        let records = halves::read_mooncake(path, &mut sessions)?;
+        return trace_data(path, format, trace_block_size, (records, 0), sessions);
+    }
     let reader = BufReader::new(File::open(path).map_err(io)?);
     read_trace_from(reader, path, format, trace_block_size)
 }
@@ -111,12 +117,23 @@ pub fn read_trace_from<R: BufRead>(
 ) -> Result<TraceData, ReplayError> {
     let mut sessions = SessionInterner::default();
     let s = &mut sessions;
-    let (records, skipped_failed) = match format {
+    let rows = match format {
         TraceFormat::Mooncake => json_rows::read(reader, path, json_rows::Shape::Mooncake, s)?,
         TraceFormat::Bailian => json_rows::read(reader, path, json_rows::Shape::Bailian, s)?,
         TraceFormat::Azure => csv::read(reader, path, csv::Shape::Azure, s)?,
         TraceFormat::Burstgpt => csv::read(reader, path, csv::Shape::BurstGpt, s)?,
     };
+    trace_data(path, format, trace_block_size, rows, sessions)
+}
+
+/// The trace of the rows read (records, and rows skipped on purpose).
+fn trace_data(
+    path: &Path,
+    format: TraceFormat,
+    trace_block_size: Option<u32>,
+    (records, skipped_failed): (Vec<TraceRecord>, u64),
+    sessions: SessionInterner,
+) -> Result<TraceData, ReplayError> {
     if records.is_empty() {
         return Err(ReplayError::TraceFile {
             path: path.to_path_buf(),
