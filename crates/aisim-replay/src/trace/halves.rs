@@ -15,6 +15,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::json_rows::{self, mooncake_record, Shape};
 use super::lines::{Lines, MAX_LINE_BYTES};
@@ -62,10 +63,13 @@ fn read_halves<R: BufRead>(
     middle: u64,
     sessions: &mut SessionInterner,
 ) -> Result<Vec<TraceRecord>, ReplayError> {
+    // Set when the first half fails: its error is the reader's, and the
+    // second half would be read for nothing.
+    let give_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let tail = std::thread::Builder::new()
             .name("aisim-read".into())
-            .spawn_scoped(scope, || read_tail(path, middle));
+            .spawn_scoped(scope, || read_tail(path, middle, &give_up));
         let mut records = Vec::new();
         let mut lines = Lines::new(first, path);
         let stopped = json_rows::read_rows(
@@ -75,7 +79,8 @@ fn read_halves<R: BufRead>(
             sessions,
             &mut records,
             middle,
-        )?;
+        )
+        .inspect_err(|_| give_up.store(true, Ordering::Relaxed))?;
         let tail = tail.ok().and_then(|h| h.join().ok()).flatten();
         match tail {
             Some(t) if stopped && t.start == lines.consumed() => {
@@ -102,8 +107,9 @@ fn read_halves<R: BufRead>(
 }
 
 /// The canonical rows of the lines of `path` after the one holding byte
-/// `middle`, or `None` where the ordinary reader must take over.
-fn read_tail(path: &Path, middle: u64) -> Option<Tail> {
+/// `middle`, or `None` where the ordinary reader must take over (or
+/// `give_up` is set).
+fn read_tail(path: &Path, middle: u64, give_up: &AtomicBool) -> Option<Tail> {
     let mut file = File::open(path).ok()?;
     file.seek(SeekFrom::Start(middle)).ok()?;
     let mut reader = BufReader::new(file);
@@ -121,7 +127,7 @@ fn read_tail(path: &Path, middle: u64) -> Option<Tail> {
             return Some(Tail { start, records });
         }
         line += 1;
-        if read as u64 > MAX_LINE_BYTES {
+        if read as u64 > MAX_LINE_BYTES || line % 4096 == 0 && give_up.load(Ordering::Relaxed) {
             return None;
         }
         let text = std::str::from_utf8(&bytes).ok()?;
@@ -184,5 +190,20 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Once the first half has failed, the second stops within a few
+    /// thousand lines instead of reading the rest of the file.
+    #[test]
+    fn the_second_half_gives_up_once_the_first_failed() {
+        let row =
+            "{\"timestamp\": 1, \"input_length\": 6, \"output_length\": 3, \"hash_ids\": [1]}\n";
+        let path =
+            std::env::temp_dir().join(format!("aisim-halves-stop-{}.jsonl", std::process::id()));
+        std::fs::write(&path, row.repeat(10_000)).unwrap();
+        let read = |give_up: bool| read_tail(&path, 0, &AtomicBool::new(give_up));
+        assert_eq!(read(false).map(|t| t.records.len()), Some(9_999));
+        assert!(read(true).is_none());
+        std::fs::remove_file(&path).unwrap();
     }
 }
