@@ -445,7 +445,7 @@ impl GapCounts {
             .sum();
         let f = self.folds_here();
         chunks
-            + f.scratch.capacity() * 4
+            + (f.scratch.capacity() + f.counts.capacity()) * 4
             + (f.shared_scratch.capacity()
                 + f.packed.capacity()
                 + f.window.capacity()
