@@ -63,13 +63,15 @@ fn read_halves<R: BufRead>(
     middle: u64,
     sessions: &mut SessionInterner,
 ) -> Result<Vec<TraceRecord>, ReplayError> {
-    // Set when the first half fails: its error is the reader's, and the
-    // second half would be read for nothing.
+    // Set as this thread leaves the scope, whichever way (the second half
+    // is joined first when all went well): after an error or a panic here,
+    // the second half would be read for nothing.
     let give_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let tail = std::thread::Builder::new()
             .name("aisim-read".into())
-            .spawn_scoped(scope, || read_tail(path, middle, &give_up));
+            .spawn_scoped(scope, || read_tail(path, middle, MAX_LINE_BYTES, &give_up));
+        let _give_up = SetOnDrop(&give_up);
         let mut records = Vec::new();
         let mut lines = Lines::new(first, path);
         let stopped = json_rows::read_rows(
@@ -79,8 +81,7 @@ fn read_halves<R: BufRead>(
             sessions,
             &mut records,
             middle,
-        )
-        .inspect_err(|_| give_up.store(true, Ordering::Relaxed))?;
+        )?;
         let tail = tail.ok().and_then(|h| h.join().ok()).flatten();
         match tail {
             Some(t) if stopped && t.start == lines.consumed() => {
@@ -106,28 +107,43 @@ fn read_halves<R: BufRead>(
     })
 }
 
+/// Sets its flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// The canonical rows of the lines of `path` after the one holding byte
-/// `middle`, or `None` where the ordinary reader must take over (or
-/// `give_up` is set).
-fn read_tail(path: &Path, middle: u64, give_up: &AtomicBool) -> Option<Tail> {
+/// `middle`, or `None` where the ordinary reader must take over (a line
+/// longer than `cap` bytes among them) or `give_up` is set.
+fn read_tail(path: &Path, middle: u64, cap: u64, give_up: &AtomicBool) -> Option<Tail> {
     let mut file = File::open(path).ok()?;
     file.seek(SeekFrom::Start(middle)).ok()?;
     let mut reader = BufReader::new(file);
+    // The rest of the line holding `middle`: the first half's (skipped,
+    // not held: it may be any length, and past the cap it is the first
+    // half's error).
+    let skipped = (&mut reader).take(cap + 1).skip_until(b'\n').ok()? as u64;
+    if skipped > cap {
+        return None;
+    }
+    let start = middle + skipped;
     let mut bytes = Vec::new();
-    // The rest of the line holding `middle`: the first half's.
-    let start = middle + reader.read_until(b'\n', &mut bytes).ok()? as u64;
     let (mut records, mut ids, mut line) = (Vec::new(), Vec::new(), 0);
     loop {
         bytes.clear();
         let read = (&mut reader)
-            .take(MAX_LINE_BYTES + 1)
+            .take(cap + 1)
             .read_until(b'\n', &mut bytes)
             .ok()?;
         if read == 0 {
             return Some(Tail { start, records });
         }
         line += 1;
-        if read as u64 > MAX_LINE_BYTES || line % 4096 == 0 && give_up.load(Ordering::Relaxed) {
+        if read as u64 > cap || give_up.load(Ordering::Relaxed) {
             return None;
         }
         let text = std::str::from_utf8(&bytes).ok()?;
@@ -192,8 +208,8 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Once the first half has failed, the second stops within a few
-    /// thousand lines instead of reading the rest of the file.
+    /// Once the first half has failed, the second stops at its next line
+    /// instead of reading the rest of the file.
     #[test]
     fn the_second_half_gives_up_once_the_first_failed() {
         let row =
@@ -201,9 +217,38 @@ mod tests {
         let path =
             std::env::temp_dir().join(format!("aisim-halves-stop-{}.jsonl", std::process::id()));
         std::fs::write(&path, row.repeat(10_000)).unwrap();
-        let read = |give_up: bool| read_tail(&path, 0, &AtomicBool::new(give_up));
+        let read = |give_up: bool| read_tail(&path, 0, MAX_LINE_BYTES, &AtomicBool::new(give_up));
         assert_eq!(read(false).map(|t| t.records.len()), Some(9_999));
         assert!(read(true).is_none());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A line longer than the cap, whether it holds the middle byte or
+    /// comes after it, is left to the first half (which names it): the
+    /// second half neither holds it nor reads past it.
+    #[test]
+    fn the_second_half_leaves_overlong_lines_to_the_first() {
+        let row =
+            "{\"timestamp\": 1, \"input_length\": 6, \"output_length\": 3, \"hash_ids\": [1]}\n";
+        let ids = vec!["1"; 100].join(", ");
+        let long = format!("{{\"timestamp\": 1, \"input_length\": 6, \"output_length\": 3, \"hash_ids\": [{ids}]}}\n");
+        let path =
+            std::env::temp_dir().join(format!("aisim-halves-cap-{}.jsonl", std::process::id()));
+        let never = AtomicBool::new(false);
+        std::fs::write(&path, format!("{row}{long}{row}")).unwrap();
+        let middle = row.len() as u64 + 10; // inside the long line
+        let cap = row.len() as u64;
+        assert!(read_tail(&path, middle, cap, &never).is_none());
+        assert_eq!(
+            read_tail(&path, middle, 1000, &never).map(|t| t.records.len()),
+            Some(1)
+        );
+        std::fs::write(&path, format!("{row}{row}{long}")).unwrap();
+        assert!(read_tail(&path, 0, cap, &never).is_none());
+        assert_eq!(
+            read_tail(&path, 0, 1000, &never).map(|t| t.records.len()),
+            Some(2)
+        );
         std::fs::remove_file(&path).unwrap();
     }
 }
