@@ -23,6 +23,16 @@ impl Drop for Restore {
     }
 }
 
+/// Sets its flag when dropped, however its scope is left (a panic
+/// included): how a thread tells the helpers it started to stop.
+pub struct SetOnDrop<'a>(pub &'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs `f` with `flag` as this thread's cancel flag.
 pub fn with_flag<T>(flag: Option<Arc<AtomicBool>>, f: impl FnOnce() -> T) -> T {
     let _restore = Restore(FLAG.with(|c| c.replace(flag)));

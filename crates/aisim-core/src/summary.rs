@@ -71,7 +71,7 @@ pub fn ms(ns: u64) -> f64 {
 /// compared by `total_cmp` (0.57 ms against 1.1 ms for a report's eleven
 /// distributions of 4,000 values). Unstable is enough: values equal under
 /// `total_cmp` are identical.
-pub fn sort_total(values: &mut [f64]) {
+fn sort_total(values: &mut [f64]) {
     let mut keys: Vec<u64> = values.iter().map(|&v| total_key(v)).collect();
     keys.sort_unstable();
     for (v, k) in values.iter_mut().zip(keys) {

@@ -19,6 +19,12 @@ pub fn on_pool_thread() -> bool {
     ON_POOL.with(|c| c.get())
 }
 
+/// Whether a second core is there for this thread's work: the machine has
+/// two or more and this is not a pool's thread.
+pub fn second_core_free() -> bool {
+    !on_pool_thread() && available_threads() >= 2
+}
+
 /// Threads the machine runs at once (1 when it cannot tell).
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
+use aisim_core::cancel::SetOnDrop;
 use aisim_core::SimTime;
 
 use super::driver::{hand_over, run_collector, StepChecks};
@@ -67,17 +68,7 @@ impl SplitParts<'_> {
             && d.timeout_s.is_none()
             && d.drain_s.is_none()
             && d.max_sim_time_s.is_none()
-            && !aisim_core::thread_pool::on_pool_thread()
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
-    }
-}
-
-/// Sets its flag when dropped.
-struct StopOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+            && aisim_core::thread_pool::second_core_free()
     }
 }
 
@@ -182,7 +173,7 @@ pub(crate) fn run_split(
     std::thread::scope(|scope| {
         // Set on the way out however it goes (a panic here included), so
         // that no part simulates on for nothing.
-        let _stop_parts = StopOnDrop(&stop);
+        let _stop_parts = SetOnDrop(&stop);
         let mut streams = Vec::new();
         let mut handles = Vec::new();
         for (part, placement) in (0..PARTS).zip(parts.placements) {

@@ -17,6 +17,8 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use aisim_core::cancel::SetOnDrop;
+
 use super::json_rows::{self, mooncake_record, Shape};
 use super::lines::{Lines, MAX_LINE_BYTES};
 use super::mooncake_row;
@@ -25,7 +27,7 @@ use crate::error::ReplayError;
 
 /// Files smaller than this are read on one thread: a thread's start costs
 /// more than reading half of them.
-pub(crate) const MIN_SPLIT_BYTES: u64 = 256 << 10;
+const MIN_SPLIT_BYTES: u64 = 256 << 10;
 
 /// The second half's rows, numbered from its first line.
 struct Tail {
@@ -47,9 +49,7 @@ pub(crate) fn read_mooncake(
     };
     let file = File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
-    let two_cores = !aisim_core::thread_pool::on_pool_thread()
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    if size < MIN_SPLIT_BYTES || !two_cores {
+    if size < MIN_SPLIT_BYTES || !aisim_core::thread_pool::second_core_free() {
         return Ok(json_rows::read(BufReader::new(file), path, Shape::Mooncake, sessions)?.0);
     }
     read_halves(BufReader::new(file), path, size / 2, sessions)
@@ -105,15 +105,6 @@ fn read_halves<R: BufRead>(
         }
         Ok(records)
     })
-}
-
-/// Sets its flag when dropped.
-struct SetOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for SetOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
 }
 
 /// The canonical rows of the lines of `path` after the one holding byte

@@ -39,12 +39,12 @@ impl<'p, R: BufRead> Lines<'p, R> {
     }
 
     /// Where the next line starts (bytes from the reader's start).
-    pub fn consumed(&self) -> u64 {
+    pub(crate) fn consumed(&self) -> u64 {
         self.consumed
     }
 
     /// Lines read so far (the last one's number).
-    pub fn line(&self) -> usize {
+    pub(crate) fn line(&self) -> usize {
         self.line
     }
 
