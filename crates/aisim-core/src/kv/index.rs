@@ -21,8 +21,9 @@
 use crate::block_hash::{BlockHash, LANES};
 use crate::kv::BlockId;
 
-/// The key of an empty entry: no group is 0.
-const EMPTY: u64 = 0;
+/// The key of an empty entry: no group has its lane bits set. Not 0, so
+/// that a new table is written out (see `with_entries`).
+const EMPTY: u64 = u64::MAX;
 /// A lane without a block: no pool has block `u32::MAX`.
 const NO_BLOCK: BlockId = u32::MAX;
 
@@ -55,9 +56,8 @@ impl BlockIndex {
         let n = n.next_power_of_two().max(64);
         BlockIndex {
             // Written out, not zeroed pages: a zeroed page read before it is
-            // written faults twice (zero page, then copy). The keys' EMPTY is
-            // 0, but they are read only after the lanes next to them are
-            // written, in the same pass.
+            // written faults twice (the zero page, then a copy that flushes
+            // the other cores' TLBs), and probes read keys before claiming.
             keys: vec![EMPTY; n],
             lanes: vec![NO_LANES; n],
             mask: n - 1,
@@ -241,6 +241,17 @@ mod tests {
         assert_eq!(ix.get(keys[7], |x| keys[x as usize] == keys[7]), Some(7));
         assert_eq!(ix.get(keys[11], |x| keys[x as usize] == keys[11]), None);
         assert!(!ix.is_crowded());
+    }
+
+    #[test]
+    fn no_hash_has_the_empty_key_for_its_group() {
+        // The sentinel must never be a group, whatever the hash (edge
+        // values, and a spread of mixed ones).
+        let edges = [0, 1, 7, 8, u64::MAX, u64::MAX - 7, u64::MAX - 8, 1 << 63];
+        let mixed = (0..100_000u64).map(crate::block_hash::mix64);
+        for x in edges.into_iter().chain(mixed) {
+            assert_ne!(BlockHash(x).group(), EMPTY, "hash {x:#x}");
+        }
     }
 
     #[test]
