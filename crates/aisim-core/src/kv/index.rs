@@ -34,6 +34,23 @@ struct Lanes([BlockId; LANES]);
 
 const NO_LANES: Lanes = Lanes([NO_BLOCK; LANES]);
 
+/// The group of the last lookup and its entry (`BlockIndex::get_from`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cursor {
+    group: u64,
+    entry: Option<usize>,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        // No group is EMPTY: the first lookup probes.
+        Cursor {
+            group: EMPTY,
+            entry: None,
+        }
+    }
+}
+
 /// Hash → block, with lazily cleaned entries.
 #[derive(Debug)]
 pub(crate) struct BlockIndex {
@@ -109,8 +126,28 @@ impl BlockIndex {
     /// The block filed under `hash`, if it `holds` it.
     #[inline]
     pub fn get(&self, hash: BlockHash, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
-        let i = self.entry(hash.group()).ok()?;
-        let b = self.lanes[i].0[hash.lane()];
+        self.get_from(&mut Cursor::default(), hash, holds)
+    }
+
+    /// `get`, probing only when `hash` is not in the group `cursor` last
+    /// found: the hashes of a prompt looked up in a row share an entry per
+    /// group, so they cost a probe per group instead of one per block.
+    /// Entries stay put until a rebuild, which only inserting makes.
+    #[inline]
+    pub fn get_from(
+        &self,
+        cursor: &mut Cursor,
+        hash: BlockHash,
+        holds: impl Fn(BlockId) -> bool,
+    ) -> Option<BlockId> {
+        let group = hash.group();
+        if cursor.group != group {
+            *cursor = Cursor {
+                group,
+                entry: self.entry(group).ok(),
+            };
+        }
+        let b = self.lanes[cursor.entry?].0[hash.lane()];
         (b != NO_BLOCK && holds(b)).then_some(b)
     }
 

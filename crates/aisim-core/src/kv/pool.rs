@@ -15,7 +15,7 @@
 
 use crate::block_hash::BlockHash;
 use crate::kv::event::EventLog;
-use crate::kv::index::{prefetch, BlockIndex};
+use crate::kv::index::{prefetch, BlockIndex, Cursor};
 use crate::kv::{BlockId, KvEvent};
 
 /// Stale LRU entries tolerated beyond the cached blocks' count before the
@@ -197,6 +197,13 @@ impl KvBlockPool {
             .get(hash, |b| self.blocks[b as usize].hash == hash.0)
     }
 
+    /// `find` for hashes looked up in a row (see `BlockIndex::get_from`).
+    #[inline]
+    fn find_from(&self, cursor: &mut Cursor, hash: BlockHash) -> Option<BlockId> {
+        self.index
+            .get_from(cursor, hash, |b| self.blocks[b as usize].hash == hash.0)
+    }
+
     /// Whether a block with this hash is findable (in use or cached).
     pub fn contains(&self, hash: BlockHash) -> bool {
         self.find(hash).is_some()
@@ -210,8 +217,9 @@ impl KvBlockPool {
         max_blocks: u32,
     ) -> PrefixMatch {
         let mut m = PrefixMatch::default();
+        let mut cursor = Cursor::default();
         for h in hashes.take(max_blocks as usize) {
-            match self.find(h) {
+            match self.find_from(&mut cursor, h) {
                 Some(b) => {
                     m.blocks += 1;
                     if self.blocks[b as usize].is_cached() {
@@ -226,7 +234,17 @@ impl KvBlockPool {
 
     /// Takes a reference on the block holding `hash`, if any (a prefix hit).
     pub fn acquire_cached(&mut self, hash: BlockHash) -> Option<BlockId> {
-        let b = self.find(hash)?;
+        self.acquire_cached_from(&mut Cursor::default(), hash)
+    }
+
+    /// `acquire_cached` for hashes taken in a row (see `find_from`):
+    /// taking references leaves the index as it is.
+    pub(crate) fn acquire_cached_from(
+        &mut self,
+        cursor: &mut Cursor,
+        hash: BlockHash,
+    ) -> Option<BlockId> {
+        let b = self.find_from(cursor, hash)?;
         if self.blocks[b as usize].is_cached() {
             // Its queue entry goes stale; eviction skips it.
             self.cached -= 1;

@@ -3,6 +3,7 @@
 //! tracks spans, so SGLang's one-token pages cost what its trace blocks do.
 
 use crate::block_hash::{private_block_hash, BlockHash, Span};
+use crate::kv::index::Cursor;
 use crate::kv::{BlockId, KvBlockPool, KvCache, KvEvent, PrefixMatch, RadixCache, RadixHold};
 use crate::request::Request;
 
@@ -105,9 +106,10 @@ impl PageStore for KvBlockPool {
 
     fn take_prefix(&mut self, hold: &mut BlockHold, pages: &BlockPages, n: u32) {
         debug_assert!(hold.blocks.is_empty());
+        let mut cursor = Cursor::default();
         for j in 0..n {
             let b = self
-                .acquire_cached(pages.hash_of(j))
+                .acquire_cached_from(&mut cursor, pages.hash_of(j))
                 .expect("prefix block vanished between lookup and admission");
             hold.blocks.push(b);
         }
