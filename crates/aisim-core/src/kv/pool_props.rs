@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 use proptest::prelude::*;
 
-use super::pool::KvBlockPool;
+use super::pool::{KvBlockPool, PrefixMatch};
 use super::BlockId;
 use crate::block_hash::BlockHash;
 
@@ -17,6 +17,9 @@ enum Op {
     Acquire(u64),
     /// Release the `i`-th held reference (mod their count).
     Release(usize),
+    /// The longest run of contents `h`, `h + 1`, ... (at most `n`) present:
+    /// consecutive contents share groups, as a prompt's blocks do.
+    Prefix(u64, u32),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -25,6 +28,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), 0u64..12).prop_map(|(i, h)| Op::Register(i, h)),
         2 => (0u64..12).prop_map(Op::Acquire),
         3 => any::<usize>().prop_map(Op::Release),
+        1 => (0u64..12, 1u32..8).prop_map(|(h, n)| Op::Prefix(h, n)),
     ]
 }
 
@@ -99,6 +103,18 @@ proptest! {
                     }
                 }
                 Op::Release(_) => {}
+                Op::Prefix(h, n) => {
+                    let got = pool.longest_prefix((h..).map(content), n);
+                    let mut want = PrefixMatch::default();
+                    for c in (h..).map(content).take(n as usize) {
+                        let Some((b, _)) = m.content.iter().find(|&(_, &v)| v == c) else {
+                            break;
+                        };
+                        want.blocks += 1;
+                        want.evictable += u32::from(m.lru.contains(b));
+                    }
+                    prop_assert_eq!(got, want);
+                }
             }
             pool.check_invariants().map_err(TestCaseError::fail)?;
             let mut distinct = m.held.clone();
