@@ -73,8 +73,9 @@ impl BlockIndex {
         let n = n.next_power_of_two().max(64);
         BlockIndex {
             // Written out, not zeroed pages: a zeroed page read before it is
-            // written faults twice (the zero page, then a copy that flushes
-            // the other cores' TLBs), and probes read keys before claiming.
+            // written faults twice (the shared zero page, then a page of its
+            // own, whose remapping flushes the TLBs of the other cores running
+            // the process), and probes read keys before claiming.
             keys: vec![EMPTY; n],
             lanes: vec![NO_LANES; n],
             mask: n - 1,
@@ -132,7 +133,8 @@ impl BlockIndex {
     /// `get`, probing only when `hash` is not in the group `cursor` last
     /// found: the hashes of a prompt looked up in a row share an entry per
     /// group, so they cost a probe per group instead of one per block.
-    /// Entries stay put until a rebuild, which only inserting makes.
+    /// Entries stay put until a rebuild, which only registering makes (the
+    /// pool's `entry_for`): a cursor must not outlive a registration.
     #[inline]
     pub fn get_from(
         &self,
