@@ -320,20 +320,22 @@ impl GapCounts {
     /// `CHUNKS_AWAY` are with it), else a new one.
     fn spare_chunk(&mut self) -> Chunk {
         if let Some(h) = &mut self.helper {
-            while let Ok(back) = h.back.try_recv() {
+            // The chunks already back; then, while too many are away, the
+            // next ones as they come.
+            loop {
+                let back = if h.away >= CHUNKS_AWAY {
+                    h.back
+                        .recv()
+                        .unwrap_or_else(|_| panic!("the gaps' helper thread stopped"))
+                } else {
+                    match h.back.try_recv() {
+                        Ok(back) => back,
+                        Err(_) => break,
+                    }
+                };
                 if let Back::Emptied(c) = back {
                     self.spare.push(c);
                     h.away -= 1;
-                }
-            }
-            while h.away >= CHUNKS_AWAY {
-                match h.back.recv() {
-                    Ok(Back::Emptied(c)) => {
-                        self.spare.push(c);
-                        h.away -= 1;
-                    }
-                    Ok(_) => {}
-                    Err(_) => panic!("the gaps' helper thread stopped"),
                 }
             }
         }
