@@ -110,9 +110,54 @@ pub fn prompt_block_hashes(
     input_length: u32,
     block_size: u32,
 ) -> Vec<BlockHash> {
-    // Collected from a mapped range, so the vector is sized once and filled
-    // without a capacity check per block.
-    prompt_block_hash_iter(hash_ids, trace_block_size, input_length, block_size).collect()
+    let mut out = Vec::new();
+    extend_prompt_block_hashes(
+        &mut out,
+        hash_ids,
+        trace_block_size,
+        input_length,
+        block_size,
+    );
+    out
+}
+
+/// Appends the hashes of `prompt_block_hashes` to `out`. When engine blocks
+/// tile a trace block into at most `LANES` (64-token blocks in 512-token
+/// trace blocks, the usual case), each trace block's group is mixed once and
+/// its lanes written in a row, with none of the iterator's per-block steps;
+/// any other pair of sizes takes the iterator.
+pub fn extend_prompt_block_hashes(
+    out: &mut Vec<BlockHash>,
+    hash_ids: &[u64],
+    trace_block_size: u32,
+    input_length: u32,
+    block_size: u32,
+) {
+    let (t, b) = (trace_block_size as u64, block_size as u64);
+    let tiles = b > 0 && t >= b && t % b == 0 && t / b <= LANES as u64;
+    if !tiles || hash_ids.is_empty() {
+        out.extend(prompt_block_hash_iter(
+            hash_ids,
+            trace_block_size,
+            input_length,
+            block_size,
+        ));
+        return;
+    }
+    let covered = (hash_ids.len() as u64 * t).min(input_length as u64);
+    let mut left = (covered / b) as usize;
+    let per = (t / b) as usize;
+    out.reserve(left);
+    let mut group = CHAIN_SEED;
+    for &id in hash_ids {
+        if left == 0 {
+            break;
+        }
+        group = combine_run(group, id, t);
+        let n = per.min(left);
+        out.extend((0..n as u64).map(|lane| BlockHash::in_group(group, lane)));
+        left -= n;
+    }
 }
 
 /// The hashes of `prompt_block_hashes`, computed as they are taken: a
@@ -289,6 +334,32 @@ pub fn private_block_hash(request_salt: u64, block_index: u32) -> BlockHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extending_gives_the_iterators_hashes_for_every_pair_of_sizes() {
+        // Tiling pairs take the fast path, the rest the iterator; both must
+        // give the chain block for block, whatever the lengths and ids.
+        let ids: Vec<u64> = (0..40).map(|i| mix64(i) % 7).collect();
+        for t in [1, 16, 64, 100, 128, 512, 1024] {
+            for b in [1, 8, 16, 32, 64, 100, 128, 512, 4096] {
+                for n_ids in [0, 1, 3, 40] {
+                    for input in [0, 1, 63, 64, 65, 511, 512, 513, 4000, 20_000, 40_000] {
+                        let ids = &ids[..n_ids];
+                        let expected: Vec<BlockHash> =
+                            prompt_block_hash_iter(ids, t, input, b).collect();
+                        let mut got = vec![BlockHash(1)];
+                        extend_prompt_block_hashes(&mut got, ids, t, input, b);
+                        assert_eq!(got[0], BlockHash(1), "kept what was there");
+                        assert_eq!(got[1..], expected, "t {t} b {b} ids {n_ids} input {input}");
+                    }
+                }
+            }
+        }
+        // A zero block size hashes nothing either way.
+        let mut got = Vec::new();
+        extend_prompt_block_hashes(&mut got, &ids, 512, 4096, 0);
+        assert!(got.is_empty());
+    }
 
     #[test]
     fn prompts_share_blocks_exactly_while_their_tokens_agree() {

@@ -1,7 +1,8 @@
 //! Requests as the engines see them: lengths plus a prefix identity, never tokens.
 
 use crate::block_hash::{
-    private_span, prompt_block_hash_iter, prompt_block_hashes, prompt_span_iter, BlockHash, Span,
+    extend_prompt_block_hashes, private_span, prompt_block_hash_iter, prompt_block_hashes,
+    prompt_span_iter, BlockHash, Span,
 };
 use crate::kv::PageRun;
 use crate::time::SimTime;
@@ -65,6 +66,17 @@ impl Request {
             self.input_length,
             block_size,
         )
+    }
+
+    /// Appends the same hashes to `out` (a reused vector keeps its capacity).
+    pub fn extend_block_hashes(&self, out: &mut Vec<BlockHash>, block_size: u32) {
+        extend_prompt_block_hashes(
+            out,
+            &self.hash_ids,
+            self.trace_block_size,
+            self.input_length,
+            block_size,
+        );
     }
 
     /// The same hashes, computed as they are taken (no allocation; a prefix

@@ -74,7 +74,7 @@ impl PageStore for KvBlockPool {
         pages.prompt.clear();
         if prefix_caching {
             // Into the slot's own vector: a reused slot keeps its capacity.
-            pages.prompt.extend(req.block_hash_iter(block_size));
+            req.extend_block_hashes(&mut pages.prompt, block_size);
         }
     }
 
