@@ -30,7 +30,27 @@ const NO_BLOCK: BlockId = u32::MAX;
 /// The blocks of one group's lanes; half a cache line, aligned to it.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(32))]
-struct Lanes([BlockId; LANES]);
+pub(crate) struct Lanes([BlockId; LANES]);
+
+impl Lanes {
+    /// Files `block` in lane `lane` unless the block filed there still
+    /// `holds` the lane's hash; then returns that block and changes nothing.
+    #[inline]
+    pub fn file(
+        &mut self,
+        lane: usize,
+        block: BlockId,
+        holds: impl Fn(BlockId) -> bool,
+    ) -> Option<BlockId> {
+        debug_assert!(block != NO_BLOCK);
+        let filed = &mut self.0[lane];
+        if *filed != NO_BLOCK && holds(*filed) {
+            return Some(*filed);
+        }
+        *filed = block;
+        None
+    }
+}
 
 const NO_LANES: Lanes = Lanes([NO_BLOCK; LANES]);
 
@@ -153,29 +173,15 @@ impl BlockIndex {
         (b != NO_BLOCK && holds(b)).then_some(b)
     }
 
-    /// Files `block` in lane `lane` of `entry` unless the block filed there
-    /// still `holds` the lane's hash; then returns that block and changes
-    /// nothing.
+    /// The lanes of `entry`, to file a group's blocks in a row.
     #[inline]
-    pub fn file(
-        &mut self,
-        entry: usize,
-        lane: usize,
-        block: BlockId,
-        holds: impl Fn(BlockId) -> bool,
-    ) -> Option<BlockId> {
-        debug_assert!(block != NO_BLOCK);
-        let filed = &mut self.lanes[entry].0[lane];
-        if *filed != NO_BLOCK && holds(*filed) {
-            return Some(*filed);
-        }
-        *filed = block;
-        None
+    pub fn lanes_mut(&mut self, entry: usize) -> &mut Lanes {
+        &mut self.lanes[entry]
     }
 
-    /// `file` under `hash`, creating its group's entry if need be (the
+    /// `Lanes::file` under `hash`, creating its group's entry if need be (the
     /// caller rebuilds crowded tables first).
-    #[inline]
+    #[cfg(test)]
     pub fn insert(
         &mut self,
         hash: BlockHash,
@@ -186,7 +192,7 @@ impl BlockIndex {
             Ok(e) => e,
             Err(slot) => self.claim(slot, hash.group()),
         };
-        self.file(e, hash.lane(), block, holds)
+        self.lanes[e].file(hash.lane(), block, holds)
     }
 
     /// Whether the table should be rebuilt before another entry is claimed.
@@ -202,9 +208,20 @@ impl BlockIndex {
     pub fn rebuild(&mut self, live: impl Iterator<Item = (BlockHash, BlockId)> + Clone) {
         self.keys.fill(EMPTY);
         self.used = 0;
+        // The entry of the last group filed: a group's blocks often sit
+        // side by side in the pool (they were allocated together).
+        let mut last = (EMPTY, 0);
         for (h, b) in live.clone() {
+            let group = h.group();
+            if last.0 != group {
+                let e = match self.entry(group) {
+                    Ok(e) => e,
+                    Err(slot) => self.claim(slot, group),
+                };
+                last = (group, e);
+            }
             // Live hashes are distinct: nothing to confirm.
-            self.insert(h, b, |_| false);
+            self.lanes[last.1].0[h.lane()] = b;
             if self.used * 2 > self.keys.len() {
                 *self = BlockIndex::with_entries(self.keys.len() * 2);
                 return self.rebuild(live);

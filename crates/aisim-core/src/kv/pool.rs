@@ -342,48 +342,60 @@ impl KvBlockPool {
     }
 
     /// `register(blocks[i], hash(i))` for each block in order; the blocks of
-    /// one group (consecutive blocks of a prompt, usually) share one lookup.
-    /// The next groups' entries are touched ahead, so their cache misses
-    /// overlap with this one's work.
+    /// one group (consecutive blocks of a prompt, usually) share one lookup
+    /// and are filed in a row, with the pool's fields borrowed once. The
+    /// next groups' entries are touched ahead, so their cache misses overlap
+    /// with this one's work.
     #[inline]
     pub fn register_all(&mut self, blocks: &[BlockId], hash: impl Fn(usize) -> BlockHash) {
         /// Blocks ahead whose entries are touched: about two groups.
         const AHEAD: usize = 16;
-        for i in 0..blocks.len().min(AHEAD) {
+        let n = blocks.len();
+        for i in 0..n.min(AHEAD) {
             self.index.touch(hash(i));
         }
-        // The entry of the group last filed into: entries stay put until a
-        // rebuild, and rebuilds happen only in `entry_for`, which replaces it.
-        let mut current: Option<(u64, usize)> = None;
-        for (i, &block) in blocks.iter().enumerate() {
-            let h = hash(i);
-            if i + AHEAD < blocks.len() && h.lane() == 0 {
+        let mut filed = 0;
+        let mut i = 0;
+        while i < n {
+            let group = hash(i).group();
+            if i + AHEAD < n {
                 self.index.touch(hash(i + AHEAD));
             }
-            if self.blocks[block as usize].hash != NO_HASH {
+            // The group's entry is found (or claimed) only if one of its
+            // blocks needs filing: a block already holding a hash does not.
+            let Some(first) = (i..n)
+                .take_while(|&k| hash(k).group() == group)
+                .find(|&k| self.blocks[blocks[k] as usize].hash == NO_HASH)
+            else {
+                i += (i..n).take_while(|&k| hash(k).group() == group).count();
                 continue;
-            }
-            let entry = match current {
-                Some((g, e)) if g == h.group() => e,
-                _ => {
-                    let e = self.entry_for(h.group());
-                    current = Some((h.group(), e));
-                    e
-                }
             };
-            let metas = &self.blocks;
-            if let Some(_holder) = self
-                .index
-                .file(entry, h.lane(), block, |b| metas[b as usize].hash == h.0)
-            {
-                continue; // cached elsewhere: this copy stays anonymous
-            }
-            self.blocks[block as usize].hash = h.0;
-            self.hashed += 1;
-            if let Some(ev) = self.events.on() {
-                ev.push(KvEvent::Stored(h.into()));
+            let entry = self.entry_for(group);
+            let (metas, lanes) = (&mut self.blocks, self.index.lanes_mut(entry));
+            i = first;
+            while i < n {
+                let h = hash(i);
+                if h.group() != group {
+                    break;
+                }
+                let block = blocks[i];
+                i += 1;
+                if metas[block as usize].hash != NO_HASH {
+                    continue;
+                }
+                if let Some(_holder) =
+                    lanes.file(h.lane(), block, |b| metas[b as usize].hash == h.0)
+                {
+                    continue; // cached elsewhere: this copy stays anonymous
+                }
+                metas[block as usize].hash = h.0;
+                filed += 1;
+                if let Some(ev) = self.events.on() {
+                    ev.push(KvEvent::Stored(h.into()));
+                }
             }
         }
+        self.hashed += filed;
     }
 
     /// The index entry of `group`, claimed if it has none, after a rebuild
