@@ -291,10 +291,48 @@ impl KvBlockPool {
         left -= k;
         self.in_use += n - left as u32;
         // Then the least recently used cached ones.
-        for _ in 0..left {
-            out.push(self.evict().expect("availability checked"));
-        }
+        self.evict_into(left, out);
         true
+    }
+
+    /// Appends the `n` least recently used cached blocks to `out`, as `n`
+    /// calls of `evict` would: their hashes forgotten, each in use with one
+    /// reference. The caller has checked that `n` are cached.
+    fn evict_into(&mut self, n: usize, out: &mut Vec<BlockId>) {
+        if n == 0 {
+            return;
+        }
+        let mut events = self.events.on();
+        let (lru, metas) = (&self.lru, &mut self.blocks);
+        let mut head = self.lru_head;
+        let mut left = n;
+        while left > 0 {
+            let b = lru[head];
+            let pos = self.lru_base + head as u64;
+            head += 1;
+            if let Some(&ahead) = lru.get(head + EVICT_AHEAD) {
+                if let Some(m) = metas.get(ahead as usize) {
+                    prefetch(m);
+                }
+            }
+            let m = &mut metas[b as usize];
+            if m.state != pos {
+                continue; // a stale entry (see `lru_pop`)
+            }
+            // The index entry goes stale; `find` ignores it.
+            let h = std::mem::replace(&mut m.hash, NO_HASH);
+            m.state = TAKEN;
+            if let Some(ev) = events.as_mut() {
+                ev.push(KvEvent::Removed(BlockHash(h).into()));
+            }
+            out.push(b);
+            left -= 1;
+        }
+        self.lru_head = head;
+        let n = n as u32;
+        self.cached -= n;
+        self.hashed -= n;
+        self.in_use += n;
     }
 
     #[inline(always)]
@@ -438,6 +476,35 @@ impl KvBlockPool {
             self.lru_push_back(block);
             self.cached += 1;
         }
+    }
+
+    /// `release` of each of `blocks`, last first (so that a prefix's tail
+    /// is evicted before its head), with the counts kept aside meanwhile.
+    pub fn release_each_from_last(&mut self, blocks: &[BlockId]) {
+        let (mut unheld, mut cached) = (0, 0);
+        for &b in blocks.iter().rev() {
+            let meta = &mut self.blocks[b as usize];
+            debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
+            meta.state -= 1;
+            if meta.state > HELD {
+                continue;
+            }
+            unheld += 1;
+            if meta.hash == NO_HASH {
+                self.free.push(b);
+            } else {
+                if self.lru.len() == self.lru.capacity() {
+                    // Making room reads the cached count.
+                    self.cached += std::mem::take(&mut cached);
+                    self.make_lru_room();
+                }
+                self.blocks[b as usize].state = self.lru_base + self.lru.len() as u64;
+                self.lru.push(b);
+                cached += 1;
+            }
+        }
+        self.in_use -= unheld;
+        self.cached += cached;
     }
 
     /// Checks the accounting: every block is in exactly one state and the counts add

@@ -20,6 +20,14 @@ enum Op {
     /// The longest run of contents `h`, `h + 1`, ... (at most `n`) present:
     /// consecutive contents share groups, as a prompt's blocks do.
     Prefix(u64, u32),
+    /// `n` blocks at once (`allocate_into`).
+    AllocateMany(u32),
+    /// Register the held references from the `i`-th (mod their count), up
+    /// to `n` of them, as contents `h`, `h + 1`, ... at once (`register_all`).
+    RegisterRun(usize, u64, usize),
+    /// Release the last `n` held references at once, last first
+    /// (`release_each_from_last`).
+    ReleaseLast(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -29,6 +37,9 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u64..12).prop_map(Op::Acquire),
         3 => any::<usize>().prop_map(Op::Release),
         1 => (0u64..12, 1u32..8).prop_map(|(h, n)| Op::Prefix(h, n)),
+        1 => (0u32..6).prop_map(Op::AllocateMany),
+        2 => (any::<usize>(), 0u64..12, 1usize..10).prop_map(|(i, h, n)| Op::RegisterRun(i, h, n)),
+        1 => (1usize..6).prop_map(Op::ReleaseLast),
     ]
 }
 
@@ -103,6 +114,56 @@ proptest! {
                     }
                 }
                 Op::Release(_) => {}
+                Op::AllocateMany(n) => {
+                    let (available, free) = (pool.available_blocks(), pool.free_blocks());
+                    let mut got = Vec::new();
+                    prop_assert_eq!(pool.allocate_into(n, &mut got), n <= available);
+                    if n > available {
+                        prop_assert!(got.is_empty());
+                        continue;
+                    }
+                    prop_assert_eq!(got.len(), n as usize);
+                    // Free blocks first, then the least recently used
+                    // cached ones, in that order, their contents forgotten.
+                    let evicted = (n as usize).saturating_sub(free as usize);
+                    for &b in &got[got.len() - evicted..] {
+                        prop_assert_eq!(m.lru.pop_front(), Some(b));
+                        let old = m.content.remove(&b).unwrap();
+                        prop_assert!(!pool.contains(old));
+                    }
+                    for &b in &got {
+                        prop_assert!(!m.content.contains_key(&b));
+                    }
+                    m.held.extend(got);
+                }
+                Op::RegisterRun(i, h, n) if !m.held.is_empty() => {
+                    let from = i % m.held.len();
+                    let blocks: Vec<BlockId> = m.held.iter().skip(from).take(n).copied().collect();
+                    pool.register_all(&blocks, |k| content(h + k as u64));
+                    // One at a time, as `register` does each.
+                    for (k, &b) in blocks.iter().enumerate() {
+                        let c = content(h + k as u64);
+                        let known = m.content.values().any(|&v| v == c);
+                        if !m.content.contains_key(&b) && !known {
+                            m.content.insert(b, c);
+                        }
+                    }
+                    for k in 0..blocks.len() {
+                        let c = content(h + k as u64);
+                        prop_assert_eq!(pool.contains(c), m.content.values().any(|&v| v == c));
+                    }
+                }
+                Op::RegisterRun(..) => {}
+                Op::ReleaseLast(n) => {
+                    let mut batch = m.held.split_off(m.held.len().saturating_sub(n));
+                    pool.release_each_from_last(&batch);
+                    while let Some(b) = batch.pop() {
+                        let held = m.held.contains(&b) || batch.contains(&b);
+                        if !held && m.content.contains_key(&b) {
+                            m.lru.push_back(b);
+                        }
+                    }
+                }
                 Op::Prefix(h, n) => {
                     let got = pool.longest_prefix((h..).map(content), n);
                     let mut want = PrefixMatch::default();

@@ -142,10 +142,7 @@ impl PageStore for KvBlockPool {
 
     #[inline]
     fn release(&mut self, hold: &mut BlockHold) {
-        // Last blocks first, so a prefix's tail is evicted before its head.
-        for &b in hold.blocks.iter().rev() {
-            KvBlockPool::release(self, b);
-        }
+        self.release_each_from_last(&hold.blocks);
         hold.blocks.clear();
         hold.hashed = 0;
     }
