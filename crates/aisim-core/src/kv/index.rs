@@ -24,6 +24,8 @@ use crate::kv::BlockId;
 /// The key of an empty entry: no group has its lane bits set. Not 0, so
 /// that a new table is written out (see `with_entries`).
 const EMPTY: u64 = u64::MAX;
+/// Live blocks ahead of the one filed whose entries a rebuild touches.
+const REBUILD_AHEAD: usize = 8;
 /// A lane without a block: no pool has block `u32::MAX`.
 const NO_BLOCK: BlockId = u32::MAX;
 
@@ -211,7 +213,13 @@ impl BlockIndex {
         // The entry of the last group filed: a group's blocks often sit
         // side by side in the pool (they were allocated together).
         let mut last = (EMPTY, 0);
+        // The entries of the blocks a few ahead are touched, so that their
+        // cache misses overlap (the table is read at random).
+        let mut ahead = live.clone().skip(REBUILD_AHEAD);
         for (h, b) in live.clone() {
+            if let Some((next, _)) = ahead.next() {
+                self.touch(next);
+            }
             let group = h.group();
             if last.0 != group {
                 let e = match self.entry(group) {
