@@ -146,6 +146,16 @@ impl BlockIndex {
         slot
     }
 
+    /// The entry of `group`, claimed if it has none (the caller rebuilds
+    /// crowded tables first).
+    #[inline]
+    fn entry_or_claim(&mut self, group: u64) -> usize {
+        match self.entry(group) {
+            Ok(e) => e,
+            Err(slot) => self.claim(slot, group),
+        }
+    }
+
     /// The block filed under `hash`, if it `holds` it.
     #[inline]
     pub fn get(&self, hash: BlockHash, holds: impl Fn(BlockId) -> bool) -> Option<BlockId> {
@@ -190,10 +200,7 @@ impl BlockIndex {
         block: BlockId,
         holds: impl Fn(BlockId) -> bool,
     ) -> Option<BlockId> {
-        let e = match self.entry(hash.group()) {
-            Ok(e) => e,
-            Err(slot) => self.claim(slot, hash.group()),
-        };
+        let e = self.entry_or_claim(hash.group());
         self.lanes[e].file(hash.lane(), block, holds)
     }
 
@@ -222,11 +229,7 @@ impl BlockIndex {
             }
             let group = h.group();
             if last.0 != group {
-                let e = match self.entry(group) {
-                    Ok(e) => e,
-                    Err(slot) => self.claim(slot, group),
-                };
-                last = (group, e);
+                last = (group, self.entry_or_claim(group));
             }
             // Live hashes are distinct: nothing to confirm.
             self.lanes[last.1].0[h.lane()] = b;
