@@ -217,8 +217,8 @@ impl BlockIndex {
     pub fn rebuild(&mut self, live: impl Iterator<Item = (BlockHash, BlockId)> + Clone) {
         self.keys.fill(EMPTY);
         self.used = 0;
-        // The entry of the last group filed: a group's blocks often sit
-        // side by side in the pool (they were allocated together).
+        // The entry of the last group filed: a group's blocks allocated
+        // together sit side by side in the pool.
         let mut last = (EMPTY, 0);
         // The entries of the blocks a few ahead are touched, so that their
         // cache misses overlap (the table is read at random).

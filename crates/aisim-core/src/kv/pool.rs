@@ -296,17 +296,24 @@ impl KvBlockPool {
     }
 
     /// Appends the `n` least recently used cached blocks to `out`, as `n`
-    /// calls of `evict` would: their hashes forgotten, each in use with one
-    /// reference. The caller has checked that `n` are cached.
+    /// calls of `evict` would. The caller has checked that `n` are cached.
     fn evict_into(&mut self, n: usize, out: &mut Vec<BlockId>) {
-        if n == 0 {
-            return;
-        }
+        self.evict_each(n, |b| out.push(b));
+    }
+
+    /// Takes the `n` least recently used cached blocks, handing each to
+    /// `got`: their hashes forgotten, each in use with one reference, the
+    /// counts changed once. At least `n` must be cached. One loop for one
+    /// block and for many: the queue's next entries are known, so their
+    /// metadata is prefetched.
+    #[inline(always)]
+    fn evict_each(&mut self, n: usize, mut got: impl FnMut(BlockId)) {
         let mut events = self.events.on();
         let (lru, metas) = (&self.lru, &mut self.blocks);
         let mut head = self.lru_head;
         let mut left = n;
         while left > 0 {
+            // A taken or stale entry no longer names its block's position.
             let b = lru[head];
             let pos = self.lru_base + head as u64;
             head += 1;
@@ -317,7 +324,7 @@ impl KvBlockPool {
             }
             let m = &mut metas[b as usize];
             if m.state != pos {
-                continue; // a stale entry (see `lru_pop`)
+                continue;
             }
             // The index entry goes stale; `find` ignores it.
             let h = std::mem::replace(&mut m.hash, NO_HASH);
@@ -325,7 +332,7 @@ impl KvBlockPool {
             if let Some(ev) = events.as_mut() {
                 ev.push(KvEvent::Removed(BlockHash(h).into()));
             }
-            out.push(b);
+            got(b);
             left -= 1;
         }
         self.lru_head = head;
@@ -353,16 +360,12 @@ impl KvBlockPool {
     /// with one reference; `None` when nothing is cached.
     #[inline(always)]
     fn evict(&mut self) -> Option<BlockId> {
-        let b = self.lru_pop()?;
-        self.cached -= 1;
-        // The index entry goes stale; `find` ignores it.
-        let h = std::mem::replace(&mut self.blocks[b as usize].hash, NO_HASH);
-        self.hashed -= 1;
-        if let Some(ev) = self.events.on() {
-            ev.push(KvEvent::Removed(BlockHash(h).into()));
+        if self.cached == 0 {
+            return None;
         }
-        self.take(b);
-        Some(b)
+        let mut got = None;
+        self.evict_each(1, |b| got = Some(b));
+        got
     }
 
     /// Puts an unreferenced block in use with one reference.
@@ -463,25 +466,13 @@ impl KvBlockPool {
     /// most recently used); one without becomes free.
     #[inline]
     pub fn release(&mut self, block: BlockId) {
-        let meta = &mut self.blocks[block as usize];
-        debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
-        meta.state -= 1;
-        if meta.state > HELD {
-            return;
-        }
-        self.in_use -= 1;
-        if meta.hash == NO_HASH {
-            self.free.push(block);
-        } else {
-            self.lru_push_back(block);
-            self.cached += 1;
-        }
+        self.release_each_from_last(std::slice::from_ref(&block));
     }
 
     /// `release` of each of `blocks`, last first (so that a prefix's tail
-    /// is evicted before its head), with the counts kept aside meanwhile.
+    /// is evicted before its head), the in-use count changed once.
     pub fn release_each_from_last(&mut self, blocks: &[BlockId]) {
-        let (mut unheld, mut cached) = (0, 0);
+        let mut unheld = 0;
         for &b in blocks.iter().rev() {
             let meta = &mut self.blocks[b as usize];
             debug_assert!(meta.ref_count() > 0, "release of an unreferenced block");
@@ -493,18 +484,11 @@ impl KvBlockPool {
             if meta.hash == NO_HASH {
                 self.free.push(b);
             } else {
-                if self.lru.len() == self.lru.capacity() {
-                    // Making room reads the cached count.
-                    self.cached += std::mem::take(&mut cached);
-                    self.make_lru_room();
-                }
-                self.blocks[b as usize].state = self.lru_base + self.lru.len() as u64;
-                self.lru.push(b);
-                cached += 1;
+                self.lru_push_back(b);
+                self.cached += 1;
             }
         }
         self.in_use -= unheld;
-        self.cached += cached;
     }
 
     /// Checks the accounting: every block is in exactly one state and the counts add
@@ -574,25 +558,6 @@ impl KvBlockPool {
             return Err("hash index was not rebuilt".into());
         }
         Ok(())
-    }
-
-    /// The least recently used cached block, out of the queue (its state is
-    /// the caller's to change); `None` when nothing is cached.
-    #[inline(always)]
-    fn lru_pop(&mut self) -> Option<BlockId> {
-        while let Some(&b) = self.lru.get(self.lru_head) {
-            let pos = self.lru_base + self.lru_head as u64;
-            self.lru_head += 1;
-            if let Some(&ahead) = self.lru.get(self.lru_head + EVICT_AHEAD) {
-                if let Some(m) = self.blocks.get(ahead as usize) {
-                    prefetch(m);
-                }
-            }
-            if self.blocks[b as usize].state == pos {
-                return Some(b);
-            }
-        }
-        None
     }
 
     /// Caches `b` as the most recently used.
