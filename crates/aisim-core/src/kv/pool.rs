@@ -13,7 +13,7 @@
 //! miss (the next block is known only once the head's metadata is read); the
 //! queue knows the next victims in advance, so their misses overlap.
 
-use crate::block_hash::BlockHash;
+use crate::block_hash::{private_block_hash, BlockHash};
 use crate::kv::event::EventLog;
 use crate::kv::index::{prefetch, BlockIndex, Cursor};
 use crate::kv::{BlockId, KvEvent};
@@ -110,6 +110,8 @@ pub struct KvBlockPool {
     /// Blocks holding a hash (the index's live entries).
     hashed: u32,
     events: EventLog,
+    /// Private hashes being registered, kept for the capacity.
+    private_hashes: Vec<BlockHash>,
 }
 
 impl KvBlockPool {
@@ -151,6 +153,7 @@ impl KvBlockPool {
             index: BlockIndex::for_capacity(capacity as usize / ranks.max(1) as usize),
             hashed: 0,
             events: EventLog::default(),
+            private_hashes: Vec::new(),
         }
     }
 
@@ -379,47 +382,46 @@ impl KvBlockPool {
     /// When another block already holds that content, this one stays anonymous
     /// (it is freed, not cached, on release).
     pub fn register(&mut self, block: BlockId, hash: BlockHash) {
-        self.register_all(&[block], |_| hash);
+        self.register_all(&[block], &[hash]);
     }
 
-    /// `register(blocks[i], hash(i))` for each block in order; the blocks of
-    /// one group (consecutive blocks of a prompt, usually) share one lookup
-    /// and are filed in a row, with the pool's fields borrowed once. The
-    /// next groups' entries are touched ahead, so their cache misses overlap
-    /// with this one's work.
+    /// `register(blocks[i], hashes[i])` for each block in order (the two
+    /// have the same length). The blocks of one group (consecutive blocks
+    /// of a prompt, usually) share one lookup and are filed in a row, with
+    /// the pool's fields borrowed once; the entry of the group two ahead is
+    /// touched at each group's start, so that its cache miss overlaps with
+    /// this group's work.
     #[inline]
-    pub fn register_all(&mut self, blocks: &[BlockId], hash: impl Fn(usize) -> BlockHash) {
-        /// Blocks ahead whose entries are touched: about two groups.
-        const AHEAD: usize = 16;
+    pub fn register_all(&mut self, blocks: &[BlockId], hashes: &[BlockHash]) {
+        /// Blocks ahead whose group's entry is touched: about two groups.
+        const AHEAD: usize = 2 * crate::block_hash::LANES;
+        assert_eq!(blocks.len(), hashes.len(), "a hash for each block");
         let n = blocks.len();
-        for i in 0..n.min(AHEAD) {
-            self.index.touch(hash(i));
+        for h in hashes.iter().step_by(crate::block_hash::LANES).take(2) {
+            self.index.touch(*h);
         }
         let mut filed = 0;
         let mut i = 0;
         while i < n {
-            let group = hash(i).group();
-            if i + AHEAD < n {
-                self.index.touch(hash(i + AHEAD));
+            let group = hashes[i].group();
+            if let Some(&ahead) = hashes.get(i + AHEAD) {
+                self.index.touch(ahead);
             }
             // The group's entry is found (or claimed) only if one of its
             // blocks needs filing: a block already holding a hash does not.
-            let Some(first) = (i..n)
-                .take_while(|&k| hash(k).group() == group)
-                .find(|&k| self.blocks[blocks[k] as usize].hash == NO_HASH)
-            else {
-                i += (i..n).take_while(|&k| hash(k).group() == group).count();
+            while i < n
+                && hashes[i].group() == group
+                && self.blocks[blocks[i] as usize].hash != NO_HASH
+            {
+                i += 1;
+            }
+            if i == n || hashes[i].group() != group {
                 continue;
-            };
+            }
             let entry = self.entry_for(group);
             let (metas, lanes) = (&mut self.blocks, self.index.lanes_mut(entry));
-            i = first;
-            while i < n {
-                let h = hash(i);
-                if h.group() != group {
-                    break;
-                }
-                let block = blocks[i];
+            while i < n && hashes[i].group() == group {
+                let (block, h) = (blocks[i], hashes[i]);
                 i += 1;
                 if metas[block as usize].hash != NO_HASH {
                     continue;
@@ -437,6 +439,19 @@ impl KvBlockPool {
             }
         }
         self.hashed += filed;
+    }
+
+    /// `register_all` of `blocks` named `private_block_hash(salt, first + i)`.
+    pub(crate) fn register_private(&mut self, blocks: &[BlockId], salt: u64, first: u32) {
+        let mut hashes = std::mem::take(&mut self.private_hashes);
+        hashes.clear();
+        hashes.extend(
+            (first..)
+                .zip(blocks)
+                .map(|(j, _)| private_block_hash(salt, j)),
+        );
+        self.register_all(blocks, &hashes);
+        self.private_hashes = hashes;
     }
 
     /// The index entry of `group`, claimed if it has none, after a rebuild
@@ -670,7 +685,7 @@ mod tests {
         let mut pool = KvBlockPool::new(4);
         let mut got = Vec::new();
         assert!(pool.allocate_into(4, &mut got));
-        pool.register_all(&got, |i| h(i as u64));
+        pool.register_all(&got, &(0..got.len() as u64).map(h).collect::<Vec<_>>());
         for &b in &got {
             pool.release(b);
         }
@@ -702,7 +717,7 @@ mod tests {
         for round in 0..20_000u64 {
             got.clear();
             assert!(pool.allocate_into(2, &mut got));
-            pool.register_all(&got, |i| h(2 * round + i as u64));
+            pool.register_all(&got, &[h(2 * round), h(2 * round + 1)]);
             for &b in &got {
                 pool.release(b);
             }
@@ -728,7 +743,7 @@ mod tests {
         // Used, it grows and finds every block it registered.
         let mut got = Vec::new();
         assert!(wide.allocate_into(5_000, &mut got));
-        wide.register_all(&got, |i| h(i as u64));
+        wide.register_all(&got, &(0..got.len() as u64).map(h).collect::<Vec<_>>());
         for (i, &b) in got.iter().enumerate() {
             wide.release(b);
             assert!(wide.contains(h(i as u64)), "block {i}");

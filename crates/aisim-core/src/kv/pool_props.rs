@@ -139,7 +139,8 @@ proptest! {
                 Op::RegisterRun(i, h, n) if !m.held.is_empty() => {
                     let from = i % m.held.len();
                     let blocks: Vec<BlockId> = m.held.iter().skip(from).take(n).copied().collect();
-                    pool.register_all(&blocks, |k| content(h + k as u64));
+                    let hashes: Vec<BlockHash> = (0..blocks.len()).map(|k| content(h + k as u64)).collect();
+                    pool.register_all(&blocks, &hashes);
                     // One at a time, as `register` does each.
                     for (k, &b) in blocks.iter().enumerate() {
                         let c = content(h + k as u64);

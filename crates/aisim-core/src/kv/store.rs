@@ -133,11 +133,17 @@ impl PageStore for KvBlockPool {
 
     #[inline]
     fn register(&mut self, hold: &mut BlockHold, pages: &BlockPages, upto: u32) {
-        let from = hold.hashed;
-        self.register_all(&hold.blocks[from as usize..upto as usize], |i| {
-            pages.hash_of(from + i as u32)
-        });
-        hold.hashed = upto;
+        let (from, upto) = (hold.hashed as usize, upto as usize);
+        // The prompt's hashes as they are, then the request's private ones.
+        let named = pages.prompt.len().clamp(from, upto);
+        let (prompt, private) = hold.blocks[from..upto].split_at(named - from);
+        if !prompt.is_empty() {
+            self.register_all(prompt, &pages.prompt[from..named]);
+        }
+        if !private.is_empty() {
+            self.register_private(private, pages.salt, named as u32);
+        }
+        hold.hashed = upto as u32;
     }
 
     #[inline]
