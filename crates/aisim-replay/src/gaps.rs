@@ -3,16 +3,17 @@
 //! beyond.
 
 use crate::distribution::EXACT_LIMIT;
+use crate::gap_table::GapTable;
 use aisim_core::sketch::LogSketch;
 use aisim_core::summary::{ms, Summary};
 use aisim_core::SimTime;
 use std::sync::mpsc::{Receiver, Sender};
 
 /// Exact distribution of inter-token gaps: appended to a buffer (cheap, in
-/// order) and folded into sorted (gap, count) runs when the buffer fills, so
-/// memory stays bounded by the distinct gaps rather than the token count.
-/// Gaps under 4.3 s (nearly all) are buffered as `u32` nanoseconds: half the
-/// memory, and memory is most of what sorting them costs. When the runs pass
+/// order), counted by distinct value (`GapTable`) and folded into sorted
+/// (gap, count) runs when the buffer fills, so memory stays bounded by the
+/// distinct gaps rather than the token count. Gaps under 4.3 s (nearly all)
+/// are buffered as `u32` nanoseconds: half the memory. When the runs pass
 /// `limit`, they move into a sketch (of milliseconds), and so does every
 /// later buffer. A gap many tokens share (one decode pass's, for every
 /// request in it) is buffered once with its count (`add_n`), and counts as
@@ -20,12 +21,12 @@ use std::sync::mpsc::{Receiver, Sender};
 /// would one gap at a time.
 ///
 /// The buffer is filled in chunks of `CHUNK` entries. A full chunk is
-/// sorted and merged into the buffer's runs (`Folds::take_chunk`) by a
-/// helper thread while the replay goes on, and folds are queued behind
-/// it: the helper takes them in order, so the runs, the sketch and its float
-/// sums are what one thread sorting the whole buffer at each fold gets (the
-/// merged runs of a buffer's chunks are its runs). Without a thread (none
-/// could be started) the same work is done in place.
+/// counted into the buffer's table (`Folds::take_chunk`) by a helper thread
+/// while the replay goes on, and folds are queued behind it: the helper
+/// takes them in order, so the runs, the sketch and its float sums are what
+/// one thread sorting the whole buffer at each fold gets (a buffer's runs
+/// are its table's, sorted). Without a thread (none could be started) the
+/// same work is done in place.
 #[derive(Debug)]
 pub struct GapCounts {
     /// The chunk being filled.
@@ -44,7 +45,7 @@ pub struct GapCounts {
     may_help: bool,
 }
 
-/// Gaps (entries) of one chunk: buffered as they come, then sorted at once.
+/// Gaps (entries) of one chunk: buffered as they come, then counted at once.
 #[derive(Debug, Default)]
 struct Chunk {
     short: Vec<u32>,
@@ -66,24 +67,17 @@ impl Chunk {
     }
 }
 
-/// The sorted side: the runs of the buffer's chunks so far, and what
-/// earlier folds left (exact runs or a sketch).
+/// The counted side: the buffer's chunks so far, and what earlier folds
+/// left (exact runs or a sketch).
 #[derive(Debug)]
 struct Folds {
-    /// The radix sorts' second buffers (for `short` and `shared`), kept
-    /// from chunk to chunk. A sort may leave its chunk holding the second
-    /// buffer: both are chunk-sized.
-    scratch: Vec<u32>,
-    shared_scratch: Vec<u64>,
-    /// The radix sorts' count table, kept too.
-    counts: Vec<u32>,
-    /// The chunk's packed runs (`pack_runs`).
-    packed: Vec<u64>,
-    /// The buffer's runs under 4.3 s, packed `gap << 32 | count` (a count
-    /// fits 32 bits: a buffer holds at most `GAP_BUFFER` gaps), and the
-    /// previous ones kept for their capacity.
+    /// The buffer's gaps under 4.3 s, counted (a count fits 32 bits: a
+    /// buffer holds at most `GAP_BUFFER` gaps).
+    table: GapTable,
+    /// The table's runs sorted, packed `gap << 32 | count`, when read, and
+    /// the sort's second buffer.
     window: Vec<u64>,
-    spare_window: Vec<u64>,
+    scratch: Vec<u64>,
     /// The buffer's gaps of 4.3 s and more, sorted.
     window_long: Vec<u64>,
     runs: Vec<(u64, u64)>,
@@ -158,7 +152,7 @@ impl Default for GapCounts {
 
 /// Gaps buffered before folding.
 const GAP_BUFFER: usize = 1 << 20;
-/// Entries of a chunk (512 KiB of short gaps): sorted while in cache.
+/// Entries of a chunk (512 KiB of short gaps).
 const CHUNK: usize = 1 << 17;
 /// Chunks with the helper (queued, or in its hands) before the replay
 /// waits for one back: bounds memory however far behind it falls.
@@ -182,12 +176,9 @@ impl GapCounts {
             until_check: CHUNK,
             spare: Vec::new(),
             folds: Some(Box::new(Folds {
-                scratch: Vec::new(),
-                shared_scratch: Vec::new(),
-                counts: Vec::new(),
-                packed: Vec::new(),
+                table: GapTable::default(),
                 window: Vec::new(),
-                spare_window: Vec::new(),
+                scratch: Vec::new(),
                 window_long: Vec::new(),
                 runs: Vec::new(),
                 spare_runs: Vec::new(),
@@ -293,7 +284,7 @@ impl GapCounts {
         }
     }
 
-    /// Hands the chunk over to be sorted into the buffer's runs.
+    /// Hands the chunk over to be counted into the buffer's table.
     fn send_chunk(&mut self) {
         if self.chunk.entries() == 0 {
             return;
@@ -447,13 +438,8 @@ impl GapCounts {
             .sum();
         let f = self.folds_here();
         chunks
-            + (f.scratch.capacity() + f.counts.capacity()) * 4
-            + (f.shared_scratch.capacity()
-                + f.packed.capacity()
-                + f.window.capacity()
-                + f.spare_window.capacity()
-                + f.window_long.capacity())
-                * 8
+            + f.table.heap_bytes()
+            + (f.window.capacity() + f.scratch.capacity() + f.window_long.capacity()) * 8
             + (f.runs.capacity() + f.spare_runs.capacity()) * 16
             + f.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
     }
@@ -467,7 +453,8 @@ impl GapCounts {
 
     /// The gaps, sorted.
     pub fn into_sorted(self) -> SortedGaps {
-        let f = self.settle();
+        let mut f = self.settle();
+        f.read_table();
         SortedGaps {
             runs: f.runs,
             packed: f.window,
@@ -481,8 +468,8 @@ impl GapCounts {
     }
 
     /// `summary` and `is_sketched`, worked out by the helper thread (when
-    /// there is one) while the caller goes on: the last chunk's sort and
-    /// the summary's walk need nothing else.
+    /// there is one) while the caller goes on: the last chunk's count, the
+    /// sort of the distinct gaps and the summary's walk need nothing else.
     pub fn summary_aside(mut self) -> PendingSummary {
         PendingSummary(match self.helper.take() {
             Some(h) => {
@@ -506,23 +493,11 @@ impl Helper {
 }
 
 impl Folds {
-    /// Sorts a chunk, merges its runs into the buffer's, and empties it.
+    /// Counts a chunk's gaps into the buffer's, and empties it.
     fn take_chunk(&mut self, c: &mut Chunk) {
-        radix_sort(&mut c.short, &mut self.scratch, &mut self.counts, |g| g);
-        radix_sort(
-            &mut c.shared,
-            &mut self.shared_scratch,
-            &mut self.counts,
-            |x| (x >> 32) as u32,
-        );
-        pack_runs(&c.short, &c.shared, &mut self.packed);
-        if self.window.is_empty() {
-            std::mem::swap(&mut self.window, &mut self.packed);
-        } else {
-            let mut merged = std::mem::take(&mut self.spare_window);
-            merged.clear();
-            merge_packed(&self.window, &self.packed, &mut merged);
-            self.spare_window = std::mem::replace(&mut self.window, merged);
+        self.table.add_each(&c.short);
+        for &x in &c.shared {
+            self.table.add((x >> 32) as u32, x as u32);
         }
         if !c.long.is_empty() {
             self.window_long.append(&mut c.long);
@@ -531,8 +506,14 @@ impl Folds {
         c.clear();
     }
 
+    /// The table's runs into `window`, sorted.
+    fn read_table(&mut self) {
+        self.table.sorted_runs(&mut self.window, &mut self.scratch);
+    }
+
     /// The buffer's runs into the folded runs (or the sketch).
     fn fold(&mut self) {
+        self.read_table();
         if let Some(mut s) = self.sketch.take() {
             for (g, c) in buffer_runs(&self.window, &self.window_long) {
                 s.add_n(ms(g), c);
@@ -565,6 +546,7 @@ impl Folds {
         if self.sketch.is_some() {
             self.fold();
         }
+        self.read_table();
         match &self.sketch {
             Some(s) => Summary::of_sketch(s),
             // Without earlier folds (a run of under a million gaps) the
@@ -583,31 +565,10 @@ impl Folds {
     }
 
     fn clear_window(&mut self) {
+        self.table.clear();
         self.window.clear();
         self.window_long.clear();
     }
-}
-
-/// Two sorted lists of packed runs as one, equal gaps combined.
-fn merge_packed(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
-    out.reserve(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        if x >> 32 < y >> 32 {
-            out.push(x);
-            i += 1;
-        } else if y >> 32 < x >> 32 {
-            out.push(y);
-            j += 1;
-        } else {
-            out.push(x + (y & LOW_HALF));
-            i += 1;
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
 }
 
 /// Every gap, sorted: folded runs plus the sorted rest of the buffer (as
@@ -642,36 +603,6 @@ fn buffer_runs<'a>(
 }
 
 const LOW_HALF: u64 = u32::MAX as u64;
-
-/// The runs of the sorted gaps `short` (one each) and `shared` (packed
-/// `gap << 32 | count`), equal gaps combined, packed the same way into
-/// `out`, in one tight pass: summaries and folds then walk the distinct
-/// gaps, not every gap (a replay's half million gaps hold some tens of
-/// thousands of distinct values). A count fits 32 bits: a buffer holds at
-/// most `GAP_BUFFER` gaps.
-fn pack_runs(short: &[u32], shared: &[u64], out: &mut Vec<u64>) {
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    loop {
-        let g = match (short.get(i), shared.get(j)) {
-            (Some(&a), Some(&b)) => a.min((b >> 32) as u32),
-            (Some(&a), None) => a,
-            (None, Some(&b)) => (b >> 32) as u32,
-            (None, None) => break,
-        };
-        let mut c = 0u64;
-        while i < short.len() && short[i] == g {
-            c += 1;
-            i += 1;
-        }
-        while j < shared.len() && (shared[j] >> 32) as u32 == g {
-            c += shared[j] & LOW_HALF;
-            j += 1;
-        }
-        debug_assert!(c <= LOW_HALF);
-        out.push(u64::from(g) << 32 | c);
-    }
-}
 
 /// (value, count) pairs sorted by value as runs, each value once.
 fn run_lengths(
@@ -711,101 +642,9 @@ fn merge_runs(
     })
 }
 
-/// Sorts `v` by `key`, an LSD radix sort over the bits below the highest on
-/// which the keys differ, in as few passes of at most 16-bit digits as
-/// cover them (11-bit ones for a short `v`, whose count table would cost
-/// more than its values), skipping digits on which every key agrees. Gaps
-/// of a replay span 28 bits or less: two passes. Measured on a million
-/// replay-shaped gaps: 3.7 ms, against 8.7 ms in three passes of 11-bit
-/// digits (an 8 KiB count table). `scratch` is the second buffer and
-/// `counts` the count table (their contents are of no matter: kept from
-/// sort to sort, neither is zeroed or faulted in afresh each time).
-fn radix_sort<T: Copy + Default>(
-    v: &mut Vec<T>,
-    scratch: &mut Vec<T>,
-    counts: &mut Vec<u32>,
-    key: impl Fn(T) -> u32,
-) {
-    let (mut or, mut and) = (0u32, u32::MAX);
-    for &x in v.iter() {
-        or |= key(x);
-        and &= key(x);
-    }
-    let varying = or ^ and;
-    if varying == 0 {
-        return;
-    }
-    let span = u32::BITS - varying.leading_zeros();
-    let widest = if v.len() < 1 << 14 { 11 } else { 16 };
-    let bits = span.div_ceil(span.div_ceil(widest));
-    let mask = (1u32 << bits) - 1;
-    // As large as `v` can grow, so that `v` keeps its room once swapped;
-    // exactly, or buffers that trade places at each odd number of passes
-    // would double each other's room without end.
-    scratch.truncate(v.len());
-    scratch.reserve_exact(v.capacity() - scratch.len());
-    scratch.resize(v.len(), T::default());
-    counts.resize(counts.len().max(1 << bits), 0);
-    let counts = &mut counts[..1 << bits];
-    for shift in (0..span).step_by(bits as usize) {
-        if (varying >> shift) & mask == 0 {
-            continue;
-        }
-        counts.fill(0);
-        for &x in v.iter() {
-            counts[((key(x) >> shift) & mask) as usize] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        for &x in v.iter() {
-            let d = ((key(x) >> shift) & mask) as usize;
-            scratch[counts[d] as usize] = x;
-            counts[d] += 1;
-        }
-        std::mem::swap(v, scratch);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn radix_sort_sorts() {
-        let spread: Vec<u32> = (0..50_000u64)
-            .map(|i| ((i * 2_654_435_761) % 4_000_000_007) as u32)
-            .chain([u32::MAX, 0, 1 << 31, 7, 7])
-            .collect();
-        // Gaps as a replay makes them: a narrow band, many repeats.
-        let band: Vec<u32> = (0..30_000u32)
-            .map(|i| 5_740_000 + (i * 7919) % 9_000)
-            .collect();
-        let same = vec![42u32; 5000];
-        let short: Vec<u32> = vec![9, 3, 3, 1];
-        // 17 bits in two passes of 9, and a short one in one of 11 bits.
-        let odd: Vec<u32> = (0..40_000u32).map(|i| (i * 7919) % (1 << 17)).collect();
-        let few: Vec<u32> = (0..3_000u32).map(|i| (i * 7919) % 2000).collect();
-        for mut v in [spread, band, same, short, odd, few] {
-            let mut w = v.clone();
-            w.sort_unstable();
-            radix_sort(&mut v, &mut Vec::new(), &mut Vec::new(), |g| g);
-            assert_eq!(v, w);
-        }
-        // Keyed on the high half (the shared gaps' packing), stable.
-        let mut packed: Vec<u64> = (0..20_000u64)
-            .map(|i| ((i * 7919) % 5_000_000) << 32 | i)
-            .collect();
-        let mut w = packed.clone();
-        w.sort_by_key(|x| x >> 32);
-        radix_sort(&mut packed, &mut Vec::new(), &mut Vec::new(), |x| {
-            (x >> 32) as u32
-        });
-        assert_eq!(packed, w);
-    }
 
     #[test]
     fn gap_counts_fold_and_merge_exactly() {
@@ -865,8 +704,6 @@ mod tests {
         }
     }
 
-    /// Memory stays flat over many folds, whatever the mix of single and
-    /// shared gaps (sorts of an odd number of passes swap their buffers).
     #[test]
     fn a_summary_worked_out_aside_is_the_summary() {
         // Past a fold (sketched with the small limit) and into a last,
@@ -906,6 +743,8 @@ mod tests {
         assert_eq!(format!("{summary:?}"), format!("{:?}", same.summary()));
     }
 
+    /// Memory stays flat over many folds, whatever the mix of single and
+    /// shared gaps (sorts of an odd number of passes swap their buffers).
     #[test]
     fn memory_stays_flat_over_many_folds() {
         for shared_percent in [2u64, 50, 98] {

@@ -34,6 +34,7 @@ pub mod distribution;
 mod error;
 pub mod event;
 pub mod frontend;
+mod gap_table;
 pub mod gaps;
 pub mod per_request;
 pub mod policy;
