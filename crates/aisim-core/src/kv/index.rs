@@ -210,32 +210,35 @@ impl BlockIndex {
         self.used * 4 >= self.keys.len() * 3
     }
 
-    /// Rebuilds from the live `(hash, block)` pairs (distinct hashes), in the
-    /// same table while their groups fill at most half of it: it never
-    /// shrinks, because page faults on a fresh table cost more than clearing
-    /// the old one.
-    pub fn rebuild(&mut self, live: impl Iterator<Item = (BlockHash, BlockId)> + Clone) {
+    /// Rebuilds from the live blocks: block `b` (below `blocks`) holds
+    /// `hash_of(b)` when it is live (distinct hashes). In the same table
+    /// while their groups fill at most half of it: it never shrinks,
+    /// because page faults on a fresh table cost more than clearing the old
+    /// one.
+    pub fn rebuild(&mut self, blocks: usize, hash_of: impl Fn(usize) -> Option<BlockHash>) {
         self.keys.fill(EMPTY);
         self.used = 0;
         // The entry of the last group filed: a group's blocks allocated
         // together sit side by side in the pool.
         let mut last = (EMPTY, 0);
-        // The entries of the blocks a few ahead are touched, so that their
-        // cache misses overlap (the table is read at random).
-        let mut ahead = live.clone().skip(REBUILD_AHEAD);
-        for (h, b) in live.clone() {
-            if let Some((next, _)) = ahead.next() {
+        for b in 0..blocks {
+            // The entries of the blocks a few ahead are touched, so that
+            // their cache misses overlap (the table is read at random).
+            if let Some(next) = hash_of(b + REBUILD_AHEAD) {
                 self.touch(next);
             }
+            let Some(h) = hash_of(b) else {
+                continue;
+            };
             let group = h.group();
             if last.0 != group {
                 last = (group, self.entry_or_claim(group));
             }
             // Live hashes are distinct: nothing to confirm.
-            self.lanes[last.1].0[h.lane()] = b;
+            self.lanes[last.1].0[h.lane()] = b as BlockId;
             if self.used * 2 > self.keys.len() {
                 *self = BlockIndex::with_entries(self.keys.len() * 2);
-                return self.rebuild(live);
+                return self.rebuild(blocks, hash_of);
             }
         }
     }
@@ -299,11 +302,7 @@ mod tests {
         keys.push(BlockHash(0));
         keys.push(k3);
         assert_eq!(ix.get(k3, |x| keys[x as usize] == k3), Some(801));
-        ix.rebuild(
-            (0..10u32)
-                .filter(|&b| b != 3)
-                .map(|b| (keys[b as usize], b)),
-        );
+        ix.rebuild(10, |b| (b < 10 && b != 3).then(|| keys[b]));
         assert_eq!(ix.len(), 4, "ten blocks in groups of three");
         assert_eq!(ix.get(keys[7], |x| keys[x as usize] == keys[7]), Some(7));
         assert_eq!(ix.get(keys[11], |x| keys[x as usize] == keys[11]), None);
@@ -326,7 +325,7 @@ mod tests {
         let keys = hashes(3 * 300);
         let mut ix = BlockIndex::for_capacity(8);
         assert_eq!(ix.slots(), 64);
-        ix.rebuild(keys.iter().enumerate().map(|(b, &h)| (h, b as BlockId)));
+        ix.rebuild(keys.len(), |b| keys.get(b).copied());
         assert_eq!(ix.len(), 300);
         assert_eq!(ix.slots(), 1024);
         for (b, &k) in keys.iter().enumerate() {

@@ -460,13 +460,13 @@ impl KvBlockPool {
         match self.index.entry(group) {
             Ok(e) => e,
             Err(_) if self.index.is_crowded() => {
-                let live = self
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| m.hash != NO_HASH)
-                    .map(|(b, m)| (BlockHash(m.hash), b as BlockId));
-                self.index.rebuild(live);
+                let metas = &self.blocks;
+                self.index.rebuild(metas.len(), |b| {
+                    metas
+                        .get(b)
+                        .filter(|m| m.hash != NO_HASH)
+                        .map(|m| BlockHash(m.hash))
+                });
                 let slot = self
                     .index
                     .entry(group)
