@@ -68,35 +68,6 @@ impl GapTable {
         }
     }
 
-    /// `add(gap, 1)` for each of `gaps`, the table's fields held in
-    /// registers while no gap is new.
-    pub fn add_each(&mut self, gaps: &[u32]) {
-        let mut rest = gaps;
-        'table: while !rest.is_empty() {
-            let (slots, shift) = (&mut self.slots[..], 32 - self.bits);
-            let mask = slots.len() - 1;
-            for (k, &gap) in rest.iter().enumerate() {
-                let mut i = (gap.wrapping_mul(0x9e37_79b1) as u64 >> shift) as usize;
-                loop {
-                    let slot = slots[i & mask];
-                    if (slot >> 32) as u32 == gap && slot != EMPTY {
-                        slots[i & mask] = slot + 1;
-                        break;
-                    }
-                    if slot == EMPTY {
-                        // New: counted the general way, which may grow the
-                        // table.
-                        self.add(gap, 1);
-                        rest = &rest[k + 1..];
-                        continue 'table;
-                    }
-                    i += 1;
-                }
-            }
-            break;
-        }
-    }
-
     #[cold]
     fn grow(&mut self) {
         let old = std::mem::replace(self, GapTable::with_bits(self.bits + 1));
@@ -197,11 +168,7 @@ mod tests {
                 _ => 5_740_000 + (x >> 40) as u32 % 60_000,
             };
             let count = 1 + (x >> 20) as u32 % 3;
-            if count == 1 {
-                t.add_each(&[gap]);
-            } else {
-                t.add(gap, count);
-            }
+            t.add(gap, count);
             *plain.entry(gap).or_default() += u64::from(count);
         }
         assert_eq!(t.len, plain.len());
@@ -216,8 +183,9 @@ mod tests {
         // Cleared, it keeps its size and counts afresh.
         let slots = t.slots.len();
         t.clear();
-        t.add(7, 2);
-        t.add_each(&[7, 9, 7]);
+        for (gap, count) in [(7, 2), (7, 1), (9, 1), (7, 1)] {
+            t.add(gap, count);
+        }
         t.sorted_runs(&mut runs, &mut scratch);
         assert_eq!(runs, vec![7 << 32 | 4, 9 << 32 | 1]);
         assert_eq!(t.slots.len(), slots);

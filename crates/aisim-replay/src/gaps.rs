@@ -495,7 +495,9 @@ impl Helper {
 impl Folds {
     /// Counts a chunk's gaps into the buffer's, and empties it.
     fn take_chunk(&mut self, c: &mut Chunk) {
-        self.table.add_each(&c.short);
+        for &g in &c.short {
+            self.table.add(g, 1);
+        }
         for &x in &c.shared {
             self.table.add((x >> 32) as u32, x as u32);
         }
@@ -543,10 +545,12 @@ impl Folds {
 
     /// The summary of every gap once the last chunk is in.
     fn summarize(&mut self) -> Summary {
+        // A fold reads the table; the exact runs read it here.
         if self.sketch.is_some() {
             self.fold();
+        } else {
+            self.read_table();
         }
-        self.read_table();
         match &self.sketch {
             Some(s) => Summary::of_sketch(s),
             // Without earlier folds (a run of under a million gaps) the

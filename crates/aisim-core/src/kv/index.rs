@@ -24,7 +24,7 @@ use crate::kv::BlockId;
 /// The key of an empty entry: no group has its lane bits set. Not 0, so
 /// that a new table is written out (see `with_entries`).
 const EMPTY: u64 = u64::MAX;
-/// Live blocks ahead of the one filed whose entries a rebuild touches.
+/// Blocks ahead of the one filed whose entries a rebuild touches.
 const REBUILD_AHEAD: usize = 8;
 /// A lane without a block: no pool has block `u32::MAX`.
 const NO_BLOCK: BlockId = u32::MAX;

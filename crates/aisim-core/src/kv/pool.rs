@@ -445,11 +445,8 @@ impl KvBlockPool {
     pub(crate) fn register_private(&mut self, blocks: &[BlockId], salt: u64, first: u32) {
         let mut hashes = std::mem::take(&mut self.private_hashes);
         hashes.clear();
-        hashes.extend(
-            (first..)
-                .zip(blocks)
-                .map(|(j, _)| private_block_hash(salt, j)),
-        );
+        let end = first + blocks.len() as u32;
+        hashes.extend((first..end).map(|j| private_block_hash(salt, j)));
         self.register_all(blocks, &hashes);
         self.private_hashes = hashes;
     }
