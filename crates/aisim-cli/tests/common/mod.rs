@@ -28,10 +28,18 @@ pub fn fixture(rel: &str) -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/").to_string() + rel
 }
 
-/// A fresh scratch folder of this test process.
+/// A fresh scratch folder of this test process, shared by its calls with
+/// the same name. The first call empties what an earlier process with the
+/// same id left there (a kept target folder outlives process ids).
 pub fn temp_dir(name: &str) -> PathBuf {
+    static MADE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("aisim-cli-{}-{name}", std::process::id()));
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if !made.iter().any(|m| m == name) {
+        let _ = std::fs::remove_dir_all(&dir);
+        made.push(name.to_string());
+    }
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
