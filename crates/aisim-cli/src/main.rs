@@ -5,6 +5,7 @@
 //! failed write or an internal error, 2 bad usage, configuration or input).
 
 mod commands;
+mod deferred;
 mod exit;
 mod numbers;
 mod output;
@@ -16,6 +17,7 @@ use std::time::Instant;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use deferred::Deferred;
 use exit::CliError;
 use output::Target;
 
@@ -44,7 +46,7 @@ enum Command {
     ///   aisim replay trace.jsonl --backend sglang --timing fixed:20,5 --format json
     ///   aisim replay --synthetic --requests 10000 --rate 50 --workers 4
     #[command(verbatim_doc_comment)]
-    Replay(Box<commands::replay::ReplayArgs>),
+    Replay(Deferred<Box<commands::replay::ReplayArgs>>),
     /// Write a synthetic workload as a Mooncake JSONL trace.
     ///
     /// Multi-turn sessions (--turns > 1) carry `session_id`, and later turns a
@@ -54,61 +56,61 @@ enum Command {
     /// Example:
     ///   aisim gen-trace --requests 200 --rate 5 --turns 3 --think-ms 2000 --out trace.jsonl
     #[command(verbatim_doc_comment)]
-    GenTrace(commands::gen_trace::GenTraceArgs),
+    GenTrace(Deferred<commands::gen_trace::GenTraceArgs>),
     /// Two-pool fleet sizing: a compression-band sweep, verified by simulation.
     ///
     /// Example:
     ///   aisim optimize --cdf azure --lam 200 --slo-ttft-ms 500 --b-short 4096
     #[command(verbatim_doc_comment)]
-    Optimize(commands::fleet::OptimizeArgs),
+    Optimize(Deferred<commands::fleet::OptimizeArgs>),
     /// Request-level fleet simulation for given pool sizes.
     ///
     /// Example:
     ///   aisim simulate --cdf azure --lam 200 --n-s 9 --n-l 27 --seeds 5
     #[command(verbatim_doc_comment)]
-    Simulate(commands::fleet::SimulateArgs),
+    Simulate(Deferred<commands::fleet::SimulateArgs>),
     /// Pool-threshold Pareto sweep: cost against the worst pool's P99 TTFT.
     ///
     /// Example:
     ///   aisim pareto --cdf lmsys --lam 100
     #[command(verbatim_doc_comment)]
-    Pareto(commands::fleet::ParetoArgs),
+    Pareto(Deferred<commands::fleet::ParetoArgs>),
     /// Analytic prefill/decode split.
     ///
     /// Example:
     ///   aisim disagg --cdf azure --lam 100 --gpu-prefill h100 --gpu-decode h100
     #[command(verbatim_doc_comment)]
-    Disagg(commands::fleet::DisaggArgs),
+    Disagg(Deferred<commands::fleet::DisaggArgs>),
     /// Routers on identical arrivals (length, compress_route, random).
     ///
     /// Example:
     ///   aisim compare-routers --cdf azure --lam 200 --n-s 9 --n-l 27
     #[command(verbatim_doc_comment)]
-    CompareRouters(commands::fleet::CompareRoutersArgs),
+    CompareRouters(Deferred<commands::fleet::CompareRoutersArgs>),
     /// The cheapest SLO-meeting configuration per arrival rate; GPU comparison.
     ///
     /// Example:
     ///   aisim whatif --cdf azure --lam-range 50,100,200 --gpu-compare a100 h100 a10g
     #[command(verbatim_doc_comment)]
-    Whatif(commands::fleet::WhatIfArgs),
+    Whatif(Deferred<commands::fleet::WhatIfArgs>),
     /// A multi-pool fleet file through the request-level simulation.
     ///
     /// Example:
     ///   aisim simulate-fleet fixtures/fleet.json --lam 150
     #[command(verbatim_doc_comment)]
-    SimulateFleet(commands::fleet::SimulateFleetArgs),
+    SimulateFleet(Deferred<commands::fleet::SimulateFleetArgs>),
     /// Tokens per watt and dollars per million tokens per GPU type.
     ///
     /// Example:
     ///   aisim tok-per-watt --cdf azure --lam 100
     #[command(verbatim_doc_comment)]
-    TokPerWatt(commands::fleet::TokPerWattArgs),
+    TokPerWatt(Deferred<commands::fleet::TokPerWattArgs>),
     /// Demand response: batch caps for power cuts and the P99 they cost.
     ///
     /// Example:
     ///   aisim grid-flex --cdf azure --lam 200 --n-gpus 40 --gpu h100
     #[command(verbatim_doc_comment)]
-    GridFlex(commands::fleet::GridFlexArgs),
+    GridFlex(Deferred<commands::fleet::GridFlexArgs>),
     /// Replay measured runs and compare: per metric and statistic, the error in %.
     ///
     /// Each RUN.json is a measured run (docs/fidelity.md): a replay spec and
@@ -118,7 +120,7 @@ enum Command {
     ///   aisim validate rtx4090.json
     ///   aisim validate rtx4090.json --timing fitted:fitted.json --format json
     #[command(verbatim_doc_comment)]
-    Validate(commands::validate::ValidateArgs),
+    Validate(Deferred<commands::validate::ValidateArgs>),
     /// Fit the physics timing model's coefficients to measured runs.
     ///
     /// Replays the runs inside a bounded, deterministic search (Nelder-Mead,
@@ -133,7 +135,7 @@ enum Command {
     ///   aisim calibrate stage0.json --holdout stage1.json --out fitted.json
     ///   aisim calibrate a.json b.json c.json --cross-validate --out fitted.json
     #[command(verbatim_doc_comment)]
-    Calibrate(commands::calibrate::CalibrateArgs),
+    Calibrate(Deferred<commands::calibrate::CalibrateArgs>),
     /// Two replay reports side by side: what differs in their specs, and the figures with their deltas.
     ///
     /// A.json and B.json are JSON reports of `aisim replay` (--out FILE). The
@@ -149,7 +151,7 @@ enum Command {
     ///   aisim replay --out a.json && aisim replay --workers 8 --out b.json
     ///   aisim compare a.json b.json --html compare.html
     #[command(verbatim_doc_comment)]
-    Compare(commands::compare::CompareArgs),
+    Compare(Deferred<commands::compare::CompareArgs>),
     /// Sweeps: plan a grid of replays, run it in shards, merge the results;
     /// or search the highest rate that holds the SLOs.
     ///
@@ -159,9 +161,9 @@ enum Command {
     ///   aisim sweep merge results/ --out results.jsonl --csv results.csv
     ///   aisim sweep saturate trace.jsonl --workers 4 --speedup-range 0.5..8 --slo-ttft-ms 2000
     #[command(verbatim_doc_comment)]
-    Sweep(commands::sweep::SweepArgs),
+    Sweep(Deferred<commands::sweep::SweepArgs>),
     /// Measured runs: import them from per-request measurements.
-    Measured(commands::measured::MeasuredArgs),
+    Measured(Deferred<commands::measured::MeasuredArgs>),
     /// The deterministic prefix-cache lab: hits of an LRU cache, no clock.
     ///
     /// Request i (0-based) reads the one-block prefix of session i mod S from
@@ -173,7 +175,7 @@ enum Command {
     ///   aisim cache-lab -C 4 -s 4 --steps 2
     ///   aisim cache-lab -C 3 -s 4 --requests 100 --format json
     #[command(verbatim_doc_comment)]
-    CacheLab(commands::cache_lab::CacheLabArgs),
+    CacheLab(Deferred<commands::cache_lab::CacheLabArgs>),
     /// List hardware, models and GPU profiles with their derived numbers.
     ///
     /// Profiles are named elsewhere by key: a manual profile (a100, h100, a10g)
@@ -182,7 +184,7 @@ enum Command {
     /// Example:
     ///   aisim profiles --format json
     #[command(verbatim_doc_comment)]
-    Profiles(commands::profiles::ProfilesArgs),
+    Profiles(Deferred<commands::profiles::ProfilesArgs>),
     /// A job service: upload traces, submit jobs, read reports over HTTP or
     /// from the web page at / (docs/service.md).
     ///
@@ -195,7 +197,7 @@ enum Command {
     ///   aisim serve
     ///   aisim serve --bind 0.0.0.0:8000 --token-file token.txt --data /srv/aisim
     #[command(verbatim_doc_comment)]
-    Serve(commands::serve::ServeArgs),
+    Serve(Deferred<commands::serve::ServeArgs>),
 }
 
 fn init_logging(verbose: u8) {
@@ -221,6 +223,7 @@ fn init_logging(verbose: u8) {
 /// path, usage errors to stderr with clap's exit code (2). Gives the
 /// subcommand's name too, for the logs.
 fn parse() -> Result<(Cli, String), ExitCode> {
+    deferred::only_build(std::env::args().nth(1).as_deref());
     let parsed = numbers::with_number_checks(Cli::command())
         .try_get_matches()
         .and_then(|m| {
@@ -246,25 +249,25 @@ fn parse() -> Result<(Cli, String), ExitCode> {
 
 fn run(command: Command) -> Result<(), CliError> {
     match command {
-        Command::Replay(args) => commands::replay::run(*args),
-        Command::GenTrace(args) => commands::gen_trace::run(args),
-        Command::Optimize(a) => commands::fleet::run_optimize(a),
-        Command::Simulate(a) => commands::fleet::run_simulate(a),
-        Command::Pareto(a) => commands::fleet::run_pareto(a),
-        Command::Disagg(a) => commands::fleet::run_disagg(a),
-        Command::CompareRouters(a) => commands::fleet::run_compare_routers(a),
-        Command::Whatif(a) => commands::fleet::run_whatif(a),
-        Command::SimulateFleet(a) => commands::fleet::run_simulate_fleet(a),
-        Command::TokPerWatt(a) => commands::fleet::run_tok_per_watt(a),
-        Command::GridFlex(a) => commands::fleet::run_grid_flex(a),
-        Command::Profiles(args) => commands::profiles::run(args),
-        Command::CacheLab(args) => commands::cache_lab::run(args),
-        Command::Validate(args) => commands::validate::run(args),
-        Command::Calibrate(args) => commands::calibrate::run(args),
-        Command::Measured(args) => commands::measured::run(args),
-        Command::Compare(args) => commands::compare::run(args),
-        Command::Sweep(args) => commands::sweep::run(args),
-        Command::Serve(args) => commands::serve::run(args),
+        Command::Replay(Deferred(args)) => commands::replay::run(*args),
+        Command::GenTrace(Deferred(args)) => commands::gen_trace::run(args),
+        Command::Optimize(Deferred(a)) => commands::fleet::run_optimize(a),
+        Command::Simulate(Deferred(a)) => commands::fleet::run_simulate(a),
+        Command::Pareto(Deferred(a)) => commands::fleet::run_pareto(a),
+        Command::Disagg(Deferred(a)) => commands::fleet::run_disagg(a),
+        Command::CompareRouters(Deferred(a)) => commands::fleet::run_compare_routers(a),
+        Command::Whatif(Deferred(a)) => commands::fleet::run_whatif(a),
+        Command::SimulateFleet(Deferred(a)) => commands::fleet::run_simulate_fleet(a),
+        Command::TokPerWatt(Deferred(a)) => commands::fleet::run_tok_per_watt(a),
+        Command::GridFlex(Deferred(a)) => commands::fleet::run_grid_flex(a),
+        Command::Profiles(Deferred(args)) => commands::profiles::run(args),
+        Command::CacheLab(Deferred(args)) => commands::cache_lab::run(args),
+        Command::Validate(Deferred(args)) => commands::validate::run(args),
+        Command::Calibrate(Deferred(args)) => commands::calibrate::run(args),
+        Command::Measured(Deferred(args)) => commands::measured::run(args),
+        Command::Compare(Deferred(args)) => commands::compare::run(args),
+        Command::Sweep(Deferred(args)) => commands::sweep::run(args),
+        Command::Serve(Deferred(args)) => commands::serve::run(args),
     }
 }
 
