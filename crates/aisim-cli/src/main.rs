@@ -223,7 +223,10 @@ fn init_logging(verbose: u8) {
 /// path, usage errors to stderr with clap's exit code (2). Gives the
 /// subcommand's name too, for the logs.
 fn parse() -> Result<(Cli, String), ExitCode> {
-    deferred::only_build(std::env::args().nth(1).as_deref());
+    // `args_os`: `args` would panic on an argument that is not UTF-8
+    // (clap reports it instead).
+    let first = std::env::args_os().nth(1);
+    deferred::only_build(first.as_ref().and_then(|a| a.to_str()));
     let parsed = numbers::with_number_checks(Cli::command())
         .try_get_matches()
         .and_then(|m| {

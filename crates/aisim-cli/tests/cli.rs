@@ -73,6 +73,36 @@ fn usage_and_configuration_errors_exit_2() {
     }
 }
 
+/// The first argument decides which subcommands' flags are built
+/// (`deferred.rs`): any first argument, even bytes that are not UTF-8,
+/// gets clap's own answer, and a flag before the subcommand (which builds
+/// every subcommand) parses as it always did.
+#[test]
+fn any_first_argument_is_parsed_or_refused_cleanly() {
+    use std::os::unix::ffi::OsStrExt;
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"repl\xffay");
+    let o = common::command().arg(not_utf8).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let typo = aisim(&["replya"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(
+        stderr(&typo).contains("replay"),
+        "a suggestion: {}",
+        stderr(&typo)
+    );
+    let flag_first = aisim(&["-v", "replay", "--workers", "-1"]);
+    assert_eq!(flag_first.status.code(), Some(2));
+    let named = aisim(&["replay", "--workers", "-1"]);
+    assert_eq!(named.status.code(), Some(2));
+    assert_eq!(
+        stderr(&flag_first),
+        stderr(&named),
+        "the same number check either way"
+    );
+    assert!(stderr(&named).contains("negative"), "{}", stderr(&named));
+}
+
 #[test]
 fn print_spec_then_spec_reproduces_the_run() {
     let o = aisim(&[

@@ -175,7 +175,10 @@ mod tests {
             *plain.entry(gap).or_default() += u64::from(count);
         }
         assert_eq!(t.len, plain.len());
-        assert!(4 * t.len <= 3 * t.slots.len(), "at most three quarters full");
+        assert!(
+            4 * t.len <= 3 * t.slots.len(),
+            "at most three quarters full"
+        );
         let (mut runs, mut scratch) = (Vec::new(), Vec::new());
         t.sorted_runs(&mut runs, &mut scratch);
         let want: Vec<u64> = plain
