@@ -13,19 +13,17 @@
 
 use std::sync::OnceLock;
 
-use clap::{ArgMatches, Args, Command, FromArgMatches, Subcommand};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use crate::numbers;
 
 /// The subcommand the command line names first, when `only_build` was told.
 static NAMED: OnceLock<String> = OnceLock::new();
 
-/// Builds only the flags of `first_arg`'s subcommand from now on, if it
-/// names one (any other value builds them all).
-pub fn only_build(first_arg: Option<&str>) {
-    if let Some(name) = first_arg.filter(|a| <crate::Command as Subcommand>::has_subcommand(a)) {
-        let _ = NAMED.set(name.to_string());
-    }
+/// Builds only the flags of the subcommand `name` from now on (the caller
+/// has checked that the first argument names it).
+pub fn only_build(name: &str) {
+    let _ = NAMED.set(name.to_string());
 }
 
 /// The flags `T`, deferred unless the command line may use them.

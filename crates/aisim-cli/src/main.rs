@@ -226,7 +226,11 @@ fn parse() -> Result<(Cli, String), ExitCode> {
     // `args_os`: `args` would panic on an argument that is not UTF-8
     // (clap reports it instead).
     let first = std::env::args_os().nth(1);
-    deferred::only_build(first.as_ref().and_then(|a| a.to_str()));
+    if let Some(name) = first.as_ref().and_then(|a| a.to_str()) {
+        if Command::has_subcommand(name) {
+            deferred::only_build(name);
+        }
+    }
     let parsed = numbers::with_number_checks(Cli::command())
         .try_get_matches()
         .and_then(|m| {
