@@ -86,13 +86,13 @@ impl GapTable {
     }
 
     /// The counted gaps as runs sorted by gap, packed `gap << 32 | count`,
-    /// into `out` (cleared first); `scratch` is the sort's second buffer.
-    pub fn sorted_runs(&self, out: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    /// into `out` (cleared first), sorted with `buffers`.
+    pub fn sorted_runs(&self, out: &mut Vec<u64>, buffers: &mut SortBuffers) {
         out.clear();
         // Exactly: a doubling past the count would hold twice the memory.
         out.reserve_exact(self.len);
         out.extend(self.slots.iter().copied().filter(|&s| s != EMPTY));
-        radix_sort_by_gap(out, scratch);
+        radix_sort_by_gap(out, buffers);
     }
 
     /// Forgets every gap; the table keeps its size.
@@ -109,10 +109,27 @@ impl GapTable {
     }
 }
 
+/// The radix sort's second buffer and count table, kept from sort to sort
+/// (a run reads its table at every fold: neither is allocated and faulted
+/// in afresh each time).
+#[derive(Debug, Default)]
+pub(crate) struct SortBuffers {
+    scratch: Vec<u64>,
+    counts: Vec<u32>,
+}
+
+impl SortBuffers {
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.scratch.capacity() * 8 + self.counts.capacity() * 4
+    }
+}
+
 /// Sorts packed runs by their gaps (distinct), an LSD radix sort over the
 /// bits on which the gaps differ, in as few passes of at most 16-bit
 /// digits as cover them (a replay's span about 28 bits: two passes).
-fn radix_sort_by_gap(v: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+fn radix_sort_by_gap(v: &mut Vec<u64>, buffers: &mut SortBuffers) {
+    let SortBuffers { scratch, counts } = buffers;
     let gap = |x: u64| (x >> 32) as u32;
     let (mut or, mut and) = (0u32, u32::MAX);
     for &x in v.iter() {
@@ -126,7 +143,8 @@ fn radix_sort_by_gap(v: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     let span = u32::BITS - varying.leading_zeros();
     let bits = span.div_ceil(span.div_ceil(16));
     let mask = (1u32 << bits) - 1;
-    let mut counts = vec![0u32; 1 << bits];
+    counts.resize(counts.len().max(1 << bits), 0);
+    let counts = &mut counts[..1 << bits];
     scratch.clear();
     scratch.reserve_exact(v.len());
     scratch.resize(v.len(), 0);
@@ -179,8 +197,8 @@ mod tests {
             4 * t.len <= 3 * t.slots.len(),
             "at most three quarters full"
         );
-        let (mut runs, mut scratch) = (Vec::new(), Vec::new());
-        t.sorted_runs(&mut runs, &mut scratch);
+        let (mut runs, mut buffers) = (Vec::new(), SortBuffers::default());
+        t.sorted_runs(&mut runs, &mut buffers);
         let want: Vec<u64> = plain
             .into_iter()
             .map(|(g, c)| u64::from(g) << 32 | c)
@@ -192,7 +210,7 @@ mod tests {
         for (gap, count) in [(7, 2), (7, 1), (9, 1), (7, 1)] {
             t.add(gap, count);
         }
-        t.sorted_runs(&mut runs, &mut scratch);
+        t.sorted_runs(&mut runs, &mut buffers);
         assert_eq!(runs, vec![7 << 32 | 4, 9 << 32 | 1]);
         assert_eq!(t.slots.len(), slots);
     }

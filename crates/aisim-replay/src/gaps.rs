@@ -3,7 +3,7 @@
 //! beyond.
 
 use crate::distribution::EXACT_LIMIT;
-use crate::gap_table::GapTable;
+use crate::gap_table::{GapTable, SortBuffers};
 use aisim_core::sketch::LogSketch;
 use aisim_core::summary::{ms, Summary};
 use aisim_core::SimTime;
@@ -75,9 +75,9 @@ struct Folds {
     /// buffer holds at most `GAP_BUFFER` gaps).
     table: GapTable,
     /// The table's runs sorted, packed `gap << 32 | count`, when read, and
-    /// the sort's second buffer.
+    /// the sort's buffers.
     window: Vec<u64>,
-    scratch: Vec<u64>,
+    sort: SortBuffers,
     /// The buffer's gaps of 4.3 s and more, sorted.
     window_long: Vec<u64>,
     runs: Vec<(u64, u64)>,
@@ -178,7 +178,7 @@ impl GapCounts {
             folds: Some(Box::new(Folds {
                 table: GapTable::default(),
                 window: Vec::new(),
-                scratch: Vec::new(),
+                sort: SortBuffers::default(),
                 window_long: Vec::new(),
                 runs: Vec::new(),
                 spare_runs: Vec::new(),
@@ -439,7 +439,8 @@ impl GapCounts {
         let f = self.folds_here();
         chunks
             + f.table.heap_bytes()
-            + (f.window.capacity() + f.scratch.capacity() + f.window_long.capacity()) * 8
+            + f.sort.heap_bytes()
+            + (f.window.capacity() + f.window_long.capacity()) * 8
             + (f.runs.capacity() + f.spare_runs.capacity()) * 16
             + f.sketch.as_ref().map_or(0, LogSketch::heap_bytes)
     }
@@ -510,7 +511,7 @@ impl Folds {
 
     /// The table's runs into `window`, sorted.
     fn read_table(&mut self) {
-        self.table.sorted_runs(&mut self.window, &mut self.scratch);
+        self.table.sorted_runs(&mut self.window, &mut self.sort);
     }
 
     /// The buffer's runs into the folded runs (or the sketch).
