@@ -115,9 +115,13 @@ impl<T> IdWindow<T> {
     }
 
     /// Values present.
-    #[cfg(test)]
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.slab.len() - self.free.len()
+    }
+
+    /// Whether no value is present.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Heap bytes held.
