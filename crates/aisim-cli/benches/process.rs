@@ -8,7 +8,8 @@
 //!   requests), 8 workers, `--format json`, 15 runs;
 //! - `ten_million`: `--synthetic --requests 10000000 --rate 3000 --workers
 //!   128`, once, with the process's peak resident memory (`AISIM_BENCH_REQUESTS`
-//!   scales it down: about 15 s a million requests).
+//!   scales it down: about 6 to 11 s a million requests on this project's
+//!   2-core VM).
 //!
 //! A trace run prints the best, the 10th percentile and the median wall
 //! time: on a shared VM single runs vary by tens of percent, and the low
