@@ -46,6 +46,7 @@ pub mod number;
 pub mod ordered;
 pub mod out_file;
 mod outcome;
+pub mod prefetch;
 pub mod profile;
 mod request;
 pub mod safe_text;

@@ -5,6 +5,8 @@
 //! passes over every gap and a merge per chunk; only the distinct values
 //! are sorted, when the runs are read.
 
+use aisim_core::prefetch::prefetch;
+
 /// A slot holding no gap: no count reaches `u32::MAX` (a buffer folds after
 /// 2^20 gaps), so no gap's slot is all ones.
 const EMPTY: u64 = u64::MAX;
@@ -45,6 +47,14 @@ impl GapTable {
     #[inline]
     fn home(&self, gap: u32) -> usize {
         (gap.wrapping_mul(0x9e37_79b1) as u64 >> (32 - self.bits)) as usize
+    }
+
+    /// Starts loading the slot where `gap`'s probe starts.
+    #[inline]
+    pub fn prefetch(&self, gap: u32) {
+        if let Some(slot) = self.slots.get(self.home(gap)) {
+            prefetch(slot);
+        }
     }
 
     /// Counts `count` more gaps of `gap` (a buffer's total stays below

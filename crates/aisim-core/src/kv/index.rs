@@ -20,6 +20,7 @@
 
 use crate::block_hash::{BlockHash, LANES};
 use crate::kv::BlockId;
+pub(crate) use crate::prefetch::prefetch;
 
 /// The key of an empty entry: no group has its lane bits set. Not 0, so
 /// that a new table is written out (see `with_entries`).
@@ -252,20 +253,6 @@ impl BlockIndex {
     pub fn slots(&self) -> usize {
         self.keys.len()
     }
-}
-
-/// A hint to start loading `x`'s cache line.
-#[inline]
-pub(crate) fn prefetch<T>(x: &T) {
-    let p: *const T = x;
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint to the cache: it never faults, reads
-    // nothing into the program and writes nothing; the pointer is valid.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
