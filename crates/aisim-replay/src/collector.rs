@@ -51,7 +51,7 @@ pub struct TraceCollector {
 
 /// A request in flight: what its tokens touch, packed beside its record's
 /// place. A decode pass visits every request in it, and the fields it reads
-/// and writes lay on three cache lines of the 200-byte record; 24 bytes a
+/// and writes sat on three cache lines of the 200-byte record; 24 bytes a
 /// request keep the requests in flight of a large run in the core's cache.
 /// The record's `tokens` and `last_token_ns` are written when it ends.
 #[derive(Debug)]
