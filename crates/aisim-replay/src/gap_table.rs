@@ -49,11 +49,21 @@ impl GapTable {
         (gap.wrapping_mul(0x9e37_79b1) as u64 >> (32 - self.bits)) as usize
     }
 
-    /// Starts loading the slot where `gap`'s probe starts.
+    /// `add(gap, count)` for the (gap, count) of each entry, in order. A
+    /// run with many distinct gaps has a table larger than the core's
+    /// cache, and each probe a miss: the slots of the entries sixteen
+    /// ahead are loaded while one is counted.
     #[inline]
-    pub fn prefetch(&self, gap: u32) {
-        if let Some(slot) = self.slots.get(self.home(gap)) {
-            prefetch(slot);
+    pub fn add_all<T: Copy>(&mut self, entries: &[T], gap_count: impl Fn(T) -> (u32, u32)) {
+        const AHEAD: usize = 16;
+        for (k, &e) in entries.iter().enumerate() {
+            if let Some(&ahead) = entries.get(k + AHEAD) {
+                if let Some(slot) = self.slots.get(self.home(gap_count(ahead).0)) {
+                    prefetch(slot);
+                }
+            }
+            let (gap, count) = gap_count(e);
+            self.add(gap, count);
         }
     }
 

@@ -496,22 +496,9 @@ impl Helper {
 impl Folds {
     /// Counts a chunk's gaps into the buffer's, and empties it.
     fn take_chunk(&mut self, c: &mut Chunk) {
-        // A run with many distinct gaps has a table larger than the core's
-        // cache, and each gap's probe a miss: the slots of the gaps a few
-        // ahead are loaded while this one is counted.
-        const AHEAD: usize = 16;
-        for (k, &g) in c.short.iter().enumerate() {
-            if let Some(&ahead) = c.short.get(k + AHEAD) {
-                self.table.prefetch(ahead);
-            }
-            self.table.add(g, 1);
-        }
-        for (k, &x) in c.shared.iter().enumerate() {
-            if let Some(&ahead) = c.shared.get(k + AHEAD) {
-                self.table.prefetch((ahead >> 32) as u32);
-            }
-            self.table.add((x >> 32) as u32, x as u32);
-        }
+        self.table.add_all(&c.short, |g| (g, 1));
+        self.table
+            .add_all(&c.shared, |x| ((x >> 32) as u32, x as u32));
         if !c.long.is_empty() {
             self.window_long.append(&mut c.long);
             self.window_long.sort_unstable();

@@ -20,7 +20,7 @@
 
 use crate::block_hash::{BlockHash, LANES};
 use crate::kv::BlockId;
-pub(crate) use crate::prefetch::prefetch;
+use crate::prefetch::prefetch;
 
 /// The key of an empty entry: no group has its lane bits set. Not 0, so
 /// that a new table is written out (see `with_entries`).

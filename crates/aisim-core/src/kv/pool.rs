@@ -15,8 +15,9 @@
 
 use crate::block_hash::{private_block_hash, BlockHash};
 use crate::kv::event::EventLog;
-use crate::kv::index::{prefetch, BlockIndex, Cursor};
+use crate::kv::index::{BlockIndex, Cursor};
 use crate::kv::{BlockId, KvEvent};
+use crate::prefetch::prefetch;
 
 /// Stale LRU entries tolerated beyond the cached blocks' count before the
 /// queue is compacted.
